@@ -1,0 +1,138 @@
+import * as vscode from 'vscode';
+import { SEARCH_DEBOUNCE_MS, SEARCH_TOP_K, ServerCommands } from './constants';
+import { LatestSearch, parseSearchResults, searchArguments, toPickItems, type ChunkPickItem, type SearchResult } from './search';
+import type { ServerManager } from './server';
+
+const COPY_BUTTON: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('copy'),
+  tooltip: 'Copy Chunk ID',
+};
+
+/** The chunk ID passed by a lens (a string) or, defensively, an object carrying one. */
+export function chunkIdArgument(arg: unknown): string | undefined {
+  if (typeof arg === 'string' && arg.length > 0) {
+    return arg;
+  }
+  if (typeof arg === 'object' && arg !== null && typeof (arg as { chunkId?: unknown }).chunkId === 'string') {
+    return (arg as { chunkId: string }).chunkId;
+  }
+  return undefined;
+}
+
+export async function copyToClipboard(chunkId: string): Promise<void> {
+  await vscode.env.clipboard.writeText(chunkId);
+  vscode.window.setStatusBarMessage(`$(clippy) Copied chunk ID ${chunkId}`, 4000);
+}
+
+/** Copy Chunk ID: the lens's argument, else the chunk at the cursor (asked of the server). */
+export async function copyChunkId(server: ServerManager, arg: unknown): Promise<void> {
+  const fromArg = chunkIdArgument(arg);
+  if (fromArg !== undefined) {
+    await copyToClipboard(fromArg);
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  if (editor === undefined) {
+    vscode.window.setStatusBarMessage('$(info) No editor: open a file to copy the chunk ID at the cursor', 4000);
+    return;
+  }
+  const args = [{ uri: editor.document.uri.toString(), line: editor.selection.active.line }];
+  let answer: unknown;
+  try {
+    answer = await server.executeCommand<unknown>(ServerCommands.chunkAt, args);
+  } catch (error) {
+    void vscode.window.showWarningMessage(`Copy Chunk ID: ${error instanceof Error ? error.message : String(error)}`);
+    return;
+  }
+  const chunkId = chunkIdArgument(answer);
+  if (chunkId === undefined) {
+    vscode.window.setStatusBarMessage('$(info) No chunk at the cursor', 4000);
+    return;
+  }
+  await copyToClipboard(chunkId);
+}
+
+function toVsRange(result: SearchResult): vscode.Range {
+  const { start, end } = result.range;
+  return new vscode.Range(start.line, start.character, end.line, end.character);
+}
+
+/** Opens the chunk's file with its range selected and revealed. */
+export async function openChunk(result: SearchResult): Promise<void> {
+  const range = toVsRange(result);
+  const editor = await vscode.window.showTextDocument(vscode.Uri.parse(result.uri), {
+    selection: range,
+    preview: false,
+  });
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/** Search Chunks: a QuickPick that asks the server as you type. */
+export function searchChunks(server: ServerManager, output: vscode.LogOutputChannel): void {
+  const pick = vscode.window.createQuickPick<ChunkPickItem>();
+  pick.title = 'Search Chunks';
+  pick.placeholder = 'Type to search the workspace chunks (Enter opens, the copy button copies the ID)';
+  pick.matchOnDescription = false;
+  pick.matchOnDetail = false;
+  const disposables: vscode.Disposable[] = [];
+
+  const search = new LatestSearch<SearchResult[]>(
+    {
+      run: async (query, signal) => {
+        const cts = new vscode.CancellationTokenSource();
+        const onAbort = (): void => cts.cancel();
+        signal.addEventListener('abort', onAbort);
+        try {
+          const raw = await server.executeCommand<unknown>(ServerCommands.search, searchArguments(query, SEARCH_TOP_K), cts.token);
+          return parseSearchResults(raw);
+        } finally {
+          signal.removeEventListener('abort', onAbort);
+          cts.dispose();
+        }
+      },
+      onResult: (_query, results) => {
+        pick.items = toPickItems(results).map((item) => ({ ...item, buttons: [COPY_BUTTON] }));
+        if (results.length === 0) {
+          pick.items = [];
+        }
+      },
+      onError: (query, error) => {
+        output.warn(`chunkls.search ${JSON.stringify(query)}: ${String(error)}`);
+        pick.items = [];
+        pick.placeholder = `Search failed: ${error instanceof Error ? error.message : String(error)}`;
+      },
+      onBusy: (busy) => {
+        pick.busy = busy;
+      },
+      onEmpty: () => {
+        pick.items = [];
+      },
+    },
+    SEARCH_DEBOUNCE_MS,
+  );
+
+  disposables.push(
+    pick.onDidChangeValue((value) => search.update(value)),
+    pick.onDidTriggerItemButton((e) => {
+      void copyToClipboard(e.item.result.chunkId);
+    }),
+    pick.onDidAccept(() => {
+      const item = pick.selectedItems[0] ?? pick.activeItems[0];
+      if (item === undefined) {
+        return;
+      }
+      pick.hide();
+      void openChunk(item.result).catch((error: unknown) => {
+        void vscode.window.showErrorMessage(`Cannot open ${item.result.uri}: ${String(error)}`);
+      });
+    }),
+    pick.onDidHide(() => {
+      search.dispose();
+      for (const d of disposables) {
+        d.dispose();
+      }
+      pick.dispose();
+    }),
+  );
+  pick.show();
+}

@@ -1,0 +1,172 @@
+import { execFile } from 'node:child_process';
+import { MIN_PYTHON, Settings, CONFIG_SECTION } from './constants';
+
+/** Where a candidate interpreter came from, in the order they are tried. */
+export type InterpreterSource = 'setting' | 'python-extension' | 'path';
+
+export interface Candidate {
+  command: string;
+  source: InterpreterSource;
+}
+
+export interface CandidateInputs {
+  /** `chunkls.server.pythonPath` (already filtered by workspace trust). */
+  settingPath?: string | undefined;
+  /** The Python extension's active environment, when that extension is installed. */
+  pythonExtensionPath?: string | undefined;
+  /** For `~` and `${userHome}` in the setting. */
+  homeDir?: string | undefined;
+  /** For `${workspaceFolder}` in the setting. */
+  workspaceFolder?: string | undefined;
+}
+
+export type Version = readonly [number, number];
+
+export type ProbeResult =
+  | { kind: 'ok'; version: Version; executable?: string | undefined }
+  | { kind: 'missing'; detail: string }
+  | { kind: 'error'; detail: string };
+
+export type Probe = (command: string) => Promise<ProbeResult>;
+
+export interface Attempt {
+  candidate: Candidate;
+  outcome: 'missing' | 'too-old' | 'error';
+  detail: string;
+}
+
+export type Resolution =
+  | { ok: true; candidate: Candidate; version: Version; executable?: string | undefined; attempts: Attempt[] }
+  | { ok: false; attempts: Attempt[] };
+
+/** Expands `~`, `${userHome}` and `${workspaceFolder}` in a configured path. */
+export function expandPath(raw: string, inputs: Pick<CandidateInputs, 'homeDir' | 'workspaceFolder'>): string {
+  let value = raw.trim();
+  if (inputs.homeDir !== undefined) {
+    value = value.replace(/\$\{userHome\}/g, inputs.homeDir);
+    if (value === '~' || value.startsWith('~/')) {
+      value = inputs.homeDir + value.slice(1);
+    }
+  }
+  if (inputs.workspaceFolder !== undefined) {
+    value = value.replace(/\$\{workspaceFolder\}/g, inputs.workspaceFolder);
+  }
+  return value;
+}
+
+/**
+ * The interpreters to try, in order: the setting, then the Python extension's
+ * active environment, then `python3` and `python` on PATH. Duplicates removed.
+ */
+export function interpreterCandidates(inputs: CandidateInputs): Candidate[] {
+  const out: Candidate[] = [];
+  const add = (command: string | undefined, source: InterpreterSource): void => {
+    if (command === undefined) {
+      return;
+    }
+    const trimmed = command.trim();
+    if (trimmed.length === 0 || out.some((c) => c.command === trimmed)) {
+      return;
+    }
+    out.push({ command: trimmed, source });
+  };
+  if (inputs.settingPath !== undefined) {
+    add(expandPath(inputs.settingPath, inputs), 'setting');
+  }
+  add(inputs.pythonExtensionPath, 'python-extension');
+  add('python3', 'path');
+  add('python', 'path');
+  return out;
+}
+
+/** Parses the probe's output, `3.12 /usr/bin/python3.12`. */
+export function parseProbeOutput(stdout: string): { version: Version; executable?: string } | undefined {
+  const match = /^\s*(\d+)\.(\d+)(?:[ \t]+(.+?))?\s*$/m.exec(stdout);
+  if (match === null) {
+    return undefined;
+  }
+  const version: Version = [Number(match[1]), Number(match[2])];
+  return match[3] !== undefined ? { version, executable: match[3] } : { version };
+}
+
+export function isSupported(version: Version, min: Version = MIN_PYTHON): boolean {
+  return version[0] > min[0] || (version[0] === min[0] && version[1] >= min[1]);
+}
+
+export function formatVersion(version: Version): string {
+  return `${version[0]}.${version[1]}`;
+}
+
+/** Tries the candidates in order with `probe`; the first supported one wins. */
+export async function resolveInterpreter(
+  candidates: readonly Candidate[],
+  probe: Probe,
+  min: Version = MIN_PYTHON,
+): Promise<Resolution> {
+  const attempts: Attempt[] = [];
+  for (const candidate of candidates) {
+    const result = await probe(candidate.command);
+    if (result.kind === 'ok') {
+      if (isSupported(result.version, min)) {
+        return { ok: true, candidate, version: result.version, executable: result.executable, attempts };
+      }
+      attempts.push({ candidate, outcome: 'too-old', detail: `Python ${formatVersion(result.version)}` });
+    } else {
+      attempts.push({ candidate, outcome: result.kind, detail: result.detail });
+    }
+  }
+  return { ok: false, attempts };
+}
+
+const SOURCE_LABEL: Record<InterpreterSource, string> = {
+  setting: `setting ${CONFIG_SECTION}.${Settings.pythonPath}`,
+  'python-extension': 'Python extension',
+  path: 'PATH',
+};
+
+export function describeAttempt(attempt: Attempt): string {
+  const what =
+    attempt.outcome === 'missing'
+      ? 'not found'
+      : attempt.outcome === 'too-old'
+        ? `${attempt.detail}, too old`
+        : `failed: ${attempt.detail}`;
+  return `${attempt.candidate.command} (${SOURCE_LABEL[attempt.candidate.source]}: ${what})`;
+}
+
+/** The one notification shown when no interpreter can run the server. */
+export function failureMessage(attempts: readonly Attempt[], min: Version = MIN_PYTHON): string {
+  const tried = attempts.length > 0 ? attempts.map(describeAttempt).join('; ') : 'nothing';
+  return (
+    `chunkls needs Python ${formatVersion(min)} or newer to run its language server. ` +
+    `Tried: ${tried}. Set "${CONFIG_SECTION}.${Settings.pythonPath}" to a Python ${formatVersion(min)}+ interpreter, then run "Chunks: Restart Server".`
+  );
+}
+
+/** Python source for the probe: prints `major.minor executable`. */
+export const PROBE_SCRIPT = 'import sys; print("%d.%d %s" % (sys.version_info[0], sys.version_info[1], sys.executable))';
+
+/** A probe that runs the interpreter (no shell) with a timeout. */
+export function execProbe(timeoutMs = 15000): Probe {
+  return (command) =>
+    new Promise<ProbeResult>((resolve) => {
+      execFile(command, ['-c', PROBE_SCRIPT], { timeout: timeoutMs, windowsHide: true }, (error, stdout, stderr) => {
+        if (error !== null) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT' || code === 'EACCES') {
+            resolve({ kind: 'missing', detail: code });
+            return;
+          }
+          const text = stderr.trim().split('\n').pop() ?? '';
+          resolve({ kind: 'error', detail: text.length > 0 ? text : error.message });
+          return;
+        }
+        const parsed = parseProbeOutput(stdout);
+        if (parsed === undefined) {
+          resolve({ kind: 'error', detail: `unexpected output ${JSON.stringify(stdout.slice(0, 80))}` });
+          return;
+        }
+        resolve({ kind: 'ok', version: parsed.version, executable: parsed.executable });
+      });
+    });
+}

@@ -1,0 +1,193 @@
+/** Search Chunks logic that does not need VS Code: result parsing, QuickPick items, debouncing. */
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** One element of the server's `chunkls.search` answer. */
+export interface SearchResult {
+  chunkId: string;
+  score: number;
+  uri: string;
+  range: Range;
+  preview: string;
+}
+
+/** A QuickPick item (structurally a vscode.QuickPickItem) carrying its result. */
+export interface ChunkPickItem {
+  label: string;
+  description: string;
+  detail: string;
+  /** Results are ranked by the server: QuickPick must not filter them out by label. */
+  alwaysShow: true;
+  result: SearchResult;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function isPosition(value: unknown): value is Position {
+  return isObject(value) && Number.isInteger(value.line) && Number.isInteger(value.character);
+}
+
+function isRange(value: unknown): value is Range {
+  return isObject(value) && isPosition(value.start) && isPosition(value.end);
+}
+
+export function isSearchResult(value: unknown): value is SearchResult {
+  return (
+    isObject(value) &&
+    typeof value.chunkId === 'string' &&
+    typeof value.score === 'number' &&
+    typeof value.uri === 'string' &&
+    isRange(value.range) &&
+    (typeof value.preview === 'string' || value.preview === undefined || value.preview === null)
+  );
+}
+
+/** Keeps the well-formed results of a server answer (anything else is dropped, not thrown). */
+export function parseSearchResults(raw: unknown): SearchResult[] {
+  if (!Array.isArray(raw)) {
+    return [];
+  }
+  return raw.filter(isSearchResult).map((r) => ({ ...r, preview: typeof r.preview === 'string' ? r.preview : '' }));
+}
+
+/** Collapses a multi-line preview to one line of at most `max` characters. */
+export function oneLine(text: string, max = 120): string {
+  const collapsed = text.replace(/\s+/g, ' ').trim();
+  if (collapsed.length <= max) {
+    return collapsed;
+  }
+  return `${collapsed.slice(0, Math.max(0, max - 1)).trimEnd()}…`;
+}
+
+export function formatScore(score: number): string {
+  if (!Number.isFinite(score)) {
+    return '';
+  }
+  return `score ${score.toFixed(2)}`;
+}
+
+/** `$(name)` in a QuickPick label renders as an icon; chunk IDs must show literally. */
+function escapeIcons(text: string): string {
+  return text.replace(/\$\(/g, '$\u200b(');
+}
+
+export function toPickItems(results: readonly SearchResult[]): ChunkPickItem[] {
+  return results.map((result) => ({
+    label: escapeIcons(result.chunkId),
+    description: formatScore(result.score),
+    detail: escapeIcons(oneLine(result.preview)),
+    alwaysShow: true,
+    result,
+  }));
+}
+
+/** The `chunkls.search` argument. */
+export function searchArguments(query: string, topK: number): [{ query: string; topK: number }] {
+  return [{ query, topK }];
+}
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface SearchCallbacks<T> {
+  /** Runs one query; `signal` aborts when a newer query supersedes it. */
+  run(query: string, signal: AbortSignal): Promise<T>;
+  /** Called only with the answer to the latest query. */
+  onResult(query: string, result: T): void;
+  onError(query: string, error: unknown): void;
+  /** Busy while a query is pending or running. */
+  onBusy(busy: boolean): void;
+  /** The query became empty: clear the list without asking the server. */
+  onEmpty(): void;
+}
+
+/**
+ * Debounced search-as-you-type where only the latest query's answer is used:
+ * an answer that arrives after a newer query was typed is dropped.
+ */
+export class LatestSearch<T> {
+  private seq = 0;
+  private timer: unknown;
+  private controller: AbortController | undefined;
+  private disposed = false;
+
+  constructor(
+    private readonly callbacks: SearchCallbacks<T>,
+    private readonly delayMs: number,
+    private readonly timers: Timers = realTimers,
+  ) {}
+
+  update(rawQuery: string): void {
+    if (this.disposed) {
+      return;
+    }
+    const query = rawQuery.trim();
+    const seq = ++this.seq;
+    this.cancelPending();
+    if (query.length === 0) {
+      this.callbacks.onBusy(false);
+      this.callbacks.onEmpty();
+      return;
+    }
+    this.callbacks.onBusy(true);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.execute(query, seq);
+    }, this.delayMs);
+  }
+
+  private async execute(query: string, seq: number): Promise<void> {
+    const controller = new AbortController();
+    this.controller = controller;
+    try {
+      const result = await this.callbacks.run(query, controller.signal);
+      if (this.isCurrent(seq)) {
+        this.callbacks.onResult(query, result);
+      }
+    } catch (error) {
+      if (this.isCurrent(seq)) {
+        this.callbacks.onError(query, error);
+      }
+    } finally {
+      if (this.isCurrent(seq)) {
+        this.controller = undefined;
+        this.callbacks.onBusy(false);
+      }
+    }
+  }
+
+  private isCurrent(seq: number): boolean {
+    return !this.disposed && seq === this.seq;
+  }
+
+  private cancelPending(): void {
+    if (this.timer !== undefined) {
+      this.timers.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.controller?.abort();
+    this.controller = undefined;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.cancelPending();
+  }
+}

@@ -1,0 +1,319 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  State,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import {
+  BUNDLED_LIBS,
+  CLIENT_ID,
+  CLIENT_NAME,
+  CONFIG_SECTION,
+  Commands,
+  STATUS_NOTIFICATION,
+  ServerCommands,
+  Settings,
+} from './constants';
+import { execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
+import { activeInterpreter } from './pythonExtension';
+import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
+import { parseStatus, type ClientPhase, type IndexStatus } from './status';
+
+/** Documents the server works on. */
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'python' },
+  { scheme: 'file', language: 'markdown' },
+  { scheme: 'file', language: 'plaintext' },
+  { scheme: 'untitled', language: 'python' },
+  { scheme: 'untitled', language: 'markdown' },
+  { scheme: 'untitled', language: 'plaintext' },
+];
+
+/** PYTHONPATH for the server: the bundled libs (packaged) or `server/` (running from the repository). */
+export function serverPythonPath(extensionPath: string, existing: string | undefined): string {
+  const parts: string[] = [];
+  const bundled = path.join(extensionPath, ...BUNDLED_LIBS);
+  if (fs.existsSync(bundled)) {
+    parts.push(bundled);
+  } else {
+    const dev = path.join(extensionPath, 'server');
+    if (fs.existsSync(path.join(dev, 'chunkls'))) {
+      parts.push(dev);
+    }
+  }
+  if (existing !== undefined && existing.length > 0) {
+    parts.push(existing);
+  }
+  return parts.join(path.delimiter);
+}
+
+export interface ServerEvents {
+  onPhase(phase: ClientPhase): void;
+  onStatus(status: IndexStatus): void;
+}
+
+/** Owns the LanguageClient: finds Python, starts, stops, restarts, forwards settings. */
+export class ServerManager implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private stopping = false;
+  private failureShown = false;
+  private statusNotified = false;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.LogOutputChannel,
+    private readonly events: ServerEvents,
+  ) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+    );
+  }
+
+  /** Operations run one at a time so a restart never races a start. */
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(op, op);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  start(): Promise<void> {
+    return this.enqueue(() => this.doStart());
+  }
+
+  restart(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.enqueue(() => this.doStop());
+  }
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Sends workspace/executeCommand for one of the server's commands. */
+  async executeCommand<T>(command: string, args: unknown[], token?: vscode.CancellationToken): Promise<T> {
+    const client = this.client;
+    if (client?.state !== State.Running) {
+      throw new Error('the chunkls language server is not running');
+    }
+    return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T;
+  }
+
+  private async findPython(): Promise<string | undefined> {
+    const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const settingPath = config.get<string>(Settings.pythonPath);
+    const fromExtension = settingPath ? undefined : await activeInterpreter(folder?.uri);
+    const candidates = interpreterCandidates({
+      settingPath,
+      pythonExtensionPath: fromExtension,
+      homeDir: os.homedir(),
+      workspaceFolder: folder?.uri.fsPath,
+    });
+    const resolution = await resolveInterpreter(candidates, execProbe());
+    for (const attempt of resolution.attempts) {
+      this.output.warn(`Python candidate ${attempt.candidate.command} (${attempt.candidate.source}): ${attempt.outcome} ${attempt.detail}`);
+    }
+    if (!resolution.ok) {
+      const message = failureMessage(resolution.attempts);
+      this.output.error(message);
+      void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((choice) => {
+        if (choice === 'Open Settings') {
+          void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.pythonPath}`);
+        } else if (choice === 'Show Output') {
+          this.output.show();
+        }
+      });
+      return undefined;
+    }
+    const exe = resolution.executable ?? resolution.candidate.command;
+    this.output.info(
+      `Using Python ${formatVersion(resolution.version)} at ${exe} (from ${resolution.candidate.source})`,
+    );
+    return resolution.candidate.command;
+  }
+
+  private showCrash(message: string): void {
+    if (this.failureShown) {
+      return;
+    }
+    this.failureShown = true;
+    this.events.onPhase('failed');
+    void vscode.window.showErrorMessage(message, 'Show Output', 'Restart').then((choice) => {
+      if (choice === 'Show Output') {
+        this.output.show();
+      } else if (choice === 'Restart') {
+        void vscode.commands.executeCommand(Commands.restartServer);
+      }
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    this.failureShown = false;
+    this.events.onPhase('starting');
+    const python = await this.findPython();
+    if (python === undefined) {
+      this.events.onPhase('failed');
+      return;
+    }
+    const extensionPath = this.context.extensionPath;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'chunkls', 'serve'],
+      transport: TransportKind.stdio,
+      options: {
+        cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : extensionPath,
+        env: {
+          PYTHONPATH: serverPythonPath(extensionPath, process.env.PYTHONPATH),
+          PYTHONUNBUFFERED: '1',
+          PYTHONIOENCODING: 'utf-8',
+        },
+      },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: DOCUMENT_SELECTOR,
+      outputChannel: this.output,
+      initializationOptions: () => toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)),
+      errorHandler: {
+        error: (_error, _message, count) => ({
+          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        }),
+        closed: () => {
+          if (!this.stopping) {
+            this.showCrash('The chunkls language server stopped unexpectedly.');
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        workspace: {
+          configuration: (params, token, next) => {
+            // Answer the server's pull for "chunkls" with the same shape as initializationOptions.
+            const answers = params.items.map((item) => {
+              if (item.section !== CONFIG_SECTION) {
+                return undefined;
+              }
+              const scope = item.scopeUri !== undefined ? vscode.Uri.parse(item.scopeUri) : undefined;
+              return toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION, scope));
+            });
+            if (answers.every((a) => a !== undefined)) {
+              return answers;
+            }
+            return Promise.resolve(next(params, token)).then((fallback) =>
+              Array.isArray(fallback) ? answers.map((a, i): unknown => a ?? fallback[i]) : fallback,
+            );
+          },
+        },
+        handleWorkDoneProgress: (token, params, next) => {
+          next(token, params);
+          if (params.kind === 'end') {
+            void this.refreshStats();
+          }
+        },
+      },
+    };
+    const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
+      const status = parseStatus(params);
+      if (status !== undefined) {
+        this.statusNotified = true;
+        this.events.onStatus(status);
+      }
+    });
+    this.client = client;
+    this.stopping = false;
+    this.statusNotified = false;
+    try {
+      await client.start();
+    } catch (error) {
+      this.output.error(`Starting the server failed: ${String(error)}`);
+      this.showCrash(
+        `The chunkls language server could not start (${python} -m chunkls serve). See the output for details.`,
+      );
+      return;
+    }
+    this.events.onPhase('running');
+    void this.refreshStats();
+  }
+
+  private async refreshStats(): Promise<void> {
+    try {
+      const stats = await this.executeCommand<unknown>(ServerCommands.stats, []);
+      if (typeof stats === 'object' && stats !== null) {
+        const s = stats as { chunks?: unknown; files?: unknown; skipped?: unknown };
+        const status = parseStatus({
+          indexing: false,
+          chunks: s.chunks,
+          files: s.files,
+          skipped: Array.isArray(s.skipped) ? s.skipped.length : s.skipped,
+        });
+        // A status notification is authoritative; stats only fill the gap before the first one.
+        if (status !== undefined && !this.statusNotified) {
+          this.events.onStatus(status);
+        }
+      }
+    } catch (error) {
+      this.output.debug(`chunkls.stats: ${String(error)}`);
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) {
+      return;
+    }
+    this.stopping = true;
+    try {
+      if (client.state !== State.Stopped) {
+        await client.stop(5000);
+      }
+    } catch (error) {
+      this.output.warn(`Stopping the server: ${String(error)}`);
+    } finally {
+      await client.dispose().catch(() => undefined);
+      this.stopping = false;
+      this.events.onPhase('stopped');
+    }
+  }
+
+  private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    const affects = (section: string): boolean => e.affectsConfiguration(section);
+    if (needsRestart(affects)) {
+      this.output.info('chunkls.server.pythonPath changed: restarting the server');
+      void this.restart();
+      return;
+    }
+    const client = this.client;
+    if (needsNotification(affects) && client?.state === State.Running) {
+      const params = toDidChangeConfigurationParams(vscode.workspace.getConfiguration(CONFIG_SECTION));
+      void client.sendNotification(DidChangeConfigurationNotification.type, params).catch((error: unknown) => {
+        this.output.warn(`didChangeConfiguration: ${String(error)}`);
+      });
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    void this.stop();
+  }
+}

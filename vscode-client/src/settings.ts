@@ -1,0 +1,53 @@
+import { CONFIG_SECTION, DEFAULT_NAVIGATION_LANGUAGES, Settings } from './constants';
+
+/** The settings object the server receives (initializationOptions and didChangeConfiguration). */
+export interface ServerSettings {
+  exclude: string[];
+  codeLens: { enabled: boolean };
+  navigation: { languages: string[] };
+}
+
+/** The part of vscode.WorkspaceConfiguration this module needs (a fake in unit tests). */
+export interface ConfigReader {
+  get(section: string): unknown;
+}
+
+function stringArray(value: unknown, fallback: readonly string[]): string[] {
+  if (!Array.isArray(value)) {
+    return [...fallback];
+  }
+  const strings = value.filter((v): v is string => typeof v === 'string').map((v) => v.trim());
+  return strings.filter((v) => v.length > 0);
+}
+
+/** Reads the `chunkls` section into the shape the server expects; bad values fall back to defaults. */
+export function toServerSettings(config: ConfigReader): ServerSettings {
+  const enabled = config.get(Settings.codeLensEnabled);
+  const languages = config.get(Settings.navigationLanguages);
+  return {
+    exclude: stringArray(config.get(Settings.exclude), []),
+    codeLens: { enabled: typeof enabled === 'boolean' ? enabled : true },
+    navigation: {
+      languages: Array.isArray(languages)
+        ? stringArray(languages, DEFAULT_NAVIGATION_LANGUAGES)
+        : [...DEFAULT_NAVIGATION_LANGUAGES],
+    },
+  };
+}
+
+/** The params of workspace/didChangeConfiguration: `{settings: {chunkls: ...}}`. */
+export function toDidChangeConfigurationParams(config: ConfigReader): { settings: { chunkls: ServerSettings } } {
+  return { settings: { chunkls: toServerSettings(config) } };
+}
+
+/** Settings whose change needs a new server process rather than a notification. */
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return affects(`${CONFIG_SECTION}.${Settings.pythonPath}`);
+}
+
+/** Settings whose change the running server can apply. */
+export function needsNotification(affects: (section: string) => boolean): boolean {
+  return [Settings.exclude, Settings.codeLensEnabled, Settings.navigationLanguages].some((key) =>
+    affects(`${CONFIG_SECTION}.${key}`),
+  );
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  expandPath,
+  failureMessage,
+  interpreterCandidates,
+  isSupported,
+  parseProbeOutput,
+  resolveInterpreter,
+  type ProbeResult,
+} from '../src/interpreter';
+
+function fakeProbe(table: Record<string, ProbeResult>): { probe: (c: string) => Promise<ProbeResult>; calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    probe: (command) => {
+      calls.push(command);
+      return Promise.resolve(table[command] ?? { kind: 'missing', detail: 'ENOENT' });
+    },
+  };
+}
+
+describe('interpreterCandidates', () => {
+  it('orders the setting, then the Python extension, then python3 and python on PATH', () => {
+    const candidates = interpreterCandidates({ settingPath: '/opt/py/bin/python', pythonExtensionPath: '/venv/bin/python' });
+    assert.deepEqual(candidates, [
+      { command: '/opt/py/bin/python', source: 'setting' },
+      { command: '/venv/bin/python', source: 'python-extension' },
+      { command: 'python3', source: 'path' },
+      { command: 'python', source: 'path' },
+    ]);
+  });
+
+  it('skips an empty setting and a missing Python extension', () => {
+    assert.deepEqual(
+      interpreterCandidates({ settingPath: '   ', pythonExtensionPath: undefined }).map((c) => c.source),
+      ['path', 'path'],
+    );
+  });
+
+  it('removes duplicates, keeping the first source', () => {
+    const candidates = interpreterCandidates({ settingPath: 'python3', pythonExtensionPath: 'python3' });
+    assert.deepEqual(candidates, [
+      { command: 'python3', source: 'setting' },
+      { command: 'python', source: 'path' },
+    ]);
+  });
+
+  it('expands ~, ${userHome} and ${workspaceFolder} in the setting', () => {
+    const inputs = { homeDir: '/home/ada', workspaceFolder: '/work/repo' };
+    assert.equal(expandPath('~/venv/bin/python', inputs), '/home/ada/venv/bin/python');
+    assert.equal(expandPath('${userHome}/py', inputs), '/home/ada/py');
+    assert.equal(expandPath('${workspaceFolder}/.venv/bin/python', inputs), '/work/repo/.venv/bin/python');
+    assert.equal(expandPath('~other/python', inputs), '~other/python');
+  });
+});
+
+describe('parseProbeOutput and isSupported', () => {
+  it('parses version and executable', () => {
+    assert.deepEqual(parseProbeOutput('3.12 /usr/bin/python3.12\n'), { version: [3, 12], executable: '/usr/bin/python3.12' });
+    assert.deepEqual(parseProbeOutput('3.11\n'), { version: [3, 11] });
+    assert.equal(parseProbeOutput('Python'), undefined);
+  });
+
+  it('accepts 3.11 and newer only', () => {
+    assert.equal(isSupported([3, 11]), true);
+    assert.equal(isSupported([3, 13]), true);
+    assert.equal(isSupported([4, 0]), true);
+    assert.equal(isSupported([3, 10]), false);
+    assert.equal(isSupported([2, 7]), false);
+  });
+});
+
+describe('resolveInterpreter', () => {
+  it('uses the setting when it works, without probing further', async () => {
+    const { probe, calls } = fakeProbe({ '/opt/py': { kind: 'ok', version: [3, 12], executable: '/opt/py' } });
+    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/opt/py', pythonExtensionPath: '/venv/python' }), probe);
+    assert.ok(result.ok);
+    assert.equal(result.candidate.source, 'setting');
+    assert.deepEqual(calls, ['/opt/py']);
+  });
+
+  it('falls back to the Python extension, then PATH, skipping too-old interpreters', async () => {
+    const { probe, calls } = fakeProbe({
+      '/venv/python': { kind: 'ok', version: [3, 9] },
+      python3: { kind: 'ok', version: [3, 11], executable: '/usr/bin/python3' },
+    });
+    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/nope', pythonExtensionPath: '/venv/python' }), probe);
+    assert.ok(result.ok);
+    assert.equal(result.candidate.command, 'python3');
+    assert.equal(result.executable, '/usr/bin/python3');
+    assert.deepEqual(calls, ['/nope', '/venv/python', 'python3']);
+    assert.deepEqual(
+      result.attempts.map((a) => a.outcome),
+      ['missing', 'too-old'],
+    );
+  });
+
+  it('reports every attempt when nothing works, in one actionable message', async () => {
+    const { probe } = fakeProbe({
+      python3: { kind: 'ok', version: [3, 8] },
+      python: { kind: 'error', detail: 'exit code 1' },
+    });
+    const result = await resolveInterpreter(interpreterCandidates({}), probe);
+    assert.equal(result.ok, false);
+    const message = failureMessage(result.attempts);
+    assert.match(message, /Python 3\.11 or newer/);
+    assert.match(message, /python3 \(PATH: Python 3\.8, too old\)/);
+    assert.match(message, /python \(PATH: failed: exit code 1\)/);
+    assert.match(message, /chunkls\.server\.pythonPath/);
+  });
+});

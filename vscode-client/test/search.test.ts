@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LatestSearch, oneLine, parseSearchResults, searchArguments, toPickItems, type Timers } from '../src/search';
+
+const range = { start: { line: 3, character: 0 }, end: { line: 9, character: 12 } };
+
+describe('search results to QuickPick items', () => {
+  it('shows the chunk ID, the score and a one-line preview, always shown', () => {
+    const items = toPickItems([
+      { chunkId: 'app/greet.py#function-greet', score: 3.14159, uri: 'file:///w/app/greet.py', range, preview: 'def greet(name):\n    """Say hello."""\n' },
+    ]);
+    assert.equal(items.length, 1);
+    const [item] = items;
+    assert.ok(item);
+    assert.equal(item.label, 'app/greet.py#function-greet');
+    assert.equal(item.description, 'score 3.14');
+    assert.equal(item.detail, 'def greet(name): """Say hello."""');
+    assert.equal(item.alwaysShow, true);
+    assert.equal(item.result.uri, 'file:///w/app/greet.py');
+  });
+
+  it('keeps the server order and escapes $( so IDs are not read as icons', () => {
+    const items = toPickItems([
+      { chunkId: 'b.md#heading-$(x)', score: 2, uri: 'file:///b', range, preview: '' },
+      { chunkId: 'a.md#heading-a', score: 1, uri: 'file:///a', range, preview: '' },
+    ]);
+    assert.deepEqual(items.map((i) => i.result.chunkId), ['b.md#heading-$(x)', 'a.md#heading-a']);
+    assert.ok(!items[0]?.label.includes('$('));
+  });
+
+  it('drops malformed results instead of throwing', () => {
+    const parsed = parseSearchResults([
+      { chunkId: 'ok.py#module', score: 1, uri: 'file:///ok.py', range, preview: 'x' },
+      { chunkId: 'no-range', score: 1, uri: 'file:///x' },
+      null,
+      'text',
+      { chunkId: 'nopreview.py#module', score: 0.5, uri: 'file:///n.py', range },
+    ]);
+    assert.deepEqual(parsed.map((r) => r.chunkId), ['ok.py#module', 'nopreview.py#module']);
+    assert.equal(parsed[1]?.preview, '');
+    assert.deepEqual(parseSearchResults(null), []);
+  });
+
+  it('truncates long previews', () => {
+    const text = 'word '.repeat(100);
+    const line = oneLine(text, 40);
+    assert.equal(line.length, 40);
+    assert.ok(line.endsWith('…'));
+  });
+
+  it('sends one argument object with query and topK', () => {
+    assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50 }]);
+  });
+});
+
+class FakeTimers implements Timers {
+  private next = 1;
+  readonly pending = new Map<number, () => void>();
+  setTimeout(fn: () => void): unknown {
+    const id = this.next++;
+    this.pending.set(id, fn);
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  flush(): void {
+    const fns = [...this.pending.values()];
+    this.pending.clear();
+    for (const fn of fns) fn();
+  }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('LatestSearch', () => {
+  function setup() {
+    const timers = new FakeTimers();
+    const runs: { query: string; signal: AbortSignal; answer: ReturnType<typeof deferred<string>> }[] = [];
+    const results: string[] = [];
+    const busy: boolean[] = [];
+    let empties = 0;
+    const search = new LatestSearch<string>(
+      {
+        run: (query, signal) => {
+          const answer = deferred<string>();
+          runs.push({ query, signal, answer });
+          return answer.promise;
+        },
+        onResult: (query, result) => results.push(`${query}=${result}`),
+        onError: (query) => results.push(`${query}!`),
+        onBusy: (b) => busy.push(b),
+        onEmpty: () => empties++,
+      },
+      150,
+      timers,
+    );
+    return { timers, runs, results, busy, search, empties: () => empties };
+  }
+
+  it('debounces typing into one request', async () => {
+    const { timers, runs, search } = setup();
+    search.update('g');
+    search.update('gr');
+    search.update('gre');
+    assert.equal(runs.length, 0);
+    assert.equal(timers.pending.size, 1);
+    timers.flush();
+    await tick();
+    assert.deepEqual(runs.map((r) => r.query), ['gre']);
+  });
+
+  it('drops a stale answer that arrives after a newer query', async () => {
+    const { timers, runs, results, search } = setup();
+    search.update('old');
+    timers.flush();
+    search.update('new');
+    timers.flush();
+    await tick();
+    assert.equal(runs.length, 2);
+    assert.equal(runs[0]!.signal.aborted, true);
+    runs[1]?.answer.resolve('B');
+    runs[0]?.answer.resolve('A');
+    await tick();
+    assert.deepEqual(results, ['new=B']);
+  });
+
+  it('clears without asking the server for an empty query', async () => {
+    const { timers, runs, search, empties, busy } = setup();
+    search.update('x');
+    search.update('   ');
+    timers.flush();
+    await tick();
+    assert.equal(runs.length, 0);
+    assert.equal(empties(), 1);
+    assert.equal(busy.at(-1), false);
+  });
+
+  it('reports errors of the latest query and nothing after dispose', async () => {
+    const { timers, runs, results, search } = setup();
+    search.update('a');
+    timers.flush();
+    await tick();
+    runs[0]?.answer.resolve('late');
+    search.dispose();
+    await tick();
+    assert.deepEqual(results, []);
+  });
+});

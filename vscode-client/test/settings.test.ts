@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings, type ConfigReader } from '../src/settings';
+
+function config(values: Record<string, unknown>): ConfigReader {
+  return { get: (key: string) => values[key] };
+}
+
+describe('settings to initialization options', () => {
+  it('maps the chunkls settings to the server shape', () => {
+    const settings = toServerSettings(
+      config({
+        exclude: ['**/gen/**', 'vendor/**'],
+        'codeLens.enabled': false,
+        'navigation.languages': ['markdown'],
+        'server.pythonPath': '/usr/bin/python3',
+        'trace.server': 'verbose',
+      }),
+    );
+    assert.deepEqual(settings, {
+      exclude: ['**/gen/**', 'vendor/**'],
+      codeLens: { enabled: false },
+      navigation: { languages: ['markdown'] },
+    });
+  });
+
+  it('uses the defaults when settings are unset or malformed', () => {
+    const defaults = { exclude: [], codeLens: { enabled: true }, navigation: { languages: ['markdown', 'plaintext', 'python'] } };
+    assert.deepEqual(toServerSettings(config({})), defaults);
+    assert.deepEqual(
+      toServerSettings(config({ exclude: 'x', 'codeLens.enabled': 'yes', 'navigation.languages': 3 })),
+      defaults,
+    );
+  });
+
+  it('drops non-string and blank globs', () => {
+    assert.deepEqual(toServerSettings(config({ exclude: ['a/**', 1, ' ', null, ' b '] })).exclude, ['a/**', 'b']);
+  });
+
+  it('wraps didChangeConfiguration as settings.chunkls', () => {
+    const params = toDidChangeConfigurationParams(config({ exclude: ['x/**'] }));
+    assert.deepEqual(params.settings.chunkls.exclude, ['x/**']);
+    assert.equal(params.settings.chunkls.codeLens.enabled, true);
+  });
+
+  it('restarts only for the interpreter; notifies for the rest', () => {
+    const affects = (changed: string) => (section: string) => section === changed || changed.startsWith(`${section}.`);
+    assert.equal(needsRestart(affects('chunkls.server.pythonPath')), true);
+    assert.equal(needsNotification(affects('chunkls.server.pythonPath')), false);
+    assert.equal(needsRestart(affects('chunkls.exclude')), false);
+    assert.equal(needsNotification(affects('chunkls.exclude')), true);
+    assert.equal(needsNotification(affects('chunkls.codeLens.enabled')), true);
+    assert.equal(needsNotification(affects('chunkls.navigation.languages')), true);
+    assert.equal(needsNotification(affects('chunkls.trace.server')), false);
+  });
+});
