@@ -42,4 +42,9 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
     rules: { eqeqeq: 'error' },
   },
+  {
+    // The e2e runner passes functions to the browser page (page.evaluate).
+    files: ['vscode-client/e2e/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
+  },
 );

@@ -57,13 +57,11 @@ function toVsRange(result: SearchResult): vscode.Range {
   return new vscode.Range(start.line, start.character, end.line, end.character);
 }
 
-/** Opens the chunk's file with its range selected and revealed. */
+/** Opens the chunk's file with its range selected (cursor at its start) and revealed. */
 export async function openChunk(result: SearchResult): Promise<void> {
   const range = toVsRange(result);
-  const editor = await vscode.window.showTextDocument(vscode.Uri.parse(result.uri), {
-    selection: range,
-    preview: false,
-  });
+  const editor = await vscode.window.showTextDocument(vscode.Uri.parse(result.uri), { preview: false });
+  editor.selection = new vscode.Selection(range.end, range.start);
   editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 

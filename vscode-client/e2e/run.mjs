@@ -1,0 +1,535 @@
+// End-to-end test of the packaged extension in a real VS Code: code-server
+// (VS Code in a browser) shown in Debian's headless Chromium, driven by
+// playwright-core. Asserts on what VS Code shows (DOM), never on sleeps.
+//
+//   npm run test:e2e            # setup.sh, npm run package, then the tests
+//
+// Environment:
+//   CHUNKLS_E2E_HOME        cache folder for the tools (default /tmp/chunkls-e2e)
+//   CHUNKLS_E2E_SKIP_SETUP  1: do not run setup.sh (the cache must be ready)
+//   CHUNKLS_E2E_VSIX        test this .vsix instead of running `npm run package`
+//   CHUNKLS_E2E_PYTHON      interpreter for chunkls.server.pythonPath (default python3)
+//   CHUNKLS_E2E_KEEP        1: keep the temporary workspace and logs
+//   CHUNKLS_E2E_TIMEOUT_MS  per-wait timeout (default 30000)
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..', '..');
+const e2eHome = process.env.CHUNKLS_E2E_HOME || '/tmp/chunkls-e2e';
+const screenshotDir = join(here, 'screenshots');
+const timeout = Number(process.env.CHUNKLS_E2E_TIMEOUT_MS || 30000);
+const started = Date.now();
+
+const log = (msg) => console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+
+function finish(passed, failed) {
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  process.exit(failed > 0 || passed === 0 ? 1 : 0);
+}
+
+function abort(message) {
+  console.error(`e2e: ${message}`);
+  finish(0, 1);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) {
+    abort(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+  }
+}
+
+// 1. Tools -------------------------------------------------------------------
+if (process.env.CHUNKLS_E2E_SKIP_SETUP !== '1') {
+  log('setup.sh');
+  run('bash', [join(here, 'setup.sh')], { env: { ...process.env, CHUNKLS_E2E_HOME: e2eHome } });
+}
+const envFile = join(e2eHome, 'env.json');
+if (!existsSync(envFile)) {
+  abort(`${envFile} missing: run vscode-client/e2e/setup.sh first`);
+}
+const tools = JSON.parse(readFileSync(envFile, 'utf8'));
+const { chromium } = createRequire(join(tools.playwrightCore, 'package.json'))(tools.playwrightCore);
+
+// 2. The .vsix ---------------------------------------------------------------
+const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version;
+let vsix = process.env.CHUNKLS_E2E_VSIX;
+if (!vsix) {
+  log('npm run package');
+  run('npm', ['run', '--silent', 'package'], { cwd: repoRoot });
+  vsix = join(repoRoot, `chunkls-${version}.vsix`);
+}
+if (!existsSync(vsix)) {
+  abort(`no ${vsix}`);
+}
+vsix = resolve(vsix);
+
+// 3. A scratch VS Code: home, user data, extensions, workspace ---------------
+mkdirSync(e2eHome, { recursive: true });
+const scratch = mkdtempSync(join(e2eHome, 'run-'));
+const home = join(scratch, 'home');
+const userData = join(scratch, 'user-data');
+const extensionsDir = join(scratch, 'extensions');
+const workspace = join(scratch, 'workspace');
+for (const d of [home, join(userData, 'User'), extensionsDir]) {
+  mkdirSync(d, { recursive: true });
+}
+cpSync(join(here, 'fixture'), workspace, { recursive: true });
+
+const pythonCmd = process.env.CHUNKLS_E2E_PYTHON || 'python3';
+const py = spawnSync(pythonCmd, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+if (py.status !== 0) {
+  abort(`cannot run ${pythonCmd}`);
+}
+const python = py.stdout.trim();
+
+writeFileSync(
+  join(userData, 'User', 'settings.json'),
+  JSON.stringify(
+    {
+      'chunkls.server.pythonPath': python,
+      'chunkls.trace.server': 'messages',
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.enableExperiments': false,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      'chat.disableAIFeatures': true,
+      'security.workspace.trust.enabled': false,
+      'telemetry.telemetryLevel': 'off',
+      'update.mode': 'none',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'extensions.ignoreRecommendations': true,
+      'git.enabled': false,
+      'editor.minimap.enabled': false,
+      'editor.hover.delay': 150,
+      'editor.codeLens': true,
+      'files.autoSave': 'off',
+      'window.restoreWindows': 'none',
+    },
+    null,
+    2,
+  ),
+);
+
+const toolEnv = {
+  ...process.env,
+  PATH: `${tools.nodeBin}:${process.env.PATH}`,
+  HOME: home,
+  XDG_CONFIG_HOME: join(home, '.config'),
+  XDG_DATA_HOME: join(home, '.local', 'share'),
+  XDG_CACHE_HOME: join(home, '.cache'),
+  EXTENSIONS_GALLERY: '{}',
+};
+delete toolEnv.VSCODE_IPC_HOOK_CLI;
+
+log(`installing ${vsix}`);
+run(tools.codeServer, ['--extensions-dir', extensionsDir, '--user-data-dir', userData, '--install-extension', vsix], {
+  env: toolEnv,
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => res(port));
+    });
+  });
+}
+
+// 4. code-server --------------------------------------------------------------
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const csLog = join(scratch, 'code-server.log');
+let csOutput = '';
+const cs = spawn(
+  tools.codeServer,
+  [
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--auth', 'none',
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--user-data-dir', userData,
+    '--extensions-dir', extensionsDir,
+    workspace,
+  ],
+  { env: toolEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+);
+cs.stdout.on('data', (d) => (csOutput += d));
+cs.stderr.on('data', (d) => (csOutput += d));
+
+let browser;
+let cleanedUp = false;
+function cleanup() {
+  if (cleanedUp) {
+    return;
+  }
+  cleanedUp = true;
+  try {
+    process.kill(-cs.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+  writeFileSync(csLog, csOutput);
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+async function waitForHealth() {
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (cs.exitCode !== null) {
+      throw new Error(`code-server exited (${cs.exitCode}):\n${csOutput}`);
+    }
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.ok) {
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`code-server did not answer /healthz:\n${csOutput}`);
+}
+
+// 5. Tests --------------------------------------------------------------------
+const fixture = (rel) => readFileSync(join(here, 'fixture', rel), 'utf8').split('\n');
+const lineOf = (rel, prefix) => fixture(rel).findIndex((l) => l.startsWith(prefix)) + 1;
+
+let page;
+let passed = 0;
+let failed = 0;
+
+async function test(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    log(`ok - ${name} (${Date.now() - t0} ms)`);
+  } catch (error) {
+    failed++;
+    log(`not ok - ${name}: ${error && error.stack ? error.stack : error}`);
+    const shot = join(screenshotDir, `failure-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.tmp.png`);
+    await page?.screenshot({ path: shot }).catch(() => undefined);
+    log(`  screenshot: ${shot}`);
+    await page?.keyboard.press('Escape').catch(() => undefined);
+  }
+}
+
+async function shot(name) {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
+}
+
+/** Waits until `fn` (run in the page) returns a truthy value; returns it. */
+async function waitInPage(fn, arg, what) {
+  const handle = await page.waitForFunction(fn, arg, { timeout, polling: 100 }).catch((e) => {
+    throw new Error(`timed out waiting for ${what}: ${e.message.split('\n')[0]}`);
+  });
+  return handle.jsonValue();
+}
+
+async function statusText() {
+  return page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent || '').join(' | '));
+}
+
+/** The line number VS Code's status bar shows for the cursor ("Ln 4, Col 1"). */
+async function cursorLine() {
+  const text = await waitInPage(
+    () => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent || '').find((t) => /Ln \d+, Col \d+/.test(t)),
+    undefined,
+    'the cursor position in the status bar',
+  );
+  return Number(/Ln (\d+)/.exec(text)[1]);
+}
+
+async function waitCursorLine(line, what) {
+  await waitInPage(
+    (want) =>
+      [...document.querySelectorAll('.statusbar-item')].some((e) => new RegExp(`Ln ${want}, Col \\d+`).test(e.textContent || '')),
+    line,
+    `${what} (cursor on line ${line})`,
+  ).catch(async (e) => {
+    throw new Error(`${e.message}; cursor is on line ${await cursorLine().catch(() => '?')}`);
+  });
+}
+
+async function waitActiveTab(name) {
+  await waitInPage(
+    (want) => (document.querySelector('.tab.active')?.textContent || '').includes(want),
+    name,
+    `the active tab ${name}`,
+  );
+}
+
+async function openFile(relPath) {
+  const name = relPath.split('/').pop();
+  await page.locator('.monaco-workbench .part.editor').click({ position: { x: 300, y: 300 } }).catch(() => undefined);
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout });
+  await input.fill(relPath);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+  await row.waitFor({ state: 'visible', timeout });
+  await page.keyboard.press('Enter');
+  await waitActiveTab(name);
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ state: 'visible', timeout });
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ state: 'visible', timeout });
+  await page.keyboard.press('Enter');
+}
+
+/** Screen coordinates of the middle of the `occurrence`-th text `needle` in the active editor. */
+async function textPosition(needle, occurrence = 0) {
+  return waitInPage(
+    ([want, nth]) => {
+      const lines = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')]
+        .filter((l) => l.offsetParent !== null)
+        .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+      let seen = 0;
+      for (const line of lines) {
+        const text = line.textContent.replace(/\u00a0/g, ' ');
+        let at = text.indexOf(want);
+        while (at >= 0) {
+          if (seen++ === nth) {
+            // Walk the text nodes to the character in the middle of the match.
+            const target = at + Math.floor(want.length / 2);
+            const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+            let offset = 0;
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+              const len = node.textContent.length;
+              if (offset + len > target) {
+                const range = document.createRange();
+                range.setStart(node, target - offset);
+                range.setEnd(node, target - offset + 1);
+                const r = range.getBoundingClientRect();
+                return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+              }
+              offset += len;
+            }
+          }
+          at = text.indexOf(want, at + 1);
+        }
+      }
+      return null;
+    },
+    [needle, occurrence],
+    `the text ${needle} in the editor`,
+  );
+}
+
+async function lensTexts() {
+  return page.evaluate(() => [...document.querySelectorAll('.codelens-decoration a')].map((a) => a.textContent || ''));
+}
+
+async function waitLens(id) {
+  await waitInPage(
+    (want) => [...document.querySelectorAll('.codelens-decoration a')].some((a) => (a.textContent || '').includes(want)),
+    id,
+    `a code lens with ${id}`,
+  ).catch(async (e) => {
+    throw new Error(`${e.message}; lenses: ${JSON.stringify(await lensTexts())}`);
+  });
+}
+
+const greetLine = lineOf('app/greet.py', 'def greet');
+const farewellLine = lineOf('app/greet.py', 'def farewell');
+
+try {
+  log(`code-server on ${base}`);
+  await waitForHealth();
+  browser = await chromium.launch({
+    executablePath: tools.chromium,
+    headless: true,
+    env: toolEnv,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 760 }, deviceScaleFactor: 1 });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  page = await context.newPage();
+  await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
+  await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout });
+  log('workbench ready');
+
+  await test('lenses show chunk IDs in a Python file', async () => {
+    await openFile('app/greet.py');
+    await waitLens('app/greet.py#function-greet');
+    await waitLens('app/greet.py#function-farewell');
+    await shot('lenses');
+  });
+
+  await test('status bar counts the chunks', async () => {
+    await waitInPage(
+      () => [...document.querySelectorAll('.statusbar-item')].some((e) => /\d+ chunks?\b/.test(e.textContent || '') && !(e.textContent || '').includes('sync~spin')),
+      undefined,
+      'a status bar item with the chunk count',
+    ).catch(async (e) => {
+      throw new Error(`${e.message}; status bar: ${await statusText()}`);
+    });
+  });
+
+  await test('a lens click copies the chunk ID', async () => {
+    await page.locator('.codelens-decoration a', { hasText: 'app/greet.py#function-greet' }).first().click();
+    await waitInPage(
+      () => [...document.querySelectorAll('.statusbar-item')].some((e) => (e.textContent || '').includes('Copied chunk ID app/greet.py#function-greet')),
+      undefined,
+      'the "Copied chunk ID" status bar message',
+    );
+    const clip = await page.evaluate(() => navigator.clipboard.readText()).catch(() => undefined);
+    if (clip !== undefined && clip !== 'app/greet.py#function-greet') {
+      throw new Error(`clipboard holds ${JSON.stringify(clip)}`);
+    }
+  });
+
+  await test('hover over an ID in a Markdown transcript shows the preview', async () => {
+    await openFile('notes/transcript.md');
+    const pos = await textPosition('app/greet.py#function-greet', 0);
+    await page.mouse.move(pos.x - 40, pos.y + 60);
+    await page.mouse.move(pos.x, pos.y, { steps: 4 });
+    await waitInPage(
+      () => {
+        const hover = [...document.querySelectorAll('.monaco-hover')].find((h) => h.offsetParent !== null);
+        const text = hover?.textContent || '';
+        return text.includes('greet') && (text.includes('Say hello') || text.includes('def greet'));
+      },
+      undefined,
+      'a hover with the preview of function greet',
+    );
+    await shot('hover');
+    await page.mouse.move(5, 5);
+  });
+
+  await test('F12 on an ID lands on the chunk line', async () => {
+    await page.keyboard.press('Escape');
+    const pos = await textPosition('app/greet.py#function-greet', 1);
+    await page.mouse.click(pos.x, pos.y);
+    await page.keyboard.press('F12');
+    await waitActiveTab('greet.py');
+    await waitCursorLine(greetLine, 'F12 to open greet');
+  });
+
+  await test('Search Chunks lists results and Enter opens the chunk', async () => {
+    await runCommand('Chunks: Search Chunks');
+    // Our QuickPick replaces the command palette: wait for its title before typing.
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
+    const input = page.locator('.quick-input-widget input');
+    await input.click();
+    await input.pressSequentially('goodbye visiting', { delay: 20 });
+    const want = 'app/greet.py#function-farewell';
+    await waitInPage(
+      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
+      want,
+      `a search result ${want}`,
+    );
+    await shot('search');
+    // Move the focus to the result, then Enter.
+    for (let i = 0; i < 10; i++) {
+      const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+      if (focused.includes(want)) {
+        break;
+      }
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
+    await waitActiveTab('greet.py');
+    await waitCursorLine(farewellLine, 'Enter on the farewell result');
+  });
+
+  await test('after renaming a function and saving, the lens shows the new ID', async () => {
+    await openFile('app/greet.py');
+    await waitLens('app/greet.py#function-farewell');
+    await page.keyboard.press('Control+G');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout });
+    await input.fill(`:${farewellLine}`);
+    await page.keyboard.press('Enter');
+    await waitCursorLine(farewellLine, 'go to line');
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 'def '.length; i++) {
+      await page.keyboard.press('ArrowRight');
+    }
+    for (let i = 0; i < 'farewell'.length; i++) {
+      await page.keyboard.press('Shift+ArrowRight');
+    }
+    await page.keyboard.type('part_ways');
+    await page.keyboard.press('Control+S');
+    await waitInPage(() => !(document.querySelector('.tab.active')?.classList.contains('dirty')), undefined, 'the save');
+    await waitLens('app/greet.py#function-part_ways');
+    const lenses = await lensTexts();
+    if (lenses.some((t) => t.includes('#function-farewell'))) {
+      throw new Error(`a stale lens remains: ${JSON.stringify(lenses)}`);
+    }
+    const saved = readFileSync(join(workspace, 'app', 'greet.py'), 'utf8');
+    if (!saved.includes('def part_ways(')) {
+      throw new Error('the file on disk was not renamed');
+    }
+  });
+} catch (error) {
+  failed++;
+  log(`e2e harness error: ${error && error.stack ? error.stack : error}`);
+  await page?.screenshot({ path: join(screenshotDir, 'failure-harness.tmp.png') }).catch(() => undefined);
+} finally {
+  await browser?.close().catch(() => undefined);
+  cleanup();
+  if (failed > 0) {
+    // The extension's output channel (LogOutputChannel) and the server's stderr end up here.
+    const logs = [];
+    const walk = (dir) => {
+      for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+        const full = join(dir, name);
+        if (statSync(full).isDirectory()) {
+          walk(full);
+        } else if (/chunkls/i.test(name) && name.endsWith('.log')) {
+          logs.push(full);
+        }
+      }
+    };
+    walk(join(userData, 'logs'));
+    for (const file of logs) {
+      console.log(`----- ${file} (last 60 lines)`);
+      console.log(readFileSync(file, 'utf8').split('\n').slice(-60).join('\n'));
+    }
+    console.log(`----- code-server output (last 30 lines)\n${csOutput.split('\n').slice(-30).join('\n')}`);
+  }
+  if (process.env.CHUNKLS_E2E_KEEP === '1') {
+    log(`kept ${scratch}`);
+  } else {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+finish(passed, failed);
