@@ -1,0 +1,5 @@
+"""``python -m chunkls``: the same as the ``chunkls`` console script."""
+
+from chunkls.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,264 @@
+"""The tutorial's chunkers, on text, with editor line ranges.
+
+``chunk_python_source`` and ``chunk_markdown_source`` reproduce the tutorial's
+``chunk_python`` and ``chunk_markdown`` exactly (IDs, text, symbols, order and
+quirks), and add where each chunk's stripped text lies in the editor's lines.
+
+The tutorial cuts text with ``str.splitlines()``, which also breaks lines at
+``\\v \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``; the AST and editors do not. The
+chunk text keeps that quirk (it is the contract); the range maps each
+``splitlines()`` line back to the editor line it sits on.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Callable, Sequence
+
+from chunkls.chunking.models import LocatedChunk
+
+_MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_NON_EDITOR_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_SLUG_JUNK = re.compile(r"[^a-z0-9]+")
+
+PYTHON_SUFFIXES = frozenset({".py"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+SUPPORTED_SUFFIXES = PYTHON_SUFFIXES | MARKDOWN_SUFFIXES
+
+
+class ChunkingError(ValueError):
+    """A file that cannot be chunked; ``reason`` is one line for the user."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def normalize_newlines(text: str) -> str:
+    """Translate ``\\r\\n`` and ``\\r`` to ``\\n``, as ``Path.read_text()`` does."""
+    if "\r" in text:
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def suffix_of(name: str) -> str:
+    """The lowercased suffix of a file name, by ``PurePath.suffix``'s rule."""
+    i = name.rfind(".")
+    if 0 < i < len(name) - 1:
+        return name[i:].lower()
+    return ""
+
+
+def file_type_for(name: str) -> str | None:
+    """``"code"``, ``"prose"`` or ``None`` for a file name, by suffix."""
+    suffix = suffix_of(name)
+    if suffix in PYTHON_SUFFIXES:
+        return "code"
+    if suffix in MARKDOWN_SUFFIXES:
+        return "prose"
+    return None
+
+
+def _slug(value: str) -> str:
+    return _SLUG_JUNK.sub("-", value.lower()).strip("-") or "section"
+
+
+class _Lines:
+    """The ``splitlines()`` lines of a source and their 1-based editor lines."""
+
+    __slots__ = ("editor_line", "lines")
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines()
+        self.editor_line: Callable[[int], int]
+        if _NON_EDITOR_BREAKS.search(source) is None:
+            self.editor_line = _identity_line
+        else:
+            table: list[int] = []
+            line = 1
+            for piece in source.splitlines(keepends=True):
+                table.append(line)
+                if piece.endswith("\n"):
+                    line += 1
+            self.editor_line = lambda index: table[index]
+
+    def span(self, start: int, stop: int) -> tuple[int, int]:
+        """Editor lines of the stripped text of ``"\\n".join(lines[start:stop])``."""
+        lines = self.lines
+        stop = min(stop, len(lines))
+        first = start
+        while first < stop and not lines[first].strip():
+            first += 1
+        if first >= stop:  # empty text: point at where the slice begins
+            anchor = min(start, len(lines) - 1)
+            line = self.editor_line(anchor) if anchor >= 0 else 1
+            return line, line
+        last = stop - 1
+        while not lines[last].strip():
+            last -= 1
+        return self.editor_line(first), self.editor_line(last)
+
+
+def _identity_line(index: int) -> int:
+    return index + 1
+
+
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse`` with every failure turned into a one-line ``ChunkingError``."""
+    if source.startswith("\ufeff"):
+        raise ChunkingError(
+            "starts with a UTF-8 byte-order mark, which the chunker's ast.parse rejects"
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source, filename=filename)
+    except SyntaxError as error:  # includes IndentationError, TabError
+        where = f" line {error.lineno}" if error.lineno else ""
+        raise ChunkingError(f"{type(error).__name__}{where}: {error.msg}") from None
+    except RecursionError:
+        raise ChunkingError("RecursionError: nesting too deep for ast.parse") from None
+    except MemoryError:
+        raise ChunkingError("MemoryError: nesting too deep for ast.parse") from None
+    except ValueError as error:
+        raise ChunkingError(f"ValueError: {error}") from None
+
+
+def top_level_definitions(
+    tree: ast.Module,
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Top-level functions and classes in source order (methods stay inside)."""
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+
+
+def chunk_python_source(
+    source: str, source_path: str, filename: str = "<unknown>"
+) -> list[LocatedChunk]:
+    """Chunk Python text at top-level function and class boundaries.
+
+    ``source`` must already have its newlines normalised (``read_text()`` does).
+    Raises ``ChunkingError`` when the text does not parse.
+    """
+    return chunk_python_tree(parse_python(source, filename), source, source_path)
+
+
+def chunk_python_tree(tree: ast.Module, source: str, source_path: str) -> list[LocatedChunk]:
+    """The tutorial's ``chunk_python`` loop over an already parsed module."""
+    text_lines = _Lines(source)
+    lines = text_lines.lines
+    chunks: list[LocatedChunk] = []
+    prefix = source_path + "#"
+    next_module_line = 1
+
+    def module_chunk(start: int, stop: int | None) -> None:
+        text = "\n".join(lines[start - 1 : stop]).strip()
+        if text:
+            first, last = text_lines.span(start - 1, len(lines) if stop is None else stop)
+            chunks.append(
+                LocatedChunk(
+                    f"{prefix}module-{start}", text, source_path, "code", "<module>", first, last
+                )
+            )
+
+    for node in top_level_definitions(tree):
+        start_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        module_chunk(next_module_line, start_line - 1)
+        kind = "class" if isinstance(node, ast.ClassDef) else "function"
+        end_line = node.end_lineno or node.lineno
+        first, last = text_lines.span(start_line - 1, end_line)
+        chunks.append(
+            LocatedChunk(
+                f"{prefix}{kind}-{node.name}",
+                "\n".join(lines[start_line - 1 : end_line]).strip(),
+                source_path,
+                "code",
+                node.name,
+                first,
+                last,
+            )
+        )
+        next_module_line = end_line + 1
+    module_chunk(next_module_line, None)
+
+    if not chunks and source.strip():
+        first, last = text_lines.span(0, len(lines))
+        chunks.append(
+            LocatedChunk(
+                f"{prefix}module-1", source.strip(), source_path, "code", "<module>", first, last
+            )
+        )
+    return chunks
+
+
+def chunk_markdown_source(source: str, source_path: str) -> list[LocatedChunk]:
+    """Chunk Markdown text into sections that begin at each heading line.
+
+    Like the tutorial, a ``#`` line inside a fenced code block starts a section.
+    """
+    text_lines = _Lines(source)
+    lines = text_lines.lines
+    chunks: list[LocatedChunk] = []
+    prefix = source_path + "#"
+    identity_counts: dict[str, int] = {}
+
+    def append_section(name: str, start: int, stop: int) -> None:
+        text = "\n".join(lines[start:stop]).strip()
+        if not text:
+            return
+        base_identity = f"heading-{_slug(name)}"
+        occurrence = identity_counts[base_identity] = identity_counts.get(base_identity, 0) + 1
+        identity = base_identity if occurrence == 1 else f"{base_identity}-{occurrence}"
+        first, last = text_lines.span(start, stop)
+        chunks.append(LocatedChunk(prefix + identity, text, source_path, "prose", name, first, last))
+
+    section_name = "preamble"
+    section_start = 0
+    match = _MARKDOWN_HEADING.match
+    for index, line in enumerate(lines):
+        if line[:1] == "#":
+            heading = match(line)
+            if heading:
+                append_section(section_name, section_start, index)
+                section_start = index
+                section_name = heading.group(2)
+    append_section(section_name, section_start, len(lines))
+    return chunks
+
+
+def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
+    """Dispatch normalised text to the chunker for ``name``'s suffix."""
+    file_type = file_type_for(name)
+    if file_type == "code":
+        return chunk_python_source(source, source_path, name)
+    if file_type == "prose":
+        return chunk_markdown_source(source, source_path)
+    raise ChunkingError(f"Unsupported file type: {suffix_of(name) or '<none>'}")
+
+
+def decode_source(data: bytes) -> str:
+    """Decode file bytes as the tutorial's ``read_text(encoding="utf-8")`` would.
+
+    Raises ``ChunkingError`` for NUL bytes (binary files) and invalid UTF-8.
+    """
+    nul = data.find(b"\0")
+    if nul != -1:
+        raise ChunkingError(f"contains NUL bytes (first at offset {nul}): a binary file?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        bad = data[error.start : error.start + 1].hex()
+        raise ChunkingError(
+            f"not valid UTF-8 (byte 0x{bad} at offset {error.start}); the corpus is UTF-8 only"
+        ) from None
+    return normalize_newlines(text)
+
+
+def ids_of(chunks: Sequence[LocatedChunk]) -> list[str]:
+    """The chunk IDs of a list of chunks, in order."""
+    return [chunk.chunk_id for chunk in chunks]

@@ -1,0 +1,422 @@
+"""Corpus composition: which files become chunks, and walking a tree for them.
+
+The defaults are the tutorial's rules (supported suffixes, excluded directory
+names, excluded file names). A workspace adds its own excludes in the
+``[tool.chunkls]`` table of its root ``pyproject.toml``; editor settings can add
+more. This is the one module that knows those rules.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
+
+DEFAULT_EXCLUDED_DIRECTORIES = frozenset(
+    {
+        ".claude",
+        ".git",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".rag-index",
+        ".ruff_cache",
+        ".venv",
+        "__pycache__",
+        "build",
+        "docs",
+        "dist",
+        "harness",
+    }
+)
+DEFAULT_EXCLUDED_FILES = frozenset(
+    {
+        "test_generation_assets.py",
+        "test_measure_facts.py",
+        "test_prepare_generation.py",
+        "test_validate_generation.py",
+        "test_verify_facts.py",
+        "test_verify_guides.py",
+    }
+)
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+
+CONFIG_KEYS = {
+    "exclude-dirs": "directory names left out wherever they appear",
+    "exclude-files": "file names left out wherever they appear",
+    "exclude": "glob patterns (root-relative, ** for any depth) of files or folders to leave out",
+    "max-file-size": "files larger than this many bytes are skipped and reported",
+}
+
+
+def compile_globs(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex for root-relative glob patterns, or ``None`` when there are none.
+
+    ``*`` and ``?`` stay within one path segment, ``**`` spans folders, ``[...]``
+    is a character class; a pattern without ``/`` matches a name at any depth,
+    and a leading ``/`` anchors a pattern at the root.
+    """
+    parts = [_translate_glob(pattern) for pattern in patterns if pattern.strip("/")]
+    if not parts:
+        return None
+    return re.compile("(?:" + "|".join(parts) + r")\Z")
+
+
+def _translate_glob(pattern: str) -> str:
+    anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    out = [] if anchored else ["(?:.*/)?"]
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class CorpusRules:
+    """The rules that decide which files of a tree become chunks."""
+
+    exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRECTORIES
+    """Directory names left out at any depth (the tutorial's, plus configured)."""
+    exclude_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
+    """File names left out at any depth."""
+    exclude_globs: tuple[str, ...] = ()
+    """Root-relative glob patterns of files or folders to leave out."""
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    """Files over this many bytes are skipped and reported."""
+    _glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_glob", compile_globs(self.exclude_globs))
+
+    def extended(
+        self,
+        exclude_dirs: Iterable[str] = (),
+        exclude_files: Iterable[str] = (),
+        exclude_globs: Iterable[str] = (),
+        max_file_size: int | None = None,
+    ) -> CorpusRules:
+        """These rules with more excludes (defaults can be added to, never removed)."""
+        return CorpusRules(
+            self.exclude_dirs | frozenset(exclude_dirs),
+            self.exclude_files | frozenset(exclude_files),
+            tuple(dict.fromkeys((*self.exclude_globs, *exclude_globs))),
+            self.max_file_size if max_file_size is None else max_file_size,
+        )
+
+    def fingerprint(self) -> str:
+        """A short stable digest of these rules, for cache keys."""
+        data = json.dumps(
+            [
+                sorted(self.exclude_dirs),
+                sorted(self.exclude_files),
+                list(self.exclude_globs),
+                self.max_file_size,
+            ]
+        )
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def glob_excludes(self, rel_path: str) -> bool:
+        """Whether a configured glob leaves out this root-relative path itself."""
+        return self._glob is not None and self._glob.match(rel_path) is not None
+
+    def folder_excluded(self, rel_dir: str) -> bool:
+        """Whether a root-relative folder (or any folder above it) is left out."""
+        parts = rel_dir.strip("/").split("/")
+        if any(part in self.exclude_dirs for part in parts):
+            return True
+        return any(self.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1))
+
+    def excluded_reason(self, rel_path: str) -> str | None:
+        """Why a root-relative file path is not in the corpus, or ``None`` if it is."""
+        parts = rel_path.split("/")
+        name = parts[-1]
+        if suffix_of(name) not in SUPPORTED_SUFFIXES:
+            return f"{suffix_of(name) or 'no suffix'} files are not chunked"
+        if name in self.exclude_files:
+            return f"file name {name!r} is excluded"
+        for part in parts[:-1]:
+            if part in self.exclude_dirs:
+                return f"folder {part!r} is excluded"
+        for end in range(1, len(parts) + 1):
+            if self.glob_excludes("/".join(parts[:end])):
+                return f"{'/'.join(parts[:end])!r} matches an exclude pattern"
+        return None
+
+
+class ConfigProblem(NamedTuple):
+    """Something wrong in a ``[tool.chunkls]`` table: reported, then ignored."""
+
+    source: str
+    message: str
+
+
+def _str_list(value: object) -> list[str] | None:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+def rules_from_mapping(
+    base: CorpusRules, settings: Mapping[str, object], source: str
+) -> tuple[CorpusRules, list[ConfigProblem]]:
+    """Extend ``base`` with a ``[tool.chunkls]``-shaped mapping, collecting problems."""
+    problems: list[ConfigProblem] = []
+    lists: dict[str, list[str]] = {}
+    for key in ("exclude-dirs", "exclude-files", "exclude"):
+        if key in settings:
+            value = _str_list(settings[key])
+            if value is None:
+                problems.append(ConfigProblem(source, f"{key} must be a list of strings"))
+            else:
+                lists[key] = value
+    max_size = settings.get("max-file-size")
+    if max_size is not None and (
+        not isinstance(max_size, int) or isinstance(max_size, bool) or max_size <= 0
+    ):
+        problems.append(ConfigProblem(source, "max-file-size must be a positive integer"))
+        max_size = None
+    for key in settings:
+        if key not in CONFIG_KEYS:
+            problems.append(
+                ConfigProblem(source, f"unknown key {key!r} (known: {', '.join(CONFIG_KEYS)})")
+            )
+    rules = base.extended(
+        lists.get("exclude-dirs", ()),
+        lists.get("exclude-files", ()),
+        lists.get("exclude", ()),
+        max_size if isinstance(max_size, int) else None,
+    )
+    return rules, problems
+
+
+def load_rules(
+    root: Path, base: CorpusRules | None = None
+) -> tuple[CorpusRules, list[ConfigProblem]]:
+    """The corpus rules for ``root``: ``base`` (default: the tutorial's) plus its
+    ``pyproject.toml`` ``[tool.chunkls]`` table. Problems are returned, never raised."""
+    base = base or CorpusRules()
+    pyproject = root / "pyproject.toml"
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return base, []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return base, [ConfigProblem(str(pyproject), f"cannot read it: {error}")]
+    tool = data.get("tool", {})
+    table = tool.get("chunkls") if isinstance(tool, dict) else None
+    if table is None:
+        return base, []
+    if not isinstance(table, dict):
+        return base, [ConfigProblem(str(pyproject), "[tool.chunkls] must be a table")]
+    return rules_from_mapping(base, table, f"{pyproject} [tool.chunkls]")
+
+
+class CorpusFile(NamedTuple):
+    """A file the walk found that the corpus rules admit."""
+
+    rel_path: str
+    """Root-relative POSIX path of the directory entry (the corpus sort key)."""
+    path: str
+    """Absolute path of the entry."""
+    is_symlink: bool
+
+
+class SkippedFile(NamedTuple):
+    """A corpus file that could not be chunked, with a one-line reason."""
+
+    rel_path: str
+    reason: str
+
+
+class Walk(NamedTuple):
+    """The result of walking a tree: corpus files in corpus order, plus problems."""
+
+    files: list[CorpusFile]
+    skipped: list[SkippedFile]
+
+
+def walk_corpus(root: Path, rules: CorpusRules, under: str = "") -> Walk:
+    """Every corpus file under ``root`` in the tutorial's order (sorted by relative
+    path), pruning excluded folders and not following directory symlinks, as
+    ``Path.rglob("*")`` does. Entries that are not regular files are reported.
+
+    ``under`` limits the walk to one root-relative folder (paths stay relative
+    to ``root``)."""
+    files: list[CorpusFile] = []
+    skipped: list[SkippedFile] = []
+    exclude_dirs = rules.exclude_dirs
+    exclude_files = rules.exclude_files
+    has_globs = bool(rules.exclude_globs)
+    under = under.strip("/")
+    if under and rules.folder_excluded(under):
+        return Walk(files, skipped)
+    start = os.path.join(os.fspath(root), under) if under else os.fspath(root)
+    stack: list[tuple[str, str]] = [(start, under + "/" if under else "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                listing = list(entries)
+        except OSError as error:
+            skipped.append(SkippedFile(prefix.rstrip("/") or ".", _os_reason(error, "folder")))
+            continue
+        for entry in listing:
+            name = entry.name
+            rel = prefix + name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name in exclude_dirs or (has_globs and rules.glob_excludes(rel)):
+                    continue
+                stack.append((entry.path, rel + "/"))
+            if suffix_of(name) not in SUPPORTED_SUFFIXES or name in exclude_files:
+                continue
+            if has_globs and rules.glob_excludes(rel):
+                continue
+            if is_dir:
+                skipped.append(SkippedFile(rel, "not a regular file (a directory)"))
+                continue
+            try:
+                is_symlink = entry.is_symlink()
+                if not is_symlink and not entry.is_file(follow_symlinks=False):
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    skipped.append(SkippedFile(rel, f"not a regular file ({_kind(mode)})"))
+                    continue
+            except OSError as error:
+                skipped.append(SkippedFile(rel, _os_reason(error)))
+                continue
+            files.append(CorpusFile(rel, entry.path, is_symlink))
+    files.sort()
+    skipped.sort()
+    return Walk(files, skipped)
+
+
+def _os_reason(error: OSError, what: str = "file") -> str:
+    if isinstance(error, PermissionError):
+        return f"permission denied: the {what} is not readable"
+    if isinstance(error, FileNotFoundError):
+        return f"the {what} disappeared while indexing"
+    return f"cannot read the {what}: {error.strerror or error}"
+
+
+class FileSkipped(Exception):
+    """Raised by ``read_corpus_file`` with a one-line reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SourceFile(NamedTuple):
+    """The bytes of a corpus file and where its chunks say they come from."""
+
+    source_path: str
+    data: bytes
+    mtime_ns: int
+    size: int
+
+
+def read_corpus_file(
+    root_resolved: Path, rel_path: str, path: str, is_symlink: bool, max_file_size: int
+) -> SourceFile:
+    """Read a corpus file, checking everything that would make the tutorial
+    crash, silently drop it, or cite a path outside the root."""
+    source_path = rel_path
+    if is_symlink:
+        try:
+            target = Path(path).resolve(strict=True)
+        except FileNotFoundError:
+            raise FileSkipped("broken symlink: its target does not exist") from None
+        except RuntimeError:
+            raise FileSkipped("symlink loop") from None
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise FileSkipped("symlink loop") from None
+            raise FileSkipped(_os_reason(error)) from None
+        try:
+            source_path = target.relative_to(root_resolved).as_posix()
+        except ValueError:
+            raise FileSkipped(
+                f"symlink to {target}, outside the workspace root: not indexed"
+            ) from None
+        try:
+            mode = os.stat(target).st_mode
+        except OSError as error:
+            raise FileSkipped(_os_reason(error)) from None
+        if not stat.S_ISREG(mode):
+            raise FileSkipped(f"symlink to {_kind(mode)}, not a regular file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileSkipped("symlink loop") from None
+        if isinstance(error, FileNotFoundError) and is_symlink:
+            raise FileSkipped("broken symlink: its target does not exist") from None
+        raise FileSkipped(_os_reason(error)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileSkipped(f"not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > max_file_size:
+            raise FileSkipped(
+                f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit (max-file-size)"
+            )
+        chunks = []
+        while True:
+            block = os.read(fd, max(info.st_size + 1, 65536))
+            if not block:
+                break
+            chunks.append(block)
+        data = b"".join(chunks)
+    except OSError as error:
+        raise FileSkipped(_os_reason(error)) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_file_size:
+        raise FileSkipped(f"grew over the {max_file_size:,}-byte limit while being read")
+    return SourceFile(source_path, data, info.st_mtime_ns, info.st_size)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"

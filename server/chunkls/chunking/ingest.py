@@ -1,0 +1,148 @@
+"""Chunking whole files and trees: the tutorial's entry points, made robust.
+
+``chunk_python``, ``chunk_markdown``, ``chunk_file`` and ``ingest_path`` keep the
+tutorial's signatures and output. ``scan_corpus`` is what the index, the CLI and
+the server use: it also returns each chunk's editor range and reports the files
+that cannot be chunked instead of stopping on them.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple
+
+from chunkls.chunking.chunker import (
+    ChunkingError,
+    chunk_markdown_source,
+    chunk_python_source,
+    chunk_source,
+    decode_source,
+    normalize_newlines,
+    suffix_of,
+)
+from chunkls.chunking.corpus import (
+    CorpusFile,
+    CorpusRules,
+    FileSkipped,
+    SkippedFile,
+    read_corpus_file,
+    walk_corpus,
+)
+from chunkls.chunking.models import Chunk, LocatedChunk
+
+
+def _source_path(path: Path, root: Path | None) -> str:
+    resolved = path.resolve()
+    if root is not None:
+        try:
+            resolved = resolved.relative_to(root.resolve())
+        except ValueError:
+            pass
+    return PurePosixPath(resolved).as_posix()
+
+
+def _read(path: Path) -> str:
+    return normalize_newlines(path.read_text(encoding="utf-8"))
+
+
+def chunk_python(path: Path, root: Path | None = None) -> list[Chunk]:
+    """Chunk a Python file at top-level function and class boundaries."""
+    chunks = chunk_python_source(_read(path), _source_path(path, root), str(path))
+    return [chunk.to_chunk() for chunk in chunks]
+
+
+def chunk_markdown(path: Path, root: Path | None = None) -> list[Chunk]:
+    """Chunk Markdown into sections beginning at each heading."""
+    chunks = chunk_markdown_source(_read(path), _source_path(path, root))
+    return [chunk.to_chunk() for chunk in chunks]
+
+
+def chunk_file(path: Path, root: Path | None = None) -> list[Chunk]:
+    """Dispatch a supported source file to its chunker."""
+    suffix = suffix_of(path.name)
+    if suffix == ".py":
+        return chunk_python(path, root)
+    if suffix in {".md", ".markdown"}:
+        return chunk_markdown(path, root)
+    raise ValueError(f"Unsupported file type: {path.suffix or '<none>'}")
+
+
+class FileChunks(NamedTuple):
+    """The chunks of one corpus file and the stat data they were read with."""
+
+    rel_path: str
+    chunks: tuple[LocatedChunk, ...]
+    mtime_ns: int
+    size: int
+
+
+class Scan(NamedTuple):
+    """A whole tree chunked: files in corpus order, and what was skipped."""
+
+    files: list[FileChunks]
+    skipped: list[SkippedFile]
+
+    def chunks(self) -> Iterator[LocatedChunk]:
+        """Every chunk in corpus order."""
+        for file in self.files:
+            yield from file.chunks
+
+
+def chunk_corpus_file(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> FileChunks:
+    """Read and chunk one corpus file; raises ``FileSkipped`` with the reason."""
+    source = read_corpus_file(
+        root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
+    )
+    try:
+        text = decode_source(source.data)
+        chunks = chunk_source(text, source.source_path, file.rel_path.rsplit("/", 1)[-1])
+    except ChunkingError as error:
+        raise FileSkipped(error.reason) from None
+    return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size)
+
+
+@contextmanager
+def bulk_gc() -> Iterator[None]:
+    """Keep the cyclic garbage collector out of bulk chunking.
+
+    ``ast.parse`` allocates millions of objects; with a long-lived corpus in
+    memory each full collection walks all of it (most of the tutorial's run time
+    on a large tree). Nothing built here forms reference cycles worth collecting
+    mid-run (ASTs have no parent links), so collection waits until the end.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def scan_corpus(root: Path, rules: CorpusRules | None = None) -> Scan:
+    """Chunk every corpus file under ``root`` serially, in corpus order."""
+    rules = rules or CorpusRules()
+    root_resolved = root.resolve()
+    with bulk_gc():
+        walk = walk_corpus(root, rules)
+        files: list[FileChunks] = []
+        skipped = list(walk.skipped)
+        for file in walk.files:
+            try:
+                files.append(chunk_corpus_file(root_resolved, file, rules))
+            except FileSkipped as error:
+                skipped.append(SkippedFile(file.rel_path, error.reason))
+    skipped.sort()
+    return Scan(files, skipped)
+
+
+def ingest_path(root: Path) -> list[Chunk]:
+    """Recursively chunk supported repository files in deterministic order.
+
+    The tutorial's corpus and output; files that cannot be chunked are left out
+    (``scan_corpus`` says which and why) instead of stopping the run.
+    """
+    return [chunk.to_chunk() for chunk in scan_corpus(root).chunks()]

@@ -1,0 +1,44 @@
+"""The chunk record of the tutorial, and the located chunk the editor needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A source unit that can be indexed and cited."""
+
+    chunk_id: str
+    text: str
+    source_path: str
+    file_type: str
+    symbol: str | None = None
+
+
+class LocatedChunk(NamedTuple):
+    """A chunk plus the editor lines its stripped text spans.
+
+    A tuple rather than a dataclass: the index holds ~100,000 of these, and tuples
+    of strings and ints are compact and invisible to the garbage collector.
+    Lines are 1-based and inclusive, counted with the editor's line breaks
+    (``\\n``, ``\\r\\n``, ``\\r``) only.
+    """
+
+    chunk_id: str
+    text: str
+    source_path: str
+    file_type: str
+    symbol: str | None
+    start_line: int
+    end_line: int
+
+    @property
+    def identity(self) -> str:
+        """The part of the chunk ID after ``#``."""
+        return self.chunk_id[len(self.source_path) + 1 :]
+
+    def to_chunk(self) -> Chunk:
+        """The tutorial's record for this chunk."""
+        return Chunk(self.chunk_id, self.text, self.source_path, self.file_type, self.symbol)

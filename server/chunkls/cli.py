@@ -1,0 +1,212 @@
+"""The ``chunkls`` command line: chunks, search, resolve and serve.
+
+Exit codes: 0 success; 1 a result the caller asked about is missing (an unknown
+ID, or skipped files with ``--strict``); 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from chunkls import __version__
+from chunkls.chunking import CorpusRules
+from chunkls.index import WorkspaceIndex, build_index
+
+
+class UsageError(Exception):
+    """A bad command line: reported with exit code 2."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _check_root(text: str) -> Path:
+    root = Path(text)
+    if not root.exists():
+        raise UsageError(f"root {text!r} does not exist")
+    if not root.is_dir():
+        raise UsageError(f"root {text!r} is not a directory")
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as error:
+        raise UsageError(f"root {text!r} is not readable: {error.strerror or error}") from None
+    return root
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chunkls",
+        description="Chunk a repository as the RAG tutorial does, search the chunks "
+        "with BM25, resolve chunk IDs, or run the language server.",
+    )
+    parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    corpus = argparse.ArgumentParser(add_help=False)
+    corpus.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files or folders matching this root-relative glob (repeatable)",
+    )
+    corpus.add_argument(
+        "--strict", action="store_true", help="exit 1 when any file had to be skipped"
+    )
+
+    search = commands.add_parser(
+        "search", parents=[corpus], help="BM25 search over the chunks (the tutorial's demo)"
+    )
+    search.add_argument("query", help="free text or code words, e.g. 'chunk_id source_path'")
+    search.add_argument("--root", default=".", help="corpus root (default: .)")
+    search.add_argument(
+        "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
+    )
+    search.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    chunks = commands.add_parser(
+        "chunks", parents=[corpus], help="list every chunk in corpus order"
+    )
+    chunks.add_argument("root", nargs="?", default=".", help="corpus root (default: .)")
+    chunks.add_argument(
+        "--format",
+        choices=("jsonl", "ids"),
+        default="jsonl",
+        help="jsonl: one JSON object per chunk (default); ids: one chunk ID per line",
+    )
+
+    resolve = commands.add_parser(
+        "resolve", parents=[corpus], help="show where a chunk ID points, and its text"
+    )
+    resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
+    resolve.add_argument("--root", default=".", help="corpus root (default: .)")
+
+    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")
+    return parser
+
+
+def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
+    base = CorpusRules().extended(exclude_globs=args.exclude)
+    index = build_index([root], base)
+    for folder in index.folders:
+        for problem in folder.config_problems:
+            print(f"chunkls: {problem.source}: {problem.message}", file=err)
+    skipped = list(index.skipped())
+    for _folder, rel_path, reason in skipped:
+        print(f"chunkls: skipped {rel_path}: {reason}", file=err)
+    if skipped:
+        noun = "file" if len(skipped) == 1 else "files"
+        print(f"chunkls: {len(skipped)} {noun} skipped (they could not be chunked)", file=err)
+    args.skipped_count = len(skipped)
+    return index
+
+
+def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    index = _index(_check_root(args.root), args, err)
+    hits = index.search(args.query, args.top_k)
+    if args.json:
+        results = [
+            {
+                "chunk_id": hit.item.chunk.chunk_id,
+                "score": round(hit.score, 6),
+                "source_path": hit.item.chunk.source_path,
+                "start_line": hit.item.chunk.start_line,
+                "end_line": hit.item.chunk.end_line,
+            }
+            for hit in hits
+        ]
+        json.dump({"indexed": len(index), "results": results}, out, indent=2)
+        out.write("\n")
+    else:
+        print(f"Indexed {len(index)} chunks", file=out)
+        for rank, hit in enumerate(hits, 1):
+            print(f"{rank}. {hit.item.chunk.chunk_id} (bm25 {hit.score:.3f})", file=out)
+    return 0
+
+
+def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    index = _index(_check_root(args.root), args, err)
+    for entry in index.chunks():
+        chunk = entry.chunk
+        if args.format == "ids":
+            out.write(chunk.chunk_id + "\n")
+            continue
+        record = {
+            "chunk_id": chunk.chunk_id,
+            "text": chunk.text,
+            "source_path": chunk.source_path,
+            "file_type": chunk.file_type,
+            "symbol": chunk.symbol,
+            "start_line": chunk.start_line,
+            "end_line": chunk.end_line,
+        }
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    index = _index(_check_root(args.root), args, err)
+    matches = index.lookup(args.chunk_id)
+    if not matches:
+        print(f"chunkls: unknown chunk ID {args.chunk_id}", file=err)
+        suggestions = index.suggest(args.chunk_id)
+        if suggestions:
+            print("did you mean:", file=err)
+            for suggestion in suggestions:
+                print(f"  {suggestion}", file=err)
+        return 1
+    for number, entry in enumerate(matches):
+        chunk = entry.chunk
+        if number:
+            out.write("\n")
+        out.write(f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n{chunk.text}\n")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from chunkls.lsp.server import run
+
+    return run(tcp=args.tcp)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    for stream in (out, err):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    handlers = {"search": _search, "chunks": _chunks, "resolve": _resolve}
+    try:
+        code = handlers[args.command](args, out, err)
+    except UsageError as error:
+        parser.print_usage(err)
+        print(f"chunkls: error: {error}", file=err)
+        return 2
+    except BrokenPipeError:  # e.g. `chunkls chunks | head`
+        sys.stderr.close()
+        return 0
+    if code == 0 and args.strict and args.skipped_count:
+        return 1
+    return code
