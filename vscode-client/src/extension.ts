@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { Commands, OUTPUT_CHANNEL_NAME } from './constants';
 import { copyChunkId, searchChunks } from './commands';
+import { onActiveInterpreterChanged } from './pythonExtension';
 import { ServerManager } from './server';
 import { statusView, type ClientPhase, type IndexStatus } from './status';
 
@@ -49,6 +50,18 @@ export function activate(context: vscode.ExtensionContext): void {
 
   // Not awaited: activation must not wait for Python or the first index.
   void manager.start();
+
+  // A new active environment in the Python extension matters only when the setting is empty.
+  void onActiveInterpreterChanged(() => {
+    if (!manager.usesSetting()) {
+      output.info('The Python extension changed its active environment: restarting the server');
+      void manager.restart();
+    }
+  }).then((disposable) => {
+    if (disposable !== undefined) {
+      context.subscriptions.push(disposable);
+    }
+  });
 }
 
 export async function deactivate(): Promise<void> {

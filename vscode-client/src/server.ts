@@ -102,6 +102,12 @@ export class ServerManager implements vscode.Disposable {
     return this.enqueue(() => this.doStop());
   }
 
+  /** True when `chunkls.server.pythonPath` is set (then the Python extension is not consulted). */
+  usesSetting(): boolean {
+    const value = vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.pythonPath);
+    return value !== undefined && value.trim().length > 0;
+  }
+
   get isRunning(): boolean {
     return this.client?.state === State.Running;
   }
@@ -119,7 +125,7 @@ export class ServerManager implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settingPath = config.get<string>(Settings.pythonPath);
-    const fromExtension = settingPath ? undefined : await activeInterpreter(folder?.uri);
+    const fromExtension = this.usesSetting() ? undefined : await activeInterpreter(folder?.uri);
     const candidates = interpreterCandidates({
       settingPath,
       pythonExtensionPath: fromExtension,
