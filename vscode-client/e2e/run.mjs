@@ -11,6 +11,9 @@
 //   CHUNKLS_E2E_PYTHON      interpreter for chunkls.server.pythonPath (default python3)
 //   CHUNKLS_E2E_KEEP        1: keep the temporary workspace and logs
 //   CHUNKLS_E2E_TIMEOUT_MS  per-wait timeout (default 30000)
+//   CHUNKLS_E2E_SKIP_WITHOUT_SERVER  1: when the bundled server does not answer
+//                           `initialize`, skip the VS Code tests and exit 0
+//                           (default: that is a failure)
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,6 +25,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 const e2eHome = process.env.CHUNKLS_E2E_HOME || '/tmp/chunkls-e2e';
 const screenshotDir = join(here, 'screenshots');
+// Screenshots of failed tests go outside the repository (and the .vsix).
+const failureDir = join(e2eHome, 'failures');
 const timeout = Number(process.env.CHUNKLS_E2E_TIMEOUT_MS || 30000);
 const started = Date.now();
 
@@ -146,7 +151,79 @@ function freePort() {
   });
 }
 
-// 4. code-server --------------------------------------------------------------
+// 4. Preflight: the installed extension's bundled server answers `initialize` --
+const installed = readdirSync(extensionsDir).find((name) => name.startsWith('chunkls.chunkls-'));
+if (!installed) {
+  abort(`the extension is not in ${extensionsDir}`);
+}
+const bundledLibs = join(extensionsDir, installed, 'bundled', 'libs');
+
+/** Starts `python -m chunkls serve --stdio` like the client does and waits for the initialize answer. */
+function preflightServer() {
+  return new Promise((res) => {
+    const child = spawn(python, ['-m', 'chunkls', 'serve', '--stdio'], {
+      cwd: workspace,
+      env: { ...process.env, PYTHONPATH: bundledLibs },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = Buffer.alloc(0);
+    let err = '';
+    const done = (ok, detail) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      res({ ok, detail });
+    };
+    const timer = setTimeout(() => done(false, `no answer to initialize in 20 s; stderr: ${err.slice(-800)}`), 20000);
+    child.on('error', (e) => done(false, e.message));
+    child.on('exit', (code) => done(false, `exited with ${code} before answering initialize; stderr: ${err.slice(-800)}`));
+    child.stderr.on('data', (d) => (err += d));
+    child.stdout.on('data', (d) => {
+      out = Buffer.concat([out, d]);
+      const text = out.toString('utf8');
+      const end = text.indexOf('\r\n\r\n');
+      const length = /Content-Length: *(\d+)/i.exec(text.slice(0, Math.max(0, end)));
+      if (end >= 0 && length && out.length >= Buffer.byteLength(text.slice(0, end)) + 4 + Number(length[1])) {
+        const start = Buffer.byteLength(text.slice(0, end)) + 4;
+        const body = out.subarray(start, start + Number(length[1]));
+        const message = JSON.parse(body.toString('utf8'));
+        if (message.id === 1 && message.result) {
+          const commands = message.result.capabilities?.executeCommandProvider?.commands ?? [];
+          done(true, `capabilities: ${Object.keys(message.result.capabilities).join(', ')}; commands: ${commands.join(', ')}`);
+        } else {
+          done(false, `unexpected answer ${body.toString('utf8').slice(0, 300)}`);
+        }
+      }
+    });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        processId: process.pid,
+        rootUri: `file://${workspace}`,
+        workspaceFolders: [{ uri: `file://${workspace}`, name: 'workspace' }],
+        capabilities: {},
+        initializationOptions: { exclude: [], codeLens: { enabled: true }, navigation: { languages: ['markdown', 'plaintext', 'python'] } },
+      },
+    });
+    child.stdin.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
+}
+
+const preflight = await preflightServer();
+if (!preflight.ok) {
+  console.log(`e2e: the bundled server (${python} -m chunkls serve --stdio, PYTHONPATH=${bundledLibs}) is not usable: ${preflight.detail}`);
+  rmSync(scratch, { recursive: true, force: true });
+  if (process.env.CHUNKLS_E2E_SKIP_WITHOUT_SERVER === '1') {
+    console.log('e2e: 0 passed, 0 failed, 7 skipped');
+    process.exit(0);
+  }
+  console.log('e2e: 0 passed, 1 failed, 7 skipped');
+  process.exit(1);
+}
+log(`ok - the bundled server answers initialize: ${preflight.detail}`);
+
+// 5. code-server --------------------------------------------------------------
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const csLog = join(scratch, 'code-server.log');
@@ -210,12 +287,12 @@ async function waitForHealth() {
   throw new Error(`code-server did not answer /healthz:\n${csOutput}`);
 }
 
-// 5. Tests --------------------------------------------------------------------
+// 6. Tests --------------------------------------------------------------------
 const fixture = (rel) => readFileSync(join(here, 'fixture', rel), 'utf8').split('\n');
 const lineOf = (rel, prefix) => fixture(rel).findIndex((l) => l.startsWith(prefix)) + 1;
 
 let page;
-let passed = 0;
+let passed = 1; // the preflight above
 let failed = 0;
 
 async function test(name, fn) {
@@ -227,7 +304,8 @@ async function test(name, fn) {
   } catch (error) {
     failed++;
     log(`not ok - ${name}: ${error && error.stack ? error.stack : error}`);
-    const shot = join(screenshotDir, `failure-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.tmp.png`);
+    mkdirSync(failureDir, { recursive: true });
+    const shot = join(failureDir, `${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`);
     await page?.screenshot({ path: shot }).catch(() => undefined);
     log(`  screenshot: ${shot}`);
     await page?.keyboard.press('Escape').catch(() => undefined);
@@ -501,7 +579,8 @@ try {
 } catch (error) {
   failed++;
   log(`e2e harness error: ${error && error.stack ? error.stack : error}`);
-  await page?.screenshot({ path: join(screenshotDir, 'failure-harness.tmp.png') }).catch(() => undefined);
+  mkdirSync(failureDir, { recursive: true });
+  await page?.screenshot({ path: join(failureDir, 'harness.png') }).catch(() => undefined);
 } finally {
   await browser?.close().catch(() => undefined);
   cleanup();

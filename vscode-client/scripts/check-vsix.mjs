@@ -1,0 +1,75 @@
+// Checks the packaged chunkls-<version>.vsix: what must be inside, what must not.
+// Reads the zip's central directory directly (no dependency).
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+const file = process.argv[2] ?? join(repoRoot, `chunkls-${version}.vsix`);
+const zip = readFileSync(file);
+
+function entries(buf) {
+  let eocd = buf.length - 22;
+  while (eocd >= 0 && buf.readUInt32LE(eocd) !== 0x06054b50) {
+    eocd--;
+  }
+  if (eocd < 0) {
+    throw new Error(`${file} is not a zip file`);
+  }
+  const count = buf.readUInt16LE(eocd + 10);
+  let at = buf.readUInt32LE(eocd + 16);
+  const names = [];
+  for (let i = 0; i < count; i++) {
+    if (buf.readUInt32LE(at) !== 0x02014b50) {
+      throw new Error('bad central directory');
+    }
+    const nameLen = buf.readUInt16LE(at + 28);
+    const extraLen = buf.readUInt16LE(at + 30);
+    const commentLen = buf.readUInt16LE(at + 32);
+    names.push(buf.toString('utf8', at + 46, at + 46 + nameLen));
+    at += 46 + nameLen + extraLen + commentLen;
+  }
+  return names;
+}
+
+const names = entries(zip);
+const problems = [];
+const required = [
+  'extension/package.json',
+  'extension/out/extension.js',
+  'extension/readme.md',
+  'extension/changelog.md',
+  'extension/LICENSE.txt',
+  'extension/bundled/libs/chunkls/__init__.py',
+  'extension/bundled/libs/chunkls/__main__.py',
+];
+for (const want of required) {
+  if (!names.includes(want)) {
+    problems.push(`missing ${want}`);
+  }
+}
+for (const lib of ['pygls', 'lsprotocol', 'attr', 'cattrs']) {
+  if (!names.some((n) => n.startsWith(`extension/bundled/libs/${lib}/`))) {
+    problems.push(`missing the bundled library ${lib}`);
+  }
+}
+const forbidden = [
+  [/(^|\/)node_modules\//, 'node_modules'],
+  [/^extension\/vscode-client\/(src|test|scripts|e2e\/fixture)\//, 'client sources or tests'],
+  [/^extension\/(tests|server|bench)\//, 'repository tests or sources'],
+  [/\.ts$/, 'TypeScript sources'],
+  [/__pycache__|\.pyc$/, 'Python caches'],
+  [/\.vsix$/, 'a nested .vsix'],
+];
+for (const [pattern, what] of forbidden) {
+  const hits = names.filter((n) => pattern.test(n));
+  if (hits.length > 0) {
+    problems.push(`${what}: ${hits.slice(0, 3).join(', ')}${hits.length > 3 ? ', ...' : ''}`);
+  }
+}
+if (problems.length > 0) {
+  console.error(`check-vsix: ${file}\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`check-vsix: ${file} ok (${names.length} entries, ${(zip.length / 1024).toFixed(0)} KiB)`);
