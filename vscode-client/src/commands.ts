@@ -1,23 +1,13 @@
 import * as vscode from 'vscode';
 import { SEARCH_DEBOUNCE_MS, SEARCH_TOP_K, ServerCommands } from './constants';
 import { LatestSearch, parseSearchResults, searchArguments, toPickItems, type ChunkPickItem, type SearchResult } from './search';
+import { chunkAtArguments, chunkIdArgument } from './launch';
 import type { ServerManager } from './server';
 
 const COPY_BUTTON: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('copy'),
   tooltip: 'Copy Chunk ID',
 };
-
-/** The chunk ID passed by a lens (a string) or, defensively, an object carrying one. */
-export function chunkIdArgument(arg: unknown): string | undefined {
-  if (typeof arg === 'string' && arg.length > 0) {
-    return arg;
-  }
-  if (typeof arg === 'object' && arg !== null && typeof (arg as { chunkId?: unknown }).chunkId === 'string') {
-    return (arg as { chunkId: string }).chunkId;
-  }
-  return undefined;
-}
 
 export async function copyToClipboard(chunkId: string): Promise<void> {
   await vscode.env.clipboard.writeText(chunkId);
@@ -36,7 +26,7 @@ export async function copyChunkId(server: ServerManager, arg: unknown): Promise<
     vscode.window.setStatusBarMessage('$(info) No editor: open a file to copy the chunk ID at the cursor', 4000);
     return;
   }
-  const args = [{ uri: editor.document.uri.toString(), line: editor.selection.active.line }];
+  const args = chunkAtArguments(editor.document.uri.toString(), editor.selection.active.line);
   let answer: unknown;
   try {
     answer = await server.executeCommand<unknown>(ServerCommands.chunkAt, args);

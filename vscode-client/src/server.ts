@@ -1,6 +1,4 @@
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -14,7 +12,6 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import {
-  BUNDLED_LIBS,
   CLIENT_ID,
   CLIENT_NAME,
   CONFIG_SECTION,
@@ -25,6 +22,7 @@ import {
 } from './constants';
 import { execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
 import { activeInterpreter } from './pythonExtension';
+import { SERVER_ARGS, serverEnv } from './launch';
 import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
 
@@ -37,24 +35,6 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'untitled', language: 'markdown' },
   { scheme: 'untitled', language: 'plaintext' },
 ];
-
-/** PYTHONPATH for the server: the bundled libs (packaged) or `server/` (running from the repository). */
-export function serverPythonPath(extensionPath: string, existing: string | undefined): string {
-  const parts: string[] = [];
-  const bundled = path.join(extensionPath, ...BUNDLED_LIBS);
-  if (fs.existsSync(bundled)) {
-    parts.push(bundled);
-  } else {
-    const dev = path.join(extensionPath, 'server');
-    if (fs.existsSync(path.join(dev, 'chunkls'))) {
-      parts.push(dev);
-    }
-  }
-  if (existing !== undefined && existing.length > 0) {
-    parts.push(existing);
-  }
-  return parts.join(path.delimiter);
-}
 
 export interface ServerEvents {
   onPhase(phase: ClientPhase): void;
@@ -182,15 +162,11 @@ export class ServerManager implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const serverOptions: ServerOptions = {
       command: python,
-      args: ['-m', 'chunkls', 'serve'],
+      args: [...SERVER_ARGS],
       transport: TransportKind.stdio,
       options: {
         cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : extensionPath,
-        env: {
-          PYTHONPATH: serverPythonPath(extensionPath, process.env.PYTHONPATH),
-          PYTHONUNBUFFERED: '1',
-          PYTHONIOENCODING: 'utf-8',
-        },
+        env: serverEnv(extensionPath, process.env.PYTHONPATH),
       },
     };
     const clientOptions: LanguageClientOptions = {
