@@ -15,7 +15,7 @@
 //                           `initialize`, skip the VS Code tests and exit 0
 //                           (default: that is a failure)
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -215,10 +215,10 @@ if (!preflight.ok) {
   console.log(`e2e: the bundled server (${python} -m chunkls serve --stdio, PYTHONPATH=${bundledLibs}) is not usable: ${preflight.detail}`);
   rmSync(scratch, { recursive: true, force: true });
   if (process.env.CHUNKLS_E2E_SKIP_WITHOUT_SERVER === '1') {
-    console.log('e2e: 0 passed, 0 failed, 7 skipped');
+    console.log('e2e: 0 passed, 0 failed, 9 skipped');
     process.exit(0);
   }
-  console.log('e2e: 0 passed, 1 failed, 7 skipped');
+  console.log('e2e: 0 passed, 1 failed, 9 skipped');
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
@@ -420,6 +420,48 @@ async function textPosition(needle, occurrence = 0) {
   );
 }
 
+/** Waits for the status bar item "N chunks" without the spinner. */
+async function waitChunkCount() {
+  await waitInPage(
+    () =>
+      [...document.querySelectorAll('.statusbar-item')].some(
+        (e) => /^\s*\d+ chunks?\s*$/.test(e.textContent || '') && !e.querySelector('.codicon-modifier-spin, .codicon-sync'),
+      ),
+    undefined,
+    'a status bar item with the chunk count',
+  ).catch(async (e) => {
+    throw new Error(`${e.message}; status bar: ${await statusText()}`);
+  });
+}
+
+/** Pids of `python -m chunkls serve` processes running in the test workspace. */
+function serverPids() {
+  const pids = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) {
+      continue;
+    }
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (cmdline.includes('chunkls') && cmdline.includes('serve') && readlinkSync(`/proc/${name}/cwd`) === workspace) {
+        pids.push(Number(name));
+      }
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}
+
+async function goToLine(line) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout });
+  await input.fill(`:${line}`);
+  await page.keyboard.press('Enter');
+  await waitCursorLine(line, 'go to line');
+}
+
 async function lensTexts() {
   return page.evaluate(() => [...document.querySelectorAll('.codelens-decoration a')].map((a) => a.textContent || ''));
 }
@@ -436,6 +478,7 @@ async function waitLens(id) {
 
 const greetLine = lineOf('app/greet.py', 'def greet');
 const farewellLine = lineOf('app/greet.py', 'def farewell');
+const shoutLine = lineOf('app/greet.py', 'def shout');
 
 try {
   log(`code-server on ${base}`);
@@ -471,13 +514,7 @@ try {
   });
 
   await test('status bar counts the chunks', async () => {
-    await waitInPage(
-      () => [...document.querySelectorAll('.statusbar-item')].some((e) => /\d+ chunks?\b/.test(e.textContent || '') && !(e.textContent || '').includes('sync~spin')),
-      undefined,
-      'a status bar item with the chunk count',
-    ).catch(async (e) => {
-      throw new Error(`${e.message}; status bar: ${await statusText()}`);
-    });
+    await waitChunkCount();
   });
 
   await test('a lens click copies the chunk ID', async () => {
@@ -491,6 +528,18 @@ try {
     if (clip !== undefined && clip !== 'app/greet.py#function-greet') {
       throw new Error(`clipboard holds ${JSON.stringify(clip)}`);
     }
+  });
+
+  await test('Copy Chunk ID from the palette copies the chunk at the cursor', async () => {
+    await goToLine(shoutLine + 1);
+    await runCommand('Chunks: Copy Chunk ID');
+    await waitInPage(
+      () => [...document.querySelectorAll('.statusbar-item')].some((e) => (e.textContent || '').includes('Copied chunk ID app/greet.py#function-shout')),
+      undefined,
+      'the "Copied chunk ID app/greet.py#function-shout" status bar message',
+    ).catch(async (e) => {
+      throw new Error(`${e.message}; status bar: ${await statusText()}`);
+    });
   });
 
   await test('hover over an ID in a Markdown transcript shows the preview', async () => {
@@ -550,12 +599,7 @@ try {
   await test('after renaming a function and saving, the lens shows the new ID', async () => {
     await openFile('app/greet.py');
     await waitLens('app/greet.py#function-farewell');
-    await page.keyboard.press('Control+G');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout });
-    await input.fill(`:${farewellLine}`);
-    await page.keyboard.press('Enter');
-    await waitCursorLine(farewellLine, 'go to line');
+    await goToLine(farewellLine);
     await page.keyboard.press('Home');
     for (let i = 0; i < 'def '.length; i++) {
       await page.keyboard.press('ArrowRight');
@@ -574,6 +618,30 @@ try {
     const saved = readFileSync(join(workspace, 'app', 'greet.py'), 'utf8');
     if (!saved.includes('def part_ways(')) {
       throw new Error('the file on disk was not renamed');
+    }
+  });
+
+  await test('a crashed server offers Show Output and Restart, and Restart brings it back', async () => {
+    const before = serverPids();
+    if (before.length !== 1) {
+      throw new Error(`expected one server process in the workspace, found ${JSON.stringify(before)}`);
+    }
+    process.kill(before[0], 'SIGKILL');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'stopped unexpectedly' });
+    await toast.waitFor({ state: 'visible', timeout });
+    for (const label of ['Show Output', 'Restart']) {
+      await toast.locator('.monaco-button', { hasText: label }).first().waitFor({ state: 'visible', timeout });
+    }
+    const meanwhile = serverPids().filter((p) => p !== before[0]);
+    if (meanwhile.length > 0) {
+      throw new Error(`the client restarted the server by itself: ${JSON.stringify(meanwhile)}`);
+    }
+    await toast.locator('.monaco-button', { hasText: 'Restart' }).first().click();
+    await waitChunkCount();
+    await waitLens('app/greet.py#function-greet');
+    const after = serverPids();
+    if (after.length !== 1 || after[0] === before[0]) {
+      throw new Error(`expected one new server process, found ${JSON.stringify(after)}`);
     }
   });
 } catch (error) {
