@@ -1,0 +1,1 @@
+"""The language server: the only part of chunkls that imports pygls."""

@@ -1,0 +1,53 @@
+"""Code lenses: each chunk's ID at its first line (click: copy the ID)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from chunkls.chunking.chunker import file_type_for
+from chunkls.lsp.convert import first_line_range
+from chunkls.lsp.server import ChunkServer
+
+COPY_CHUNK_ID = "chunkls.copyChunkId"
+"""Client-side command run by a lens click, with the chunk ID as its argument."""
+
+
+def register(server: ChunkServer) -> None:
+    """Register the code lens provider."""
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
+        text_document_code_lens
+    )
+
+
+def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    """textDocument/codeLens: one lens per chunk of the open text, titled with its ID."""
+    if not ls.settings.code_lens_enabled:
+        return []
+    context = ls.document(params.text_document.uri)
+    if context is None or context.rel_path is None:
+        return []
+    name = context.rel_path.rsplit("/", 1)[-1]
+    if file_type_for(name) is None:
+        return []
+    top = types.Range(types.Position(0, 0), types.Position(0, 0))
+    if context.folder is not None:
+        reason = context.folder.rules.excluded_reason(context.rel_path)
+        if reason is not None:
+            title = f"Not in the chunk corpus: {reason}"
+            return [types.CodeLens(range=top, command=types.Command(title=title, command=""))]
+    buffer = ls.buffer(context)
+    if buffer is None:
+        return []
+    lenses = [
+        types.CodeLens(
+            range=first_line_range(chunk),
+            command=types.Command(
+                title=chunk.chunk_id, command=COPY_CHUNK_ID, arguments=[chunk.chunk_id]
+            ),
+        )
+        for chunk in buffer.chunks
+    ]
+    if buffer.error is not None and not lenses:
+        title = f"Not chunked: {buffer.error}"
+        lenses.append(types.CodeLens(range=top, command=types.Command(title=title, command="")))
+    return lenses

@@ -1,0 +1,147 @@
+"""Chunk IDs written in text: go to definition, hover preview, document links."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from chunkls.chunk_ids import ChunkRef, find_chunk_refs_in, ref_at, resolve
+from chunkls.index import IndexedChunk
+from chunkls.lsp.convert import chunk_uri, location
+from chunkls.lsp.server import ChunkServer, DocumentContext
+
+PREVIEW_LINES = 12
+"""Lines of a chunk shown in a hover."""
+
+_FENCE_LANGUAGE = {"code": "python", "prose": "markdown"}
+
+
+def register(server: ChunkServer) -> None:
+    """Register definition, hover and document links."""
+    server.feature(types.TEXT_DOCUMENT_DEFINITION)(text_document_definition)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(text_document_hover)
+    server.feature(
+        types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions(resolve_provider=False)
+    )(text_document_document_link)
+
+
+def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
+    """A document whose chunk IDs are navigable (by language setting), or ``None``."""
+    context = ls.document(uri)
+    if context is None or context.language not in ls.settings.navigation_languages:
+        return None
+    return context
+
+
+def refs_of(context: DocumentContext) -> list[ChunkRef]:
+    """The chunk IDs written in a document."""
+    return find_chunk_refs_in(context.text, context.language)
+
+
+def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
+    """The chunks a reference in a document points at, by index lookup only."""
+    found = resolve(ls.index, ref, context.folder, context.rel_path)
+    if found or ref.form != "local" or context.folder is not None:
+        return found
+    # single-file mode: a #identity of this very document, from its buffer
+    buffer = ls.buffer(context)
+    loose = ls.loose_folder(context)
+    if buffer is None or loose is None:
+        return []
+    wanted = f"{context.rel_path}#{ref.identity}"
+    return [IndexedChunk(loose, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted]
+
+
+def _ref_under_cursor(
+    ls: ChunkServer, uri: str, position: types.Position
+) -> tuple[DocumentContext, ChunkRef] | None:
+    context = navigable(ls, uri)
+    if context is None:
+        return None
+    offset = context.lines.offset(position.line, position.character)
+    ref = ref_at(refs_of(context), offset)
+    return None if ref is None else (context, ref)
+
+
+def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
+    """The range of a reference in its document."""
+    start = context.lines.position(ref.start)
+    end = context.lines.position(ref.end)
+    return types.Range(types.Position(*start), types.Position(*end))
+
+
+def text_document_definition(
+    ls: ChunkServer, params: types.DefinitionParams
+) -> list[types.Location] | None:
+    """textDocument/definition: the chunk's range (every one, for duplicated IDs)."""
+    found = _ref_under_cursor(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    context, ref = found
+    entries = resolve_ref(ls, context, ref)
+    return [location(entry, ls.encoding) for entry in entries] or None
+
+
+def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hover | None:
+    """textDocument/hover: the chunk's ID, place, symbol and first lines."""
+    found = _ref_under_cursor(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    context, ref = found
+    entries = resolve_ref(ls, context, ref)
+    if entries:
+        value = "\n\n---\n\n".join(preview(entry) for entry in entries)
+    else:
+        shown = ref.chunk_id if ref.path else f"{context.rel_path or ''}#{ref.identity}"
+        value = f"Unknown chunk ID `{shown}`: no chunk in the index has it."
+        suggestions = ls.index.suggest(shown)
+        if suggestions:
+            value += "\n\nClosest existing IDs:\n" + "\n".join(f"- `{s}`" for s in suggestions)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
+        range=ref_range(context, ref),
+    )
+
+
+def preview(entry: IndexedChunk) -> str:
+    """Markdown for one chunk: ID, path and lines, symbol, and its first lines."""
+    chunk = entry.chunk
+    lines = chunk.text.split("\n")
+    shown = "\n".join(lines[:PREVIEW_LINES])
+    if len(lines) > PREVIEW_LINES:
+        shown += f"\n… ({len(lines) - PREVIEW_LINES} more lines)"
+    fence = "````" if "```" in shown else "```"
+    symbol = f" · symbol `{chunk.symbol}`" if chunk.symbol else ""
+    return (
+        f"**`{chunk.chunk_id}`**\n\n"
+        f"`{chunk.source_path}` lines {chunk.start_line}-{chunk.end_line}{symbol}\n\n"
+        f"{fence}{_FENCE_LANGUAGE.get(chunk.file_type, '')}\n{shown}\n{fence}"
+    )
+
+
+def text_document_document_link(
+    ls: ChunkServer, params: types.DocumentLinkParams
+) -> list[types.DocumentLink]:
+    """textDocument/documentLink: bare and backticked IDs that resolve become links.
+
+    Markdown link targets are left to the editor's Markdown support.
+    """
+    context = navigable(ls, params.text_document.uri)
+    if context is None:
+        return []
+    links = []
+    for ref in refs_of(context):
+        if ref.form == "link":
+            continue
+        entries = resolve_ref(ls, context, ref)
+        if not entries:
+            continue
+        entry = entries[0]
+        links.append(
+            types.DocumentLink(
+                range=ref_range(context, ref),
+                target=f"{chunk_uri(entry)}#L{entry.chunk.start_line}",
+                tooltip=f"Go to {entry.chunk.chunk_id} (lines {entry.chunk.start_line}-"
+                f"{entry.chunk.end_line})",
+            )
+        )
+    return links

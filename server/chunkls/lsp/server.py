@@ -1,0 +1,402 @@
+"""The language server: state, the one path that changes it, and start-up.
+
+``ChunkServer`` holds the workspace index and the open buffers' chunkings.
+Every change to the index goes through ``refresh_paths`` (a save, a file
+watcher batch) or ``index_folders`` (start, re-index, folders added, settings
+changed), which then tells the client (lens refresh, status).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Coroutine, Iterable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from chunkls import __version__
+from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
+from chunkls.chunking.chunker import ChunkingError, file_type_for
+from chunkls.chunking.corpus import load_rules
+from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.settings import Settings, parse_settings
+from chunkls.positions import Encoding, TextLines
+
+logger = logging.getLogger("chunkls")
+
+STATUS_NOTIFICATION = "chunkls/status"
+"""Custom notification: ``{indexing, chunks, files, skipped}`` for status bars."""
+
+_YIELD_EVERY = 0.01
+"""Seconds of indexing work between two turns of the event loop."""
+
+
+class Buffer:
+    """An open document's chunking, computed from its text (not from disk)."""
+
+    __slots__ = ("chunks", "error", "version")
+
+    def __init__(self, version: int | None, chunks: list[LocatedChunk], error: str | None) -> None:
+        self.version = version
+        self.chunks = chunks
+        """The last good chunking (kept while a Python buffer does not parse)."""
+        self.error = error
+        """Why the current text does not chunk, if it does not."""
+
+
+class DocumentContext:
+    """What the features need to know about a document."""
+
+    __slots__ = ("folder", "language", "lines", "rel_path", "text", "uri")
+
+    def __init__(
+        self,
+        uri: str,
+        text: str,
+        language: str,
+        folder: Folder | None,
+        rel_path: str | None,
+        encoding: Encoding,
+    ) -> None:
+        self.uri = uri
+        self.text = text
+        self.language = language
+        self.folder = folder
+        """The workspace folder holding the document, if any."""
+        self.rel_path = rel_path
+        """Its path relative to that folder (its file name in single-file mode)."""
+        self.lines = TextLines(text, encoding)
+
+
+class ChunkServer(LanguageServer):
+    """chunkls's language server."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "chunkls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+        )
+        self.index = WorkspaceIndex()
+        """Every workspace folder's chunks and the search postings."""
+        self.settings = Settings()
+        """Editor settings, merged into each folder's corpus rules."""
+        self.buffers: dict[str, Buffer] = {}
+        """Open document URI -> its latest chunking."""
+        self.tasks: set[asyncio.Task[Any]] = set()
+        """Background tasks still running (kept so they are not collected)."""
+        self.indexing = 0
+        """How many indexing jobs are running."""
+        self.reported: set[tuple[str, str]] = set()
+        """(path, reason) pairs already reported, so each is said once."""
+        self._pending: dict[Folder, set[str]] = {}
+        self._flush: asyncio.Task[Any] | None = None
+
+    # -- helpers -----------------------------------------------------------------
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run a background task, tracked, with its exception logged."""
+        task = asyncio.get_running_loop().create_task(coroutine, name=name)
+        self.tasks.add(task)
+
+        def done(finished: asyncio.Task[Any]) -> None:
+            self.tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                error = finished.exception()
+                logger.error("%s failed: %r", name, error, exc_info=error)
+                self.log(f"{name} failed: {error!r}", types.MessageType.Error)
+
+        task.add_done_callback(done)
+        return task
+
+    def log(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
+        """Log to stderr and, once connected, to the client's log."""
+        logger.log(logging.ERROR if level == types.MessageType.Error else logging.INFO, message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
+        except Exception:  # not connected (unit use) or the pipe is gone
+            logger.debug("could not send window/logMessage", exc_info=True)
+
+    @property
+    def encoding(self) -> Encoding:
+        """The negotiated position encoding."""
+        kind = self.workspace.position_encoding if self._workspace_ready() else None
+        if kind in (types.PositionEncodingKind.Utf8, "utf-8"):
+            return "utf-8"
+        if kind in (types.PositionEncodingKind.Utf32, "utf-32"):
+            return "utf-32"
+        return "utf-16"
+
+    def _workspace_ready(self) -> bool:
+        try:
+            self.workspace  # noqa: B018
+        except Exception:
+            return False
+        return True
+
+    def capability(self, *path: str) -> Any:
+        """A client capability by attribute path, or ``None``."""
+        value: Any = self.client_capabilities
+        for name in path:
+            value = getattr(value, name, None)
+            if value is None:
+                return None
+        return value
+
+    def rules_for(self, root: Path) -> CorpusRules:
+        """Corpus rules of a folder: the tutorial's, editor settings, ``[tool.chunkls]``."""
+        rules, problems = load_rules(
+            root, CorpusRules().extended(exclude_globs=self.settings.exclude)
+        )
+        for problem in problems:
+            self.report_once(problem.source, problem.message)
+        return rules
+
+    def report_once(self, path: str, reason: str) -> None:
+        """Tell the user about a problem once per (path, reason)."""
+        if (path, reason) in self.reported:
+            return
+        self.reported.add((path, reason))
+        self.log(f"{path}: {reason}", types.MessageType.Warning)
+
+    # -- documents ---------------------------------------------------------------
+
+    def document(self, uri: str) -> DocumentContext | None:
+        """The context of an open document (or a file on disk), or ``None``."""
+        try:
+            doc = self.workspace.get_text_document(uri)
+            text = doc.source
+        except Exception:  # not open and not readable: a bad or foreign URI
+            return None
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        folder: Folder | None = None
+        rel_path: str | None = None
+        if path is not None:
+            found = self.index.folder_of(path)
+            if found is not None:
+                folder, rel_path = found
+            elif not self.index.folders:
+                rel_path = Path(path).name  # single-file mode
+        language = doc.language_id or _language_of(path or uri)
+        return DocumentContext(uri, text, language, folder, rel_path, self.encoding)
+
+    def buffer(self, context: DocumentContext) -> Buffer | None:
+        """The chunking of a Python or Markdown document's current text."""
+        name = context.rel_path.rsplit("/", 1)[-1] if context.rel_path else ""
+        if context.rel_path is None or file_type_for(name) is None:
+            return None
+        doc = self.workspace.get_text_document(context.uri)
+        cached = self.buffers.get(context.uri)
+        if cached is not None and cached.version == doc.version and doc.version is not None:
+            return cached
+        try:
+            chunks = chunk_source(normalize_newlines(context.text), context.rel_path, name)
+            buffer = Buffer(doc.version, chunks, None)
+        except ChunkingError as error:
+            buffer = Buffer(doc.version, cached.chunks if cached else [], error.reason)
+        except (RecursionError, MemoryError) as error:
+            buffer = Buffer(doc.version, cached.chunks if cached else [], repr(error))
+        if context.uri in self.workspace.text_documents:
+            self.buffers[context.uri] = buffer
+        return buffer
+
+    def loose_folder(self, context: DocumentContext) -> Folder | None:
+        """In single-file mode, a folder (not indexed) for a document's directory."""
+        path = to_fs_path(context.uri) if context.uri.startswith("file:") else None
+        if path is None or context.folder is not None:
+            return None
+        return Folder(Path(path).parent, CorpusRules())
+
+    # -- the index: the one path that changes it --------------------------------
+
+    async def index_folders(
+        self, folders: Iterable[Folder], title: str = "Indexing chunks"
+    ) -> None:
+        """Index folders from disk in the background, with progress and status."""
+        folders = list(folders)
+        self.indexing += 1
+        self.send_status()
+        token: str | None = None
+        if self.capability("window", "work_done_progress"):
+            token = f"chunkls-index-{uuid.uuid4().hex[:8]}"
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+                self.work_done_progress.begin(
+                    token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
+                )
+            except Exception:
+                logger.info("client refused a progress token", exc_info=True)
+                token = None
+        started = time.perf_counter()
+        try:
+            for folder in folders:
+                last_yield = time.perf_counter()
+                last_percent = -1
+                for done, total in self.index.iter_index_folder(folder):
+                    now = time.perf_counter()
+                    if now - last_yield >= _YIELD_EVERY:
+                        percent = done * 100 // total if total else 100
+                        if token is not None and percent != last_percent:
+                            last_percent = percent
+                            self.work_done_progress.report(
+                                token,
+                                types.WorkDoneProgressReport(
+                                    message=f"{folder.name}: {done}/{total} files",
+                                    percentage=percent,
+                                ),
+                            )
+                        await asyncio.sleep(0)
+                        last_yield = time.perf_counter()
+                        if folder not in self.index.folders:
+                            break  # removed while indexing
+                self.report_skipped(folder)
+        finally:
+            self.indexing -= 1
+            elapsed = time.perf_counter() - started
+            message = f"Indexed {len(self.index)} chunks in {elapsed:.1f} s"
+            if token is not None:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+            self.log(message)
+            gc.collect()
+            gc.freeze()
+            self.index_changed()
+
+    def report_skipped(self, folder: Folder) -> None:
+        """Report each file that could not be chunked, once."""
+        for rel_path, reason in sorted(folder.skipped.items()):
+            self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
+
+    def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+        """Batch paths changed on disk; they are re-read together shortly."""
+        self._pending.setdefault(folder, set()).update(rel_paths)
+        if self._flush is None or self._flush.done():
+            self._flush = self.spawn(self._flush_pending(), "refresh")
+
+    async def _flush_pending(self) -> None:
+        await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
+        while self._pending:
+            pending, self._pending = self._pending, {}
+            for folder, paths in pending.items():
+                if folder in self.index.folders:
+                    self.refresh_paths(folder, sorted(paths), notify=False)
+                await asyncio.sleep(0)
+        self.index_changed()
+
+    def refresh_paths(
+        self, folder: Folder, rel_paths: Iterable[str], notify: bool = True
+    ) -> list[str]:
+        """Re-read files or folders from disk into the index (saves, disk changes)."""
+        changed = self.index.refresh(folder, rel_paths)
+        for rel_path in changed:
+            reason = folder.skipped.get(rel_path)
+            if reason is not None:
+                self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
+        if notify and changed:
+            self.index_changed()
+        return changed
+
+    def index_changed(self) -> None:
+        """Tell the client the index moved: lenses and status."""
+        self.send_status()
+        if self.capability("workspace", "code_lens", "refresh_support"):
+            self.spawn(self._refresh_lenses(), "codeLens refresh")
+
+    async def _refresh_lenses(self) -> None:
+        await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
+
+    def send_status(self) -> None:
+        """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""
+        try:
+            self.protocol.notify(
+                STATUS_NOTIFICATION,
+                {
+                    "indexing": self.indexing > 0,
+                    "chunks": len(self.index),
+                    "files": self.index.file_count(),
+                    "skipped": sum(len(folder.skipped) for folder in self.index.folders),
+                },
+            )
+        except Exception:
+            logger.debug("could not send status", exc_info=True)
+
+    def apply_settings(self, raw: object) -> None:
+        """Take new settings; re-index the folders whose corpus rules changed."""
+        problems: list[str] = []
+        settings = parse_settings(raw, problems)
+        for problem in problems:
+            self.report_once("settings", problem)
+        old, self.settings = self.settings, settings
+        if old.exclude == settings.exclude:
+            if old.code_lens_enabled != settings.code_lens_enabled:
+                self.index_changed()
+            return
+        affected = []
+        for folder in self.index.folders:
+            rules = self.rules_for(folder.root)
+            if rules != folder.rules:
+                folder.rules = rules
+                affected.append(folder)
+        self.buffers.clear()
+        if affected:
+            self.spawn(self.index_folders(affected, "Re-indexing chunks"), "re-index")
+        else:
+            self.index_changed()
+
+    def add_folder(self, uri: str) -> Folder | None:
+        """Add a workspace folder to the index (not yet indexed)."""
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        if path is None:
+            self.log(f"ignoring workspace folder {uri}: not a file: URI", types.MessageType.Warning)
+            return None
+        root = Path(path)
+        if any(folder.root == root for folder in self.index.folders):
+            return None
+        folder = self.index.add_folder(
+            root, CorpusRules().extended(exclude_globs=self.settings.exclude)
+        )
+        for problem in folder.config_problems:
+            self.report_once(problem.source, problem.message)
+        return folder
+
+
+def _language_of(path: str) -> str:
+    lowered = path.lower()
+    if lowered.endswith(".py"):
+        return "python"
+    if lowered.endswith((".md", ".markdown")):
+        return "markdown"
+    return "plaintext"
+
+
+def create_server() -> ChunkServer:
+    """A server with every feature registered."""
+    from chunkls.lsp import commands, lenses, navigation, symbols, sync
+
+    server = ChunkServer()
+    for module in (sync, lenses, navigation, symbols, commands):
+        module.register(server)
+    return server
+
+
+def run(tcp: str | None = None) -> int:
+    """Serve LSP over stdio, or over TCP (``HOST:PORT``) for debugging."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="chunkls %(levelname)s: %(message)s"
+    )
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    server = create_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        if not port.isdigit():
+            logger.error("--tcp expects HOST:PORT, got %r", tcp)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,55 @@
+"""Outline and workspace search: documentSymbol and workspace/symbol."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from chunkls.lsp.convert import chunk_range, first_line_range, location, symbol_kind
+from chunkls.lsp.server import ChunkServer
+
+WORKSPACE_SYMBOL_LIMIT = 100
+"""Results of a workspace/symbol query."""
+
+
+def register(server: ChunkServer) -> None:
+    """Register the outline and workspace symbol providers."""
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(text_document_document_symbol)
+    server.feature(types.WORKSPACE_SYMBOL)(workspace_symbol)
+
+
+def text_document_document_symbol(
+    ls: ChunkServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol]:
+    """textDocument/documentSymbol: the document's chunks, in order."""
+    context = ls.document(params.text_document.uri)
+    buffer = ls.buffer(context) if context is not None else None
+    if context is None or buffer is None:
+        return []
+    return [
+        types.DocumentSymbol(
+            name=chunk.identity,
+            detail=chunk.chunk_id,
+            kind=symbol_kind(chunk),
+            range=chunk_range(chunk, context.lines, ls.encoding),
+            selection_range=first_line_range(chunk),
+        )
+        for chunk in buffer.chunks
+        if chunk.end_line - 1 < len(context.lines)
+    ]
+
+
+def workspace_symbol(
+    ls: ChunkServer, params: types.WorkspaceSymbolParams
+) -> list[types.WorkspaceSymbol]:
+    """workspace/symbol: chunks ranked by BM25 for the query."""
+    if not params.query.strip():
+        return []
+    return [
+        types.WorkspaceSymbol(
+            name=hit.item.chunk.chunk_id,
+            kind=symbol_kind(hit.item.chunk),
+            location=location(hit.item, ls.encoding),
+            container_name=f"bm25 {hit.score:.3f}",
+        )
+        for hit in ls.index.search(params.query, WORKSPACE_SYMBOL_LIMIT)
+    ]

@@ -1,0 +1,149 @@
+"""Keeping the index true: start-up, documents, saves, disk changes, folders, settings."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from chunkls.lsp.server import ChunkServer, logger
+
+WATCHED_FILES = "**/*.{py,md,markdown}"
+"""Corpus files the client is asked to watch for create, change and delete."""
+
+
+def register(server: ChunkServer) -> None:
+    """Register the synchronisation handlers."""
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(text_document_did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(text_document_did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(text_document_did_close)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))(
+        text_document_did_save
+    )
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(workspace_did_change_watched_files)
+    server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(
+        workspace_did_change_workspace_folders
+    )
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(workspace_did_change_configuration)
+
+
+def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
+    """initialize: take the initialization options as settings."""
+    ls.apply_settings(params.initialization_options)
+
+
+async def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
+    """initialized: register file watchers and index every workspace folder."""
+    folders = [ls.add_folder(folder.uri) for folder in ls.workspace.folders.values()]
+    if not ls.workspace.folders and ls.workspace.root_uri:
+        folders.append(ls.add_folder(ls.workspace.root_uri))
+    if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
+        ls.spawn(_register_watchers(ls), "register file watchers")
+    added = [folder for folder in folders if folder is not None]
+    if added:
+        ls.spawn(ls.index_folders(added), "index")
+    else:
+        ls.log("no workspace folder: single-file mode (open documents only)")
+        ls.send_status()
+
+
+async def _register_watchers(ls: ChunkServer) -> None:
+    watchers = [
+        types.FileSystemWatcher(glob_pattern=WATCHED_FILES),
+        # a deleted or renamed folder is reported for the folder only
+        types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Delete),
+    ]
+    registration = types.Registration(
+        id="chunkls-watched-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    await asyncio.wait_for(
+        ls.client_register_capability_async(types.RegistrationParams([registration])), 10
+    )
+
+
+def text_document_did_open(ls: ChunkServer, params: types.DidOpenTextDocumentParams) -> None:
+    """textDocument/didOpen: forget any stale chunking of this URI."""
+    ls.buffers.pop(params.text_document.uri, None)
+
+
+def text_document_did_change(ls: ChunkServer, params: types.DidChangeTextDocumentParams) -> None:
+    """textDocument/didChange: lenses follow the buffer (recomputed on request)."""
+
+
+def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentParams) -> None:
+    """textDocument/didClose: drop the buffer's chunking."""
+    ls.buffers.pop(params.text_document.uri, None)
+
+
+def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentParams) -> None:
+    """textDocument/didSave: re-chunk the file from disk into the index and search."""
+    path = _fs_path(params.text_document.uri)
+    found = ls.index.folder_of(path) if path else None
+    if found is not None:
+        folder, rel_path = found
+        ls.refresh_paths(folder, [rel_path])
+
+
+def workspace_did_change_watched_files(
+    ls: ChunkServer, params: types.DidChangeWatchedFilesParams
+) -> None:
+    """workspace/didChangeWatchedFiles: re-read the changed paths, batched."""
+    for change in params.changes:
+        path = _fs_path(change.uri)
+        found = ls.index.folder_of(path) if path else None
+        if found is None:
+            continue
+        folder, rel_path = found
+        if Path(rel_path).name == "pyproject.toml":
+            continue
+        ls.queue_refresh(folder, [rel_path])
+
+
+def workspace_did_change_workspace_folders(
+    ls: ChunkServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    """workspace/didChangeWorkspaceFolders: index added folders, drop removed ones."""
+    for removed in params.event.removed:
+        path = _fs_path(removed.uri)
+        for folder in list(ls.index.folders):
+            if path is not None and folder.root == Path(path):
+                ls.index.remove_folder(folder)
+    added = [ls.add_folder(folder.uri) for folder in params.event.added]
+    new = [folder for folder in added if folder is not None]
+    if new:
+        ls.spawn(ls.index_folders(new), "index added folders")
+    else:
+        ls.index_changed()
+
+
+def workspace_did_change_configuration(
+    ls: ChunkServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """workspace/didChangeConfiguration: apply settings, re-index what they affect."""
+    if params.settings:
+        ls.apply_settings(params.settings)
+    elif ls.capability("workspace", "configuration"):
+        ls.spawn(_pull_settings(ls), "pull settings")
+
+
+async def _pull_settings(ls: ChunkServer) -> None:
+    params = types.ConfigurationParams(items=[types.ConfigurationItem(section="chunkls")])
+    values = await asyncio.wait_for(ls.workspace_configuration_async(params), 10)
+    if values:
+        ls.apply_settings(values[0])
+
+
+def _fs_path(uri: str) -> str | None:
+    if not uri.startswith("file:"):
+        return None
+    try:
+        return to_fs_path(uri)
+    except Exception:
+        logger.debug("bad URI %r", uri, exc_info=True)
+        return None
