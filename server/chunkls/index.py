@@ -227,6 +227,14 @@ class WorkspaceIndex:
     def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
         """Chunk a whole folder from disk (replacing what it had); returns seconds."""
         started = time.perf_counter()
+        for done, total in self.iter_index_folder(folder):
+            if progress is not None:
+                progress(done, total)
+        return time.perf_counter() - started
+
+    def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
+        """Index a whole folder step by step, yielding (files done, files in all)
+        after each file, so a server can answer requests in between."""
         with bulk_gc():
             walk = walk_corpus(folder.root, folder.rules)
             seen = {file.rel_path for file in walk.files}
