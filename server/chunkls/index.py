@@ -243,11 +243,11 @@ class WorkspaceIndex:
             for skipped in walk.skipped:
                 self.skip_file(folder, skipped.rel_path, skipped.reason)
             total = len(walk.files)
+            if not total:
+                yield 0, 0
             for done, file in enumerate(walk.files, 1):
                 self.index_one(folder, file)
-                if progress is not None:
-                    progress(done, total)
-        return time.perf_counter() - started
+                yield done, total
 
     # -- reading ----------------------------------------------------------------
 
