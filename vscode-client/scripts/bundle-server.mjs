@@ -3,7 +3,7 @@
 // on PYTHONPATH. Python: $CHUNKLS_PYTHON, else python3.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -41,6 +41,7 @@ if (pip.status !== 0) {
 
 // Console scripts and caches are of no use inside the extension.
 rmSync(join(target, 'bin'), { recursive: true, force: true });
+const native = new Set();
 const stack = [target];
 while (stack.length > 0) {
   const dir = stack.pop();
@@ -52,8 +53,23 @@ while (stack.length > 0) {
       } else {
         stack.push(full);
       }
+    } else if (/\.(so|pyd|dylib)(\.|$)/.test(name)) {
+      native.add(relative(target, full).split(sep)[0]);
     }
   }
+}
+
+// The .vsix promises to run on any OS with any Python >= 3.11: that holds only
+// for pure-Python libraries. Compiled ones load only on this OS/arch/Python.
+if (native.size > 0) {
+  const list = [...native].sort().join(', ');
+  const message =
+    `the bundle has compiled (non pure-Python) code in: ${list}. ` +
+    `The .vsix would then work only with Python ${probe.stdout.trim()} on ${process.platform}-${process.arch}.`;
+  if (process.env.CHUNKLS_BUNDLE_PURE_ONLY === '1') {
+    fail(message);
+  }
+  console.warn(`bundle-server: WARNING: ${message} (set CHUNKLS_BUNDLE_PURE_ONLY=1 to make this an error)`);
 }
 
 const check = spawnSync(python, ['-c', 'import chunkls, pygls, lsprotocol; print(chunkls.__file__)'], {
