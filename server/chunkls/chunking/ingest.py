@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -37,10 +37,8 @@ from chunkls.chunking.models import Chunk, LocatedChunk
 def _source_path(path: Path, root: Path | None) -> str:
     resolved = path.resolve()
     if root is not None:
-        try:
+        with suppress(ValueError):
             resolved = resolved.relative_to(root.resolve())
-        except ValueError:
-            pass
     return PurePosixPath(resolved).as_posix()
 
 
