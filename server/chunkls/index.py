@@ -191,6 +191,8 @@ class WorkspaceIndex:
                     if gone not in found and gone not in folder.skipped:
                         self.forget_file(folder, gone)
                 changed += sorted(found | set(below) | {s.rel_path for s in walk.skipped})
+                # the folder itself, when it replaced a corpus file of its name ("m.py/")
+                changed += self._refresh_file(folder, rel_path)
             elif below:  # a folder that was deleted or replaced by a file
                 for gone in below:
                     self.forget_file(folder, gone)

@@ -23,13 +23,33 @@ CLIENTS = ["visual-studio-code", "neovim", "emacs"]
 TIMEOUT = 30
 
 
+def make_workspace(base: Path) -> Path:
+    """Copy both fixture folders under ``base``; return the main one.
+
+    Files whose bytes git could normalise (CRLF, lone CR) are written here.
+    """
+    root = base / "workspace"
+    shutil.copytree(FIXTURES / "workspace", root)
+    shutil.copytree(FIXTURES / "second", base / "second")
+    (root / "app" / "crlf.py").write_bytes(
+        b"def one():\r\n    return 1\r\n\r\n\r\ndef two():\r\n    return 2\r\n"
+    )
+    (root / "notes" / "crlf.md").write_bytes(
+        b"# Title\r\n\r\nSee app/crlf.py#function-two\r\nand app/greet.py#function-greet.\r\n"
+    )
+    return root
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    """A fresh copy of the fixture workspace (main folder)."""
-    root = tmp_path / "workspace"
-    shutil.copytree(FIXTURES / "workspace", root)
-    shutil.copytree(FIXTURES / "second", tmp_path / "second")
-    return root
+    """A fresh copy of the fixture workspace, for tests that change it."""
+    return make_workspace(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One copy of the fixture workspace per test module, for read-only tests."""
+    return make_workspace(tmp_path_factory.mktemp("shared"))
 
 
 def uri(path: Path) -> str:
@@ -87,24 +107,39 @@ def install_handlers(client: LanguageClient) -> None:
         client.status = params  # type: ignore[attr-defined]
 
 
-@pytest_lsp.fixture(
-    params=CLIENTS,
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "chunkls", "serve", "--stdio"]),
-)
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "chunkls", "serve", "--stdio"])
+
+
+async def start_session(client: LanguageClient, spec: str, root: Path) -> None:
+    """Initialize a session on both fixture folders and wait for the index."""
+    install_handlers(client)
+    params = types.InitializeParams(
+        capabilities=client_capabilities(spec),
+        root_uri=uri(root),
+        workspace_folders=[
+            types.WorkspaceFolder(uri=uri(root), name="workspace"),
+            types.WorkspaceFolder(uri=uri(root.parent / "second"), name="second"),
+        ],
+    )
+    await asyncio.wait_for(client.initialize_session(params), TIMEOUT)
+    await wait_indexed(client)
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=SERVER)
 async def client(
     lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path
 ) -> AsyncIterator[None]:
-    """A client with ``request.param``'s capabilities, on both fixture folders."""
-    install_handlers(lsp_client)
-    params = types.InitializeParams(
-        capabilities=client_capabilities(request.param),
-        root_uri=uri(workspace),
-        workspace_folders=[
-            types.WorkspaceFolder(uri=uri(workspace), name="workspace"),
-            types.WorkspaceFolder(uri=uri(workspace.parent / "second"), name="second"),
-        ],
-    )
-    await asyncio.wait_for(lsp_client.initialize_session(params), TIMEOUT)
-    await wait_indexed(lsp_client)
+    """A client with ``request.param``'s capabilities on a fresh workspace."""
+    await start_session(lsp_client, request.param, workspace)
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=SERVER, scope="module")
+async def shared_client(
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, shared_workspace: Path
+) -> AsyncIterator[None]:
+    """One client per capability set and test module, for read-only tests."""
+    await start_session(lsp_client, request.param, shared_workspace)
     yield
     await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)

@@ -38,17 +38,23 @@ def refs_of(context: DocumentContext) -> list[ChunkRef]:
 
 
 def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
-    """The chunks a reference in a document points at, by index lookup only."""
-    found = resolve(ls.index, ref, context.folder, context.rel_path)
-    if found or ref.form != "local" or context.folder is not None:
-        return found
-    # single-file mode: a #identity of this very document, from its buffer
-    buffer = ls.buffer(context)
-    loose = ls.loose_folder(context)
-    if buffer is None or loose is None:
-        return []
-    wanted = f"{context.rel_path}#{ref.identity}"
-    return [IndexedChunk(loose, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted]
+    """The chunks a reference in a document points at, by index lookup only.
+
+    ``#identity`` means a chunk of the document itself, as its text is now (so a
+    heading typed a moment ago resolves), when the document is in the corpus.
+    """
+    if ref.form == "local" and context.rel_path is not None:
+        buffer = ls.buffer(context)
+        home = context.folder or ls.loose_folder(context)
+        in_corpus = context.folder is None or (
+            context.folder.rules.excluded_reason(context.rel_path) is None
+        )
+        if buffer is not None and home is not None and in_corpus:
+            wanted = f"{context.rel_path}#{ref.identity}"
+            return [
+                IndexedChunk(home, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted
+            ]
+    return resolve(ls.index, ref, context.folder, context.rel_path)
 
 
 def _ref_under_cursor(
@@ -128,6 +134,7 @@ def text_document_document_link(
     context = navigable(ls, params.text_document.uri)
     if context is None:
         return []
+    tooltips = bool(ls.capability("text_document", "document_link", "tooltip_support"))
     links = []
     for ref in refs_of(context):
         if ref.form == "link":
@@ -140,8 +147,12 @@ def text_document_document_link(
             types.DocumentLink(
                 range=ref_range(context, ref),
                 target=f"{chunk_uri(entry)}#L{entry.chunk.start_line}",
-                tooltip=f"Go to {entry.chunk.chunk_id} (lines {entry.chunk.start_line}-"
-                f"{entry.chunk.end_line})",
+                tooltip=(
+                    f"Go to {entry.chunk.chunk_id} (lines {entry.chunk.start_line}-"
+                    f"{entry.chunk.end_line})"
+                    if tooltips
+                    else None
+                ),
             )
         )
     return links

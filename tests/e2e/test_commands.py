@@ -1,0 +1,79 @@
+"""workspace/executeCommand: chunkls.search, chunkls.stats, chunkls.chunkAt, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from chunkls.index import build_index
+from tests.e2e.conftest import open_document, uri
+from tests.e2e.helpers import command
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_search_matches_the_core_ranking(
+    shared_client: LanguageClient, shared_workspace: Path
+) -> None:
+    results = await command(shared_client, "chunkls.search", {"query": "greet name", "topK": 3})
+    expected = build_index([shared_workspace, shared_workspace.parent / "second"]).search(
+        "greet name", 3
+    )
+    assert [r["chunkId"] for r in results] == [h.item.chunk.chunk_id for h in expected]
+    assert [r["score"] for r in results] == [round(h.score, 6) for h in expected]
+    first = results[0]
+    assert first["uri"] == uri(shared_workspace / "app" / "greet.py")
+    assert set(first["range"]) == {"start", "end"}
+    assert first["preview"] and "\n" not in first["preview"]
+
+
+async def test_search_defaults_and_limits(shared_client: LanguageClient) -> None:
+    results = await command(shared_client, "chunkls.search", {"query": "greet"})
+    assert 0 < len(results) <= 20
+    assert await command(shared_client, "chunkls.search", {"query": "zzzqqq"}) == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        (),
+        ({"topK": 3},),
+        ({"query": "x", "topK": "many"},),
+        ("greet",),
+        ({"query": "x"}, {"query": "y"}),
+    ],
+)
+async def test_bad_arguments_are_errors_not_crashes(
+    shared_client: LanguageClient, arguments: tuple[object, ...]
+) -> None:
+    with pytest.raises(JsonRpcException):
+        await command(shared_client, "chunkls.search", *arguments)
+    assert await command(shared_client, "chunkls.search", {"query": "greet", "topK": 1})
+
+
+async def test_unknown_command_is_an_error(shared_client: LanguageClient) -> None:
+    with pytest.raises(JsonRpcException):
+        await command(shared_client, "chunkls.nope")
+
+
+async def test_stats(shared_client: LanguageClient, shared_workspace: Path) -> None:
+    stats = await command(shared_client, "chunkls.stats")
+    core = build_index([shared_workspace, shared_workspace.parent / "second"])
+    assert stats["chunks"] == len(core)
+    assert stats["files"] == core.file_count()
+    assert stats["skipped"] == []
+    assert stats["indexing"] is False
+
+
+async def test_chunk_at(shared_client: LanguageClient, shared_workspace: Path) -> None:
+    document_uri = open_document(shared_client, shared_workspace / "app" / "greet.py")
+    assert await command(shared_client, "chunkls.chunkAt", {"uri": document_uri, "line": 25}) == {
+        "chunkId": "app/greet.py#class-Greeter"
+    }
+    assert (
+        await command(shared_client, "chunkls.chunkAt", {"uri": document_uri, "line": 14}) is None
+    )
+    assert await command(shared_client, "chunkls.chunkAt", {"uri": "untitled:x", "line": 0}) is None
