@@ -1,0 +1,233 @@
+"""The workspace index: corpus order, lookups, suggestions, and refreshes that
+leave it exactly as a fresh build would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from chunkls.chunking import scan_corpus
+from chunkls.index import WorkspaceIndex, build_index
+
+from .strategies import write_tree
+
+TREE = {
+    "README.md": "# Project\nIntro.\n\n## Setup\nRun it.\n\n## Setup\nAgain.\n",
+    "app/__init__.py": "",
+    "app/greet.py": (
+        "import os\n\n\ndef greet(name):\n    return name\n\n\n"
+        "class Greeter:\n    def hello(self):\n        return greet('x')\n"
+    ),
+    "app/typed.py": (
+        "from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...\n"
+        "@overload\ndef f(x: str) -> str: ...\ndef f(x):\n    return x\n"
+    ),
+    "docs/skip.md": "# Not indexed\n",
+    "bad.py": "def broken(:\n",
+}
+
+
+def state(index: WorkspaceIndex) -> tuple[object, ...]:
+    """Everything observable about an index, for comparing with a fresh build."""
+    queries = ["greet", "setup project", "overload f x", "hello name", "again", "new"]
+    return (
+        [(entry.folder.position, entry.chunk) for entry in index.chunks()],
+        [(folder.position, rel, why) for folder, rel, why in index.skipped()],
+        len(index),
+        index.file_count(),
+        sorted(index.source_paths()),
+        [
+            [(hit.score, hit.item.chunk.chunk_id, hit.item.chunk.start_line) for hit in hit_list]
+            for hit_list in (index.search(query, top_k=50) for query in queries)
+        ],
+        [
+            sorted((cid, len(entries)) for cid, entries in folder.by_id.items())
+            for folder in index.folders
+        ],
+        [
+            sorted((src, sorted(rels)) for src, rels in folder.by_source.items())
+            for folder in index.folders
+        ],
+    )
+
+
+def test_build_matches_scan_corpus(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    scan = scan_corpus(tmp_path)
+    assert [entry.chunk for entry in index.chunks()] == list(scan.chunks())
+    assert [(rel, why) for _, rel, why in index.skipped()] == [
+        (s.rel_path, s.reason) for s in scan.skipped
+    ]
+    assert len(index) == len(list(scan.chunks())) == 10
+    assert index.file_count() == 4  # app/__init__.py is in the corpus with no chunks
+    assert [rel for _, rel, _ in index.skipped()] == ["bad.py"]
+
+
+def test_lookup(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    [entry] = index.lookup("app/greet.py#function-greet")
+    assert (entry.chunk.start_line, entry.chunk.end_line) == (4, 5)
+    assert entry.path == tmp_path / "app" / "greet.py"
+    assert len(index.lookup("app/typed.py#function-f")) == 3  # @overload stubs
+    assert [e.chunk.symbol for e in index.lookup("README.md#heading-setup-2")] == ["Setup"]
+    assert index.lookup("app/greet.py#function-nope") == []
+    assert index.lookup("docs/skip.md#heading-not-indexed") == []
+    assert index.lookup("bad.py#module-1") == []
+
+
+def test_suggest(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    assert index.suggest("app/greet.py#function-greeet")[0] == "app/greet.py#function-greet"
+    assert index.suggest("app/greet.py#class-greeter")[0] == "app/greet.py#class-Greeter"
+    assert index.suggest("app/greet.py#x", limit=1) != []
+    assert index.suggest("app/gret.py#function-greet")[0] == "app/greet.py#function-greet"
+    assert index.suggest("README.md#heading-setup-3")[:2] == [
+        "README.md#heading-setup-2",
+        "README.md#heading-setup",
+    ]
+    assert index.suggest("zzzz/nothing/like/it.rs#x") == []
+
+
+def test_folders_order_lookup_preference_and_folder_of(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    write_tree(one, {"a.py": "def f():\n    pass\n", "inner/b.md": "# B\n"})
+    write_tree(two, {"a.py": "def f():\n    pass\n"})
+    index = build_index([two, one])
+    assert [(e.folder.root, e.chunk.chunk_id) for e in index.chunks()] == [
+        (two, "a.py#function-f"),
+        (one, "a.py#function-f"),
+        (one, "inner/b.md#heading-b"),
+    ]
+    first, second = index.folders
+    assert len(index.lookup("a.py#function-f")) == 2
+    assert [e.folder for e in index.lookup("a.py#function-f", prefer=second)] == [second]
+    assert [e.folder for e in index.lookup("inner/b.md#heading-b", prefer=first)] == [second]
+    # equal scores: the first workspace folder first
+    assert [h.item.folder for h in index.search("f", top_k=5)] == [first, second]
+    assert index.folder_of(one / "inner" / "b.md") == (second, "inner/b.md")
+    assert index.folder_of(tmp_path / "elsewhere.py") is None
+    assert index.folder_of(one) is None
+    # a folder nested in another: the innermost wins
+    nested = index.add_folder(one / "inner")
+    assert index.folder_of(one / "inner" / "b.md") == (nested, "b.md")
+    index.remove_folder(second)
+    assert [e.chunk.source_path for e in index.chunks()] == ["a.py"]
+    assert index.search("b") == []
+
+
+def test_relative_paths(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"real/a.py": "X = 1\n"})
+    (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
+    index = WorkspaceIndex()
+    folder = index.add_folder(tmp_path / "alias")
+    assert folder.relative(tmp_path / "alias" / "a.py") == "a.py"
+    assert folder.relative(tmp_path / "real" / "a.py") == "a.py"  # via the resolved root
+    assert folder.relative(tmp_path / "alias" / ".." / "x.py") is None
+    assert folder.relative(tmp_path / "alias") is None
+
+
+def test_refresh_edits_deletes_creates_and_breaks(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    [folder] = index.folders
+    # an edit
+    (tmp_path / "app" / "greet.py").write_text("def greet(name):\n    return 'new ' + name\n")
+    # a file that breaks, and one that heals
+    (tmp_path / "app" / "typed.py").write_text("def f(:\n")
+    (tmp_path / "bad.py").write_text("def fixed():\n    pass\n")
+    # new files, a deleted file, an excluded file, a folder of new files
+    (tmp_path / "new.md").write_text("# New\nnew text\n")
+    (tmp_path / "README.md").unlink()
+    write_tree(tmp_path, {"pkg/x.py": "def new():\n    pass\n", "pkg/y/z.md": "# New Z\n"})
+    (tmp_path / "docs" / "other.md").write_text("# Excluded\n")
+    changed = index.refresh(
+        folder,
+        ["app/greet.py", "app/typed.py", "bad.py", "new.md", "README.md", "pkg", "docs/other.md"],
+    )
+    assert sorted(changed) == sorted(
+        ["app/greet.py", "app/typed.py", "bad.py", "new.md", "README.md", "pkg/x.py", "pkg/y/z.md"]
+    )
+    assert folder.skipped == {"app/typed.py": "SyntaxError line 1: invalid syntax"}
+    assert state(index) == state(build_index([tmp_path]))
+    # a folder deleted
+    shutil.rmtree(tmp_path / "pkg")
+    assert sorted(index.refresh(folder, ["pkg"])) == ["pkg/x.py", "pkg/y/z.md"]
+    assert state(index) == state(build_index([tmp_path]))
+    # refreshing what did not change changes nothing observable
+    before = state(index)
+    index.refresh(folder, ["app/greet.py", "nothing/here.py", "app"])
+    assert state(index) == before
+
+
+def test_refresh_a_folder_replaced_by_a_file_and_back(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "X = 1\n", "m.py/inner.py": "Y = 2\n"})
+    index = build_index([tmp_path])
+    [folder] = index.folders
+    assert folder.skipped == {"m.py": "not a regular file (a directory)"}
+    shutil.rmtree(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("def m():\n    pass\n")
+    index.refresh(folder, ["m.py"])
+    assert state(index) == state(build_index([tmp_path]))
+    (tmp_path / "m.py").unlink()
+    write_tree(tmp_path, {"m.py/inner.py": "Z = 3\n"})
+    index.refresh(folder, ["m.py"])
+    assert state(index) == state(build_index([tmp_path]))
+
+
+def test_refresh_symlinks(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"real.py": "def r():\n    pass\n"})
+    index = build_index([tmp_path])
+    [folder] = index.folders
+    (tmp_path / "alias.py").symlink_to(tmp_path / "real.py")
+    (tmp_path / "broken.py").symlink_to(tmp_path / "missing.py")
+    index.refresh(folder, ["alias.py", "broken.py"])
+    assert state(index) == state(build_index([tmp_path]))
+    assert folder.by_source == {"real.py": ["real.py", "alias.py"]}
+    assert len(index.lookup("real.py#function-r")) == 2
+    (tmp_path / "alias.py").unlink()
+    os.replace(tmp_path / "real.py", tmp_path / "moved.py")
+    index.refresh(folder, ["alias.py", "real.py", "moved.py"])
+    assert state(index) == state(build_index([tmp_path]))
+    assert folder.by_source == {"moved.py": ["moved.py"]}
+
+
+def test_index_folder_again_after_changes_equals_a_fresh_build(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    [folder] = index.folders
+    (tmp_path / "README.md").write_text("# Changed\n")
+    (tmp_path / "bad.py").unlink()
+    write_tree(tmp_path, {"more/new.py": "def new():\n    pass\n"})
+    index.index_folder(folder)
+    assert state(index) == state(build_index([tmp_path]))
+
+
+def test_set_file_none_forgets_everything_of_a_file(tmp_path: Path) -> None:
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    [folder] = index.folders
+    index.forget_file(folder, "app/greet.py")
+    index.forget_file(folder, "bad.py")
+    assert index.lookup("app/greet.py#function-greet") == []
+    assert "app/greet.py" not in folder.by_source
+    assert index.file_chunks(folder, "app/greet.py") == ()
+    assert index.search("greeter hello") == []
+    assert list(index.skipped()) == []
+
+
+def test_many_files_take_the_same_path_as_few(tmp_path: Path) -> None:
+    """Enough files that indexing may use worker processes: same result."""
+    tree = {f"pkg{i % 7}/m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(150)}
+    tree.update({f"doc/{i:03d}.md": f"# Title {i}\nbody {i}\n" for i in range(50)})
+    tree["pkg0/broken.py"] = "def (:\n"
+    write_tree(tmp_path, tree)
+    index = build_index([tmp_path])
+    scan = scan_corpus(tmp_path)
+    assert [entry.chunk for entry in index.chunks()] == list(scan.chunks())
+    assert [(rel, why) for _, rel, why in index.skipped()] == [
+        (s.rel_path, s.reason) for s in scan.skipped
+    ]
