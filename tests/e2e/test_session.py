@@ -1,0 +1,130 @@
+"""Start-up variants: single-file mode, initialization options, position
+encodings, watcher registration, and re-indexing on request."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+from tests.e2e.conftest import SERVER, TIMEOUT, install_handlers, open_document, uri, wait_indexed
+from tests.e2e.helpers import command, definition, position_of
+
+
+@pytest_asyncio.fixture
+async def bare_client() -> AsyncIterator[LanguageClient]:
+    """A started client that has not initialized yet."""
+    client = await SERVER.start()
+    assert isinstance(client, LanguageClient)
+    install_handlers(client)
+    yield client
+    await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+    await client.stop()
+
+
+async def test_single_file_mode(bare_client: LanguageClient, workspace: Path) -> None:
+    await bare_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities("neovim"))
+    )
+    readme = workspace / "README.md"
+    text = readme.read_text(encoding="utf-8") + "\nSee #heading-usage.\n"
+    readme.write_text(text, encoding="utf-8")
+    document_uri = open_document(bare_client, readme)
+    lenses = await bare_client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=document_uri))
+    )
+    assert lenses
+    assert lenses[0].command is not None
+    assert lenses[0].command.title == "README.md#heading-preamble"
+    found = await definition(bare_client, document_uri, position_of(text, "#heading-usage", 3))
+    assert [(loc.uri, loc.range.start.line) for loc in found] == [(document_uri, 15)]
+    stats = await command(bare_client, "chunkls.stats")
+    assert stats["folders"] == []
+
+
+async def test_initialization_options_and_root_uri(
+    bare_client: LanguageClient, workspace: Path
+) -> None:
+    await bare_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("emacs"),
+            root_uri=uri(workspace),
+            initialization_options={"exclude": ["app/**"], "codeLens": {"enabled": True}},
+        )
+    )
+    stats = await wait_indexed(bare_client)
+    ids = [r["chunkId"] for r in await command(bare_client, "chunkls.search", {"query": "greet"})]
+    assert ids
+    assert not any(chunk_id.startswith("app/") for chunk_id in ids)
+    assert stats["folders"] == [str(workspace)]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-32"])
+async def test_negotiated_position_encoding(
+    bare_client: LanguageClient, workspace: Path, encoding: str
+) -> None:
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.general = types.GeneralClientCapabilities(position_encodings=[encoding])
+    result = await bare_client.initialize_session(
+        types.InitializeParams(capabilities=capabilities, root_uri=uri(workspace))
+    )
+    assert result.capabilities.position_encoding == encoding
+    await wait_indexed(bare_client)
+    emoji = workspace / "app" / "emoji.py"
+    document_uri = open_document(bare_client, emoji)
+    text = emoji.read_text(encoding="utf-8")
+    offset = text.index("app/greet.py#class-Greeter") + 3
+    line = text[:offset].count("\n")
+    prefix = text[text.rfind("\n", 0, offset) + 1 : offset]
+    column = len(prefix.encode("utf-8")) if encoding == "utf-8" else len(prefix)
+    found = await definition(bare_client, document_uri, types.Position(line, column))
+    assert [loc.range.start.line + 1 for loc in found] == [23]
+
+
+async def test_watchers_registered_when_supported(client: LanguageClient) -> None:
+    registrations = client.registrations  # type: ignore[attr-defined]
+    workspace_caps = client.capabilities.workspace  # type: ignore[union-attr]
+    dynamic = bool(
+        workspace_caps
+        and workspace_caps.did_change_watched_files
+        and workspace_caps.did_change_watched_files.dynamic_registration
+    )
+
+    async def registered() -> None:
+        while dynamic and not registrations:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(registered(), TIMEOUT)
+    methods = [r.method for r in registrations]
+    assert methods == (["workspace/didChangeWatchedFiles"] if dynamic else [])
+    if dynamic:
+        patterns = [w["globPattern"] for w in registrations[0].register_options["watchers"]]
+        assert "**/*.{py,md,markdown}" in patterns
+
+
+async def test_reindex_command(client: LanguageClient, workspace: Path) -> None:
+    (workspace / "app" / "late.py").write_text("def late_arrival():\n    pass\n", "utf-8")
+    result = await command(client, "chunkls.reindex")
+    ids = [r["chunkId"] for r in await command(client, "chunkls.search", {"query": "late"})]
+    assert "app/late.py#function-late_arrival" in ids
+    assert result["chunks"] == (await command(client, "chunkls.stats"))["chunks"]
+
+
+def test_serve_help_lists_transports() -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "chunkls", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "--stdio" in done.stdout
+    assert "--tcp" in done.stdout
