@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import TextIO
 
@@ -185,12 +186,33 @@ def _serve(args: argparse.Namespace) -> int:
     return run(tcp=args.tcp)
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def _discard_output(stream: TextIO) -> None:
+    """Point a stream whose reader has gone at /dev/null, so the interpreter's
+    final flush of what is still buffered does not fail again (the recipe in
+    Python's ``signal`` documentation)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     """Run the CLI; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error argparse printed
+        return stop.code if isinstance(stop.code, int) else 0
     if args.command == "serve":
         return _serve(args)
     for stream in (out, err):
@@ -200,12 +222,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     handlers = {"search": _search, "chunks": _chunks, "resolve": _resolve}
     try:
         code = handlers[args.command](args, out, err)
+        out.flush()  # a closed pipe shows up here, not in the interpreter's exit
     except UsageError as error:
         parser.print_usage(err)
         print(f"chunkls: error: {error}", file=err)
         return 2
-    except BrokenPipeError:  # e.g. `chunkls chunks | head`
-        sys.stderr.close()
+    except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone
+        _discard_output(out)
         return 0
     if code == 0 and args.strict and args.skipped_count:
         return 1
