@@ -77,3 +77,11 @@ async def test_chunk_at(shared_client: LanguageClient, shared_workspace: Path) -
         await command(shared_client, "chunkls.chunkAt", {"uri": document_uri, "line": 14}) is None
     )
     assert await command(shared_client, "chunkls.chunkAt", {"uri": "untitled:x", "line": 0}) is None
+
+
+async def test_chunks_equal_the_cli(shared_client: LanguageClient, shared_workspace: Path) -> None:
+    listed = await command(shared_client, "chunkls.chunks")
+    core = build_index([shared_workspace, shared_workspace.parent / "second"])
+    assert [(c["chunkId"], c["startLine"], c["endLine"]) for c in listed] == [
+        (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in core.chunks()
+    ]

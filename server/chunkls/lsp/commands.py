@@ -14,6 +14,7 @@ SEARCH = "chunkls.search"
 REINDEX = "chunkls.reindex"
 STATS = "chunkls.stats"
 CHUNK_AT = "chunkls.chunkAt"
+CHUNKS = "chunkls.chunks"
 
 MAX_TOP_K = 1000
 
@@ -47,6 +48,7 @@ def register(server: ChunkServer) -> None:
     server.command(REINDEX)(reindex)
     server.command(STATS)(stats)
     server.command(CHUNK_AT)(chunk_at)
+    server.command(CHUNKS)(chunks)
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
@@ -101,3 +103,18 @@ def chunk_at(ls: ChunkServer, args: ChunkAtArgs) -> dict[str, str] | None:
         if chunk.start_line <= line <= chunk.end_line:
             return {"chunkId": chunk.chunk_id}
     return None
+
+
+def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
+    """chunkls.chunks: every indexed chunk in corpus order, as ``chunkls chunks``
+    lists them (without text), plus its folder."""
+    return [
+        {
+            "folder": str(entry.folder.root),
+            "chunkId": entry.chunk.chunk_id,
+            "sourcePath": entry.chunk.source_path,
+            "startLine": entry.chunk.start_line,
+            "endLine": entry.chunk.end_line,
+        }
+        for entry in ls.index.chunks()
+    ]
