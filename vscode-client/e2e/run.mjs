@@ -215,10 +215,10 @@ if (!preflight.ok) {
   console.log(`e2e: the bundled server (${python} -m chunkls serve --stdio, PYTHONPATH=${bundledLibs}) is not usable: ${preflight.detail}`);
   rmSync(scratch, { recursive: true, force: true });
   if (process.env.CHUNKLS_E2E_SKIP_WITHOUT_SERVER === '1') {
-    console.log('e2e: 0 passed, 0 failed, 9 skipped');
+    console.log('e2e: 0 passed, 0 failed, 11 skipped');
     process.exit(0);
   }
-  console.log('e2e: 0 passed, 1 failed, 9 skipped');
+  console.log('e2e: 0 passed, 1 failed, 11 skipped');
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
@@ -583,6 +583,16 @@ try {
       `a search result ${want}`,
     );
     await shot('search');
+    // The item's copy button copies the ID and leaves the picker open.
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: want }).first();
+    await row.hover();
+    await row.locator('.action-label.codicon-copy').first().click();
+    await waitInPage(
+      (id) => [...document.querySelectorAll('.statusbar-item')].some((e) => (e.textContent || '').includes(`Copied chunk ID ${id}`)),
+      want,
+      'the "Copied chunk ID" message after the item button',
+    );
+    await input.focus();
     // Move the focus to the result, then Enter.
     for (let i = 0; i < 10; i++) {
       const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
@@ -619,6 +629,26 @@ try {
     if (!saved.includes('def part_ways(')) {
       throw new Error('the file on disk was not renamed');
     }
+  });
+
+  await test('a settings change reaches the server without a restart', async () => {
+    const pids = serverPids();
+    // Workspace settings: VS Code watches the workspace folder for changes.
+    const settingsFile = join(workspace, '.vscode', 'settings.json');
+    mkdirSync(dirname(settingsFile), { recursive: true });
+    writeFileSync(settingsFile, JSON.stringify({ 'chunkls.codeLens.enabled': false }));
+    await waitInPage(() => document.querySelectorAll('.codelens-decoration a').length === 0, undefined, 'the lenses to go away');
+    writeFileSync(settingsFile, JSON.stringify({ 'chunkls.codeLens.enabled': true }));
+    await waitLens('app/greet.py#function-greet');
+    if (JSON.stringify(serverPids()) !== JSON.stringify(pids)) {
+      throw new Error(`the server was restarted: ${JSON.stringify(pids)} -> ${JSON.stringify(serverPids())}`);
+    }
+  });
+
+  await test('clicking the status bar item opens Search Chunks', async () => {
+    await page.locator('.statusbar-item', { hasText: /^\s*\d+ chunks?\s*$/ }).first().click();
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
+    await page.keyboard.press('Escape');
   });
 
   await test('a crashed server offers Show Output and Restart, and Restart brings it back', async () => {

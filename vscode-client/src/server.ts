@@ -23,6 +23,7 @@ import {
 import { execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
 import { activeInterpreter } from './pythonExtension';
 import { SERVER_ARGS, serverEnv } from './launch';
+import { TraceChannel } from './traceChannel';
 import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
 
@@ -48,15 +49,20 @@ export class ServerManager implements vscode.Disposable {
   private stopping = false;
   private failureShown = false;
   private statusNotified = false;
-  private readonly disposables: vscode.Disposable[] = [];
+  private readonly disposables: { dispose(): unknown }[] = [];
+  private readonly trace: TraceChannel;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.LogOutputChannel,
     private readonly events: ServerEvents,
   ) {
+    this.trace = new TraceChannel(output);
     this.disposables.push(
-      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+      this.trace,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        this.onConfigurationChanged(e);
+      }),
     );
   }
 
@@ -172,6 +178,7 @@ export class ServerManager implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.output,
+      traceOutputChannel: this.trace,
       initializationOptions: () => toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)),
       errorHandler: {
         error: (_error, _message, count) => ({
