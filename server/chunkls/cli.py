@@ -10,12 +10,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import TextIO
 
 from chunkls import __version__
+from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
 from chunkls.index import WorkspaceIndex, build_index
 
@@ -68,6 +70,19 @@ def _parser() -> argparse.ArgumentParser:
     corpus.add_argument(
         "--strict", action="store_true", help="exit 1 when any file had to be skipped"
     )
+    corpus.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="index from scratch without reading or writing the cache "
+        "(kept under $XDG_CACHE_HOME/chunkls)",
+    )
+    corpus.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes for indexing (default: one per CPU)",
+    )
 
     search = commands.add_parser(
         "search", parents=[corpus], help="BM25 search over the chunks (the tutorial's demo)"
@@ -104,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
     base = CorpusRules().extended(exclude_globs=args.exclude)
-    index = build_index([root], base)
+    bar = _ProgressBar(err)
+    index = build_index([root], base, bar.update, None if args.no_cache else cache_dir(), args.jobs)
+    bar.close()
     for folder in index.folders:
         for problem in folder.config_problems:
             print(f"chunkls: {problem.source}: {problem.message}", file=err)
@@ -116,6 +133,34 @@ def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
         print(f"chunkls: {len(skipped)} {noun} skipped (they could not be chunked)", file=err)
     args.skipped_count = len(skipped)
     return index
+
+
+class _ProgressBar:
+    """Indexing progress on stderr, only when it is a terminal."""
+
+    def __init__(self, err: TextIO) -> None:
+        isatty = getattr(err, "isatty", None)
+        self.err = err
+        self.enabled = bool(isatty and isatty())
+        self.shown = False
+        self.last = 0.0
+
+    def update(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total) or not total:
+            return
+        self.last = now
+        width = 30
+        filled = width * done // total
+        bar = "#" * filled + "-" * (width - filled)
+        self.err.write(f"\rchunkls: indexing [{bar}] {done}/{total} files")
+        self.err.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
 
 
 def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

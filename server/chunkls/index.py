@@ -16,19 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from chunkls.cache import FolderCache, Row, decode_chunks, store_path
 from chunkls.chunking import (
     ConfigProblem,
     CorpusRules,
     FileChunks,
-    FileSkipped,
     LocatedChunk,
     bulk_gc,
-    chunk_corpus_file,
     load_rules,
     walk_corpus,
 )
 from chunkls.chunking.corpus import CorpusFile
-from chunkls.search import BM25Index, Hit
+from chunkls.parallel import Chunked, chunk_many, chunk_one, content_digest
+from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
 
 
 @dataclass(eq=False)
@@ -51,6 +51,12 @@ class Folder:
     """Chunk ID -> chunks with that ID (several for ``@overload`` stubs)."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
+    cache: FolderCache | None = None
+    """Its persistent index, when the workspace index keeps one."""
+    generations: dict[str, int] = field(default_factory=dict)
+    """Root-relative path -> generation of its cache row (see ``chunkls.cache``)."""
+    snapshot_stale: bool = True
+    """Whether the cache's search snapshot misses changes made since."""
 
     def __post_init__(self) -> None:
         self.root_resolved = self.root.resolve()
@@ -100,11 +106,15 @@ Progress = Callable[[int, int], None]
 class WorkspaceIndex:
     """All chunks of the workspace folders, searchable and resolvable by ID."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache_dir: Path | None = None, workers: int | None = None) -> None:
         self.folders: list[Folder] = []
         """Workspace folders in order."""
         self.search_index: BM25Index[IndexedChunk] = BM25Index()
         """BM25 postings over every chunk's ID and text."""
+        self.cache_dir = cache_dir
+        """Where folders keep their persistent index (``None``: no cache)."""
+        self.workers = workers
+        """Worker processes for indexing many files (``None``: one per CPU)."""
 
     # -- folders ---------------------------------------------------------------
 
@@ -113,11 +123,18 @@ class WorkspaceIndex:
         rules, problems = load_rules(root, base_rules)
         position = max((folder.position for folder in self.folders), default=-1) + 1
         folder = Folder(root, rules, position, problems)
+        if self.cache_dir is not None:
+            path = store_path(folder.root_resolved, self.cache_dir)
+            folder.cache = FolderCache(path, folder.root_resolved, rules.fingerprint())
         self.folders.append(folder)
         return folder
 
     def remove_folder(self, folder: Folder) -> None:
-        """Drop a folder and all of its chunks."""
+        """Drop a folder and all of its chunks (its cache stays for next time)."""
+        self.save(folder)
+        if folder.cache is not None:
+            folder.cache.close()
+            folder.cache = None
         for rel_path in list(folder.files):
             self.set_file(folder, rel_path, None)
         self.folders.remove(folder)
@@ -133,8 +150,35 @@ class WorkspaceIndex:
 
     # -- changing the index: one path -------------------------------------------
 
-    def set_file(self, folder: Folder, rel_path: str, chunks: FileChunks | None) -> None:
-        """Replace one file's chunks (``None``: the file is gone or skipped)."""
+    def set_file(
+        self,
+        folder: Folder,
+        rel_path: str,
+        chunks: FileChunks | None,
+        terms: FileTerms | None = None,
+        digest: bytes | None = None,
+    ) -> None:
+        """Replace one file's chunks (``None``: the file is gone or skipped).
+
+        ``terms`` are the chunks' search terms when already counted (by a worker),
+        ``digest`` the content hash of what was read (for the cache)."""
+        self._link(folder, rel_path, chunks, terms)
+        if folder.cache is not None:
+            folder.snapshot_stale = True
+            folder.generations.pop(rel_path, None)
+            if chunks is None:
+                folder.cache.delete(rel_path)
+            else:
+                folder.generations[rel_path] = folder.cache.put(rel_path, chunks, digest)
+
+    def _link(
+        self,
+        folder: Folder,
+        rel_path: str,
+        chunks: FileChunks | None,
+        terms: FileTerms | None = None,
+        searchable: bool = True,
+    ) -> None:
         old = folder.files.pop(rel_path, None)
         if old is not None:
             for chunk in old.chunks:
@@ -157,9 +201,21 @@ class WorkspaceIndex:
             folder.by_id.setdefault(chunk.chunk_id, []).append(chunk)
         if chunks.chunks:
             folder.by_source.setdefault(chunks.chunks[0].source_path, []).append(rel_path)
+        if not searchable:
+            return
+        if terms is not None:
+            self.search_index.add_file_terms(
+                (folder.position, rel_path),
+                [IndexedChunk(folder, chunk) for chunk in chunks.chunks],
+                terms,
+            )
+            return
         self.search_index.add_file(
             (folder.position, rel_path),
-            ((f"{chunk.chunk_id}\n{chunk.text}", IndexedChunk(folder, chunk)) for chunk in chunks.chunks),
+            (
+                (f"{chunk.chunk_id}\n{chunk.text}", IndexedChunk(folder, chunk))
+                for chunk in chunks.chunks
+            ),
         )
 
     def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
@@ -200,6 +256,8 @@ class WorkspaceIndex:
                 changed += self._refresh_file(folder, rel_path)
             else:
                 changed += self._refresh_file(folder, rel_path)
+        if folder.cache is not None:
+            folder.cache.flush()  # one commit for the whole batch
         return changed
 
     def _refresh_file(self, folder: Folder, rel_path: str) -> list[str]:
@@ -219,12 +277,19 @@ class WorkspaceIndex:
 
     def index_one(self, folder: Folder, file: CorpusFile) -> None:
         """Chunk one corpus file from disk into the index, or record why not."""
-        try:
-            chunks = chunk_corpus_file(folder.root_resolved, file, folder.rules)
-        except FileSkipped as error:
-            self.skip_file(folder, file.rel_path, error.reason)
+        self._apply(folder, chunk_one(folder.root_resolved, file, folder.rules))
+
+    def _apply(self, folder: Folder, result: Chunked) -> None:
+        if result.chunks is None:
+            reason = result.skipped or "could not be chunked"
+            self.skip_file(folder, result.rel_path, reason)
+            if folder.cache is not None and result.stat is not None:
+                path = os.fspath(folder.absolute(result.rel_path))
+                folder.cache.put(
+                    result.rel_path, None, _digest_of(path), skipped=(reason, *result.stat)
+                )
         else:
-            self.set_file(folder, file.rel_path, chunks)
+            self.set_file(folder, result.rel_path, result.chunks, result.terms, result.digest)
 
     def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
         """Chunk a whole folder from disk (replacing what it had); returns seconds."""
@@ -245,11 +310,145 @@ class WorkspaceIndex:
             for skipped in walk.skipped:
                 self.skip_file(folder, skipped.rel_path, skipped.reason)
             total = len(walk.files)
-            if not total:
-                yield 0, 0
-            for done, file in enumerate(walk.files, 1):
-                self.index_one(folder, file)
+            todo = self._reuse(folder, walk.files, seen)
+            done = total - len(todo)
+            yield done, total
+            for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
+                if result is not None:
+                    self._apply(folder, result)
+                    done += 1
                 yield done, total
+        self.save(folder)
+
+    def _reuse(self, folder: Folder, files: list[CorpusFile], seen: set[str]) -> list[CorpusFile]:
+        """Install the files that are unchanged since they were indexed (in memory
+        or in the cache); returns the files that must be chunked."""
+        cache = folder.cache
+        loaded = cache.load() if cache is not None else None
+        rows = loaded.rows if loaded is not None else {}
+        todo: list[CorpusFile] = []
+        reused: list[tuple[str, Row]] = []
+        for file in files:
+            rel_path = file.rel_path
+            current = folder.files.get(rel_path)
+            row = rows.get(rel_path)
+            if file.is_symlink or (current is None and row is None):
+                todo.append(file)
+                continue
+            try:
+                info = os.stat(file.path)
+            except OSError:
+                todo.append(file)
+                continue
+            if current is not None and (current.mtime_ns, current.size) == (
+                info.st_mtime_ns,
+                info.st_size,
+            ):
+                continue
+            if row is None or cache is None:
+                todo.append(file)
+                continue
+            same = cache.unchanged(row, info.st_mtime_ns, info.st_size)
+            if same is None:
+                same = _digest_of(file.path) == row.digest
+                if same:
+                    cache.touch(rel_path, row, info.st_mtime_ns)
+                    row = row._replace(mtime_ns=info.st_mtime_ns)
+            if same:
+                reused.append((rel_path, row))
+            else:
+                todo.append(file)
+        if cache is None or loaded is None:
+            return todo
+        stale = not reused or bool(todo) or loaded.snapshot is None
+        for rel_path in rows.keys() - seen:
+            cache.delete(rel_path)
+            stale = True
+        searchable: list[str] = []
+        for rel_path, row in reused:
+            folder.generations[rel_path] = row.generation
+            if row.skipped is not None:
+                self._link(folder, rel_path, None)
+                folder.skipped[rel_path] = row.skipped
+                continue
+            try:
+                chunks = decode_chunks(row.chunks or b"")
+            except ValueError:
+                cache.delete(rel_path)
+                todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
+                continue
+            self._link(
+                folder, rel_path, FileChunks(rel_path, chunks, row.mtime_ns, row.size), None, False
+            )
+            searchable.append(rel_path)
+        stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
+        folder.snapshot_stale = stale
+        return todo
+
+    def _search_reused(
+        self,
+        folder: Folder,
+        rel_paths: list[str],
+        snapshot: Snapshot | None,
+        generations: dict[str, int],
+        rows: dict[str, Row],
+    ) -> bool:
+        """Make reused files searchable, from the snapshot where it is current;
+        returns whether any had to be tokenized again."""
+        via: set[str] = set()
+        if snapshot is not None:
+            counts = {key[1]: count for key, count in snapshot.files}
+            indexed = set(self.search_index.file_keys())
+            for rel_path in rel_paths:
+                if (
+                    generations.get(rel_path) == rows[rel_path].generation
+                    and counts.get(rel_path) == len(folder.files[rel_path].chunks)
+                    and (folder.position, rel_path) not in indexed
+                ):
+                    via.add(rel_path)
+            if via:
+                part = select_files(
+                    snapshot, lambda key: (folder.position, key[1]) if key[1] in via else None
+                )
+                items = [
+                    IndexedChunk(folder, chunk)
+                    for key, _ in part.files
+                    for chunk in folder.files[key[1]].chunks
+                ]
+                try:
+                    self.search_index.load_snapshot(part, items)
+                except ValueError:
+                    via = set()
+        rest = [rel_path for rel_path in rel_paths if rel_path not in via]
+        for rel_path in rest:
+            chunks = folder.files[rel_path].chunks
+            self.search_index.add_file(
+                (folder.position, rel_path),
+                (
+                    (f"{chunk.chunk_id}\n{chunk.text}", IndexedChunk(folder, chunk))
+                    for chunk in chunks
+                ),
+            )
+        return bool(rest)
+
+    def save(self, folder: Folder | None = None) -> None:
+        """Write pending cache rows, and the search snapshot when it is stale."""
+        for each in [folder] if folder is not None else list(self.folders):
+            cache = each.cache
+            if cache is None:
+                continue
+            cache.flush()
+            if each.snapshot_stale:
+                keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
+                cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
+                each.snapshot_stale = False
+
+    def close(self) -> None:
+        """Save and close every folder's cache."""
+        self.save()
+        for folder in self.folders:
+            if folder.cache is not None:
+                folder.cache.close()
 
     # -- reading ----------------------------------------------------------------
 
@@ -321,6 +520,14 @@ class WorkspaceIndex:
         return _closest(chunk_id, candidates, limit)
 
 
+def _digest_of(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return content_digest(handle.read())
+    except OSError:
+        return None
+
+
 def _closest(
     target: str, candidates: list[str], limit: int, key: Callable[[str], str] = str
 ) -> list[str]:
@@ -336,9 +543,13 @@ def build_index(
     roots: Iterable[Path],
     base_rules: CorpusRules | None = None,
     progress: Progress | None = None,
+    cache_dir: Path | None = None,
+    workers: int | None = None,
 ) -> WorkspaceIndex:
-    """Index folders from scratch (what the CLI does)."""
-    index = WorkspaceIndex()
+    """Index folders (what the CLI does): from scratch, or only what changed since
+    the cache in ``cache_dir`` was written."""
+    index = WorkspaceIndex(cache_dir, workers)
     for root in roots:
         index.index_folder(index.add_folder(root, base_rules), progress)
+    index.close()
     return index

@@ -1,20 +1,23 @@
 """Okapi BM25 over chunks, with a code-aware tokenizer and one-file updates.
 
-Postings are compact ``array`` pairs per term. Removing a file marks its
-documents dead (document frequencies drop at once, so scores are exactly those
-of a fresh build); dead postings are skipped and compacted away in bulk.
+Postings are numpy arrays in compressed-row segments (see ``BM25Index``);
+scores are computed with the same floating-point operations, in the same
+order, as the straightforward per-posting loop, so they are bit-for-bit those
+of a fresh build.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Generic, NamedTuple, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 K1 = 1.5
 """Term-frequency saturation."""
@@ -70,6 +73,11 @@ T = TypeVar("T")
 FileKey = tuple[int, str]
 """A file in corpus order: (workspace folder position, root-relative path)."""
 
+_I32 = np.int32
+_EMPTY = np.zeros(0, dtype=_I32)
+_MERGE_AT = 250_000
+"""Postings in the small write segment before it is merged into the main one."""
+
 
 class Hit(NamedTuple, Generic[T]):
     """One search result."""
@@ -78,125 +86,369 @@ class Hit(NamedTuple, Generic[T]):
     item: T
 
 
+class FileTerms(NamedTuple):
+    """One file's documents as term counts: what ``BM25Index`` stores of them.
+
+    Plain strings, bytes and ints, so worker processes can compute it and the
+    cache can keep it. ``rows`` holds int32 triples (term index in ``terms``,
+    document position in the file, term frequency)."""
+
+    terms: tuple[str, ...]
+    rows: bytes
+    lengths: bytes
+    """int32 token count of each document."""
+
+
+def file_terms(texts: Iterable[str]) -> FileTerms:
+    """Term counts of a file's documents, ready for ``BM25Index.add_file_terms``."""
+    local: dict[str, int] = {}
+    rows = array("i")
+    lengths = array("i")
+    for position, text in enumerate(texts):
+        counts = term_counts(text)
+        lengths.append(sum(counts.values()))
+        for term, tf in counts.items():
+            index = local.get(term)
+            if index is None:
+                index = local[term] = len(local)
+            rows.extend((index, position, tf))
+    return FileTerms(tuple(local), rows.tobytes(), lengths.tobytes())
+
+
+class Segment(NamedTuple):
+    """Postings in compressed-row form: term id -> slice of (docs, tfs)."""
+
+    offsets: npt.NDArray[np.int64]
+    docs: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.int32]
+
+    @staticmethod
+    def build(
+        term_ids: npt.NDArray[np.int32],
+        docs: npt.NDArray[np.int32],
+        tfs: npt.NDArray[np.int32],
+        vocabulary: int,
+    ) -> Segment:
+        """A segment from unordered (term, doc, tf) triples (docs ascending per term
+        when they were ascending in the input)."""
+        order = np.argsort(term_ids, kind="stable")
+        counts = np.bincount(term_ids, minlength=vocabulary)
+        offsets = np.zeros(vocabulary + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return Segment(offsets, docs[order], tfs[order])
+
+    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """A term's (docs, tfs); empty arrays for a term it does not have."""
+        if term + 1 >= len(self.offsets):
+            return _EMPTY, _EMPTY
+        start, stop = int(self.offsets[term]), int(self.offsets[term + 1])
+        return self.docs[start:stop], self.tfs[start:stop]
+
+    def triples(
+        self,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """Every (term, doc, tf) posting."""
+        terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=_I32), np.diff(self.offsets))
+        return terms, self.docs, self.tfs
+
+
+_NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), _EMPTY, _EMPTY)
+
+
+class Snapshot(NamedTuple):
+    """Some files' postings, renumbered from 0, for saving and loading."""
+
+    files: list[tuple[FileKey, int]]
+    """Files in document order, with how many documents each has."""
+    terms: list[str]
+    segment: Segment
+    lengths: npt.NDArray[np.int32]
+
+
+def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
+    """The part of a snapshot for the files ``keep`` maps to a (new) key."""
+    files: list[tuple[FileKey, int]] = []
+    mask = np.zeros(len(snapshot.lengths), dtype=bool)
+    doc = 0
+    for key, count in snapshot.files:
+        new_key = keep(key)
+        if new_key is not None:
+            files.append((new_key, count))
+            mask[doc : doc + count] = True
+        doc += count
+    if mask.all():
+        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths)
+    renumber = np.cumsum(mask, dtype=np.int64) - 1
+    terms, docs, tfs = snapshot.segment.triples()
+    kept = mask[docs]
+    segment = Segment.build(
+        terms[kept], renumber[docs[kept]].astype(_I32), tfs[kept], len(snapshot.terms)
+    )
+    return Snapshot(files, snapshot.terms, segment, snapshot.lengths[mask])
+
+
 class BM25Index(Generic[T]):
     """An incremental BM25 index of documents grouped by file.
 
     Results are ordered by score, then by corpus order: the file's sort key,
     then the document's position in its file.
+
+    Postings live in a large read-only segment plus a small one that takes
+    writes; both are numpy arrays, so a query scores whole posting lists at
+    once. Removing a file marks its documents dead (document frequencies are
+    counted over live documents only, so scores are exactly those of a fresh
+    build); dead postings are dropped when the segments are merged.
     """
 
     def __init__(self) -> None:
-        self._postings: dict[str, tuple[array[int], array[int]]] = {}
-        """term -> (document ids, term frequencies), in insertion order."""
-        self._df: dict[str, int] = {}
-        """term -> number of live documents containing it."""
-        self._length: array[int] = array("i")
+        self._vocabulary: dict[str, int] = {}
+        """term -> term id."""
+        self._main = _NO_SEGMENT
+        self._small = _NO_SEGMENT
+        self._pending: list[tuple[npt.NDArray[np.int32], ...]] = []
+        """(term ids, docs, tfs) added since the small segment was built."""
+        self._pending_size = 0
+        self._small_triples: list[tuple[npt.NDArray[np.int32], ...]] = []
+        self._small_size = 0
+        self._length = np.zeros(1024, dtype=_I32)
         """document id -> token count; -1 once the document is removed."""
-        self._terms: list[tuple[str, ...] | None] = []
-        """document id -> its distinct terms (to update df on removal)."""
+        self._docs = 0
+        """Document ids handed out so far."""
         self._items: list[T | None] = []
         """document id -> the caller's item (a chunk)."""
         self._order: list[tuple[FileKey, int] | None] = []
         """document id -> corpus order key."""
-        self._files: dict[FileKey, list[int]] = {}
-        """file key -> its live document ids."""
+        self._files: dict[FileKey, range] = {}
+        """file key -> its document ids (consecutive)."""
         self._live = 0
+        self._dead = 0
         self._total_length = 0
-        self._dead_postings = 0
-        self._live_postings = 0
 
     def __len__(self) -> int:
         return self._live
 
+    # -- writing ------------------------------------------------------------------
+
     def add_file(self, file_key: FileKey, docs: Iterable[tuple[str, T]]) -> None:
         """Index a file's documents (text to tokenize, item), replacing any before."""
+        pairs = list(docs)
+        self.add_file_terms(file_key, [item for _, item in pairs], file_terms(t for t, _ in pairs))
+
+    def add_file_terms(self, file_key: FileKey, items: Sequence[T], terms: FileTerms) -> None:
+        """Index a file's documents from term counts computed elsewhere."""
         if file_key in self._files:
             self.remove_file(file_key)
-        ids: list[int] = []
-        for position, (text, item) in enumerate(docs):
-            doc = len(self._length)
-            counts = term_counts(text)
-            length = sum(counts.values())
-            for term, tf in counts.items():
-                posting = self._postings.get(term)
-                if posting is None:
-                    posting = self._postings[term] = (array("i"), array("i"))
-                    self._df[term] = 0
-                posting[0].append(doc)
-                posting[1].append(tf)
-                self._df[term] += 1
-            self._length.append(length)
-            self._terms.append(tuple(counts))
-            self._items.append(item)
-            self._order.append((file_key, position))
-            self._live += 1
-            self._total_length += length
-            self._live_postings += len(counts)
-            ids.append(doc)
-        self._files[file_key] = ids
+        lengths = np.frombuffer(terms.lengths, dtype=_I32)
+        if len(lengths) != len(items):
+            raise ValueError(f"{len(items)} items for {len(lengths)} documents")
+        first = self._reserve(len(items))
+        self._length[first : first + len(items)] = lengths
+        self._items.extend(items)
+        self._order.extend((file_key, position) for position in range(len(items)))
+        self._files[file_key] = range(first, first + len(items))
+        self._live += len(items)
+        self._total_length += int(lengths.sum())
+        rows = np.frombuffer(terms.rows, dtype=_I32).reshape(-1, 3)
+        if len(rows):
+            ids = np.fromiter(map(self._term_id, terms.terms), dtype=_I32, count=len(terms.terms))
+            self._pending.append((ids[rows[:, 0]], rows[:, 1] + first, rows[:, 2].copy()))
+            self._pending_size += len(rows)
+
+    def _term_id(self, term: str) -> int:
+        vocabulary = self._vocabulary
+        index = vocabulary.get(term)
+        if index is None:
+            index = vocabulary[term] = len(vocabulary)
+        return index
+
+    def _reserve(self, count: int) -> int:
+        first = self._docs
+        needed = first + count
+        if needed > len(self._length):
+            grown = np.zeros(max(needed, 2 * len(self._length)), dtype=_I32)
+            grown[:first] = self._length[:first]
+            self._length = grown
+        self._docs = needed
+        return first
 
     def remove_file(self, file_key: FileKey) -> None:
         """Drop a file's documents; scores become those of a build without it."""
-        for doc in self._files.pop(file_key, ()):
-            terms = self._terms[doc] or ()
-            for term in terms:
-                self._df[term] -= 1
-            self._live -= 1
-            self._total_length -= self._length[doc]
-            self._length[doc] = -1
-            self._terms[doc] = None
+        ids = self._files.pop(file_key, None)
+        if ids is None or not len(ids):
+            return
+        lengths = self._length[ids.start : ids.stop]
+        self._total_length -= int(lengths.sum())
+        lengths[:] = -1
+        self._live -= len(ids)
+        self._dead += len(ids)
+        for doc in ids:
             self._items[doc] = None
             self._order[doc] = None
-            self._live_postings -= len(terms)
-            self._dead_postings += len(terms)
-        if self._dead_postings > max(self._live_postings, 10_000):
-            self._compact()
 
-    def _compact(self) -> None:
-        length = self._length
-        for term, (docs, tfs) in list(self._postings.items()):
-            if self._df[term] == 0:
-                del self._postings[term]
-                del self._df[term]
-                continue
-            if len(docs) == self._df[term]:
-                continue
-            keep = [i for i, doc in enumerate(docs) if length[doc] >= 0]
-            self._postings[term] = (
-                array("i", [docs[i] for i in keep]),
-                array("i", [tfs[i] for i in keep]),
-            )
-        self._dead_postings = 0
+    def _settle(self) -> None:
+        """Fold added postings into the segments before reading them."""
+        if not self._pending:
+            return
+        self._small_triples.extend(self._pending)
+        self._small_size += self._pending_size
+        self._pending = []
+        self._pending_size = 0
+        size = len(self._vocabulary)
+        if self._small_size >= _MERGE_AT or self._small_size >= len(self._main.docs):
+            self._merge()
+        else:
+            self._small = Segment.build(*_concat(self._small_triples), size)
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 score of every live document matching a query token."""
-        scores: dict[int, float] = {}
+    def _merge(self) -> None:
+        """One segment of live postings, documents renumbered without the dead."""
+        parts = [self._main.triples(), *self._small_triples, *self._pending]
+        self._pending, self._small_triples = [], []
+        self._pending_size = self._small_size = 0
+        terms, docs, tfs = _concat(parts)
+        live = self._length[: self._docs] >= 0
+        if self._dead:
+            keep = live[docs]
+            terms, docs, tfs = terms[keep], docs[keep], tfs[keep]
+            renumber = np.cumsum(live, dtype=np.int64) - 1
+            docs = renumber[docs].astype(_I32)
+            old_ids = np.flatnonzero(live)
+            count = len(old_ids)
+            self._length = self._length[: self._docs][live].copy()
+            self._items = [self._items[i] for i in old_ids]
+            self._order = [self._order[i] for i in old_ids]
+            self._docs = count
+            new_of = renumber
+            self._files = {
+                key: range(int(new_of[r.start]), int(new_of[r.start]) + len(r)) if len(r) else r
+                for key, r in self._files.items()
+            }
+            self._dead = 0
+        # doc ids only grow, so a stable sort by term keeps each list in doc order
+        self._main = Segment.build(terms, docs, tfs, len(self._vocabulary))
+        self._small = _NO_SEGMENT
+
+    def compact(self) -> None:
+        """Merge everything into one segment (after a bulk load, before a save)."""
+        if self._pending or self._small_triples or self._dead:
+            self._merge()
+
+    # -- snapshots ------------------------------------------------------------------
+
+    def snapshot(self, keys: Iterable[FileKey]) -> Snapshot:
+        """The postings of some files, documents renumbered from 0 in file order."""
+        self.compact()
+        files = [(key, self._files[key]) for key in keys if key in self._files]
+        old = np.concatenate(
+            [np.arange(r.start, r.stop, dtype=np.int64) for _, r in files]
+            or [np.zeros(0, np.int64)]
+        )
+        new_of = np.full(self._docs, -1, dtype=np.int64)
+        new_of[old] = np.arange(len(old))
+        terms, docs, tfs = self._main.triples()
+        mapped = new_of[docs]
+        keep = mapped >= 0
+        terms, tfs = terms[keep], tfs[keep]
+        local_docs = mapped[keep].astype(_I32)
+        used = np.unique(terms)
+        local = np.zeros(len(self._vocabulary), dtype=_I32)
+        local[used] = np.arange(len(used), dtype=_I32)
+        names = list(self._vocabulary)
+        segment = Segment.build(local[terms], local_docs, tfs, len(used))
+        return Snapshot(
+            [(key, len(r)) for key, r in files],
+            [names[i] for i in used.tolist()],
+            segment,
+            self._length[old].copy(),
+        )
+
+    def load_snapshot(self, snapshot: Snapshot, items: Sequence[T]) -> None:
+        """Add the files of a snapshot (none of them may be indexed already)."""
+        lengths = snapshot.lengths
+        if len(lengths) != len(items) or sum(n for _, n in snapshot.files) != len(items):
+            raise ValueError("snapshot and items disagree")
+        if any(key in self._files for key, _ in snapshot.files):
+            raise ValueError("snapshot files are indexed already")
+        first = self._reserve(len(items))
+        self._length[first : first + len(items)] = lengths
+        self._items.extend(items)
+        doc = first
+        for key, count in snapshot.files:
+            self._order.extend((key, position) for position in range(count))
+            self._files[key] = range(doc, doc + count)
+            doc += count
+        self._live += len(items)
+        self._total_length += int(lengths.sum())
+        if not self._vocabulary and not len(self._main.docs) and first == 0:
+            self._vocabulary = {term: i for i, term in enumerate(snapshot.terms)}
+            self._main = snapshot.segment
+            return
+        ids = np.fromiter(map(self._term_id, snapshot.terms), dtype=_I32, count=len(snapshot.terms))
+        terms, docs, tfs = snapshot.segment.triples()
+        self._pending.append((ids[terms], docs + first, tfs))
+        self._pending_size += len(docs)
+
+    # -- reading --------------------------------------------------------------------
+
+    def _scores(self, query: str) -> npt.NDArray[np.float64] | None:
+        self._settle()
         if not self._live:
-            return scores
+            return None
         n = self._live
         avgdl = self._total_length / n or 1.0
         base = K1 * (1 - B)
         scale = K1 * B / avgdl
         length = self._length
-        get = scores.get
-        for term in tokenize(query):
-            df = self._df.get(term)
+        scores: npt.NDArray[np.float64] | None = None
+        segments = (self._main, self._small) if len(self._small.docs) else (self._main,)
+        for token in tokenize(query):
+            term = self._vocabulary.get(token)
+            if term is None:
+                continue
+            parts = [segment.postings(term) for segment in segments]
+            if len(parts) == 1:
+                docs, tfs = parts[0]
+            else:
+                docs = np.concatenate([p[0] for p in parts])
+                tfs = np.concatenate([p[1] for p in parts])
+            dl = length[docs]
+            if self._dead:
+                alive = dl >= 0
+                docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
+            df = len(docs)
             if not df:
                 continue
             weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-            docs, tfs = self._postings[term]
-            for doc, tf in zip(docs, tfs, strict=True):
-                dl = length[doc]
-                if dl >= 0:
-                    scores[doc] = get(doc, 0.0) + weight * tf / (tf + base + scale * dl)
+            contribution = weight * tfs / (tfs + base + scale * dl)
+            if scores is None:
+                scores = np.zeros(self._docs, dtype=np.float64)
+            scores[docs] += contribution
         return scores
+
+    def scores(self, query: str) -> dict[int, float]:
+        """BM25 score of every live document matching a query token."""
+        scores = self._scores(query)
+        if scores is None:
+            return {}
+        docs = np.flatnonzero(scores)
+        return dict(zip(docs.tolist(), scores[docs].tolist(), strict=True))
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
         """The ``top_k`` best documents for a query, best first."""
-        scores = self.scores(query)
+        scores = self._scores(query)
+        if scores is None or top_k <= 0:
+            return []
+        docs = np.flatnonzero(scores)
+        values = scores[docs]
+        if len(docs) > top_k:
+            kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
+            tied = values >= kth  # everything that can rank, ties included
+            docs, values = docs[tied], values[tied]
         order = self._order
-        best = heapq.nsmallest(top_k, scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
-        return [Hit(score, self._item(doc)) for doc, score in best]
+        ranked = sorted(
+            zip(docs.tolist(), values.tolist(), strict=True),
+            key=lambda pair: (-pair[1], order[pair[0]]),
+        )[:top_k]
+        return [Hit(score, self._item(doc)) for doc, score in ranked]
 
     def _item(self, doc: int) -> T:
         item = self._items[doc]
@@ -206,3 +458,19 @@ class BM25Index(Generic[T]):
     def file_items(self, file_key: FileKey) -> Sequence[T]:
         """The live items of one file, in order."""
         return [self._item(doc) for doc in self._files.get(file_key, ())]
+
+    def file_keys(self) -> list[FileKey]:
+        """Every indexed file."""
+        return list(self._files)
+
+
+def _concat(
+    parts: Sequence[tuple[npt.NDArray[np.int32], ...]],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    if not parts:
+        return _EMPTY, _EMPTY, _EMPTY
+    return (
+        np.concatenate([p[0] for p in parts]).astype(_I32, copy=False),
+        np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
+        np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
+    )

@@ -1,0 +1,403 @@
+"""The persistent index: one SQLite file per workspace folder, in the user's cache.
+
+A row per corpus file holds its chunks (with ranges), the (mtime_ns, size) and
+content hash they were read with, or why it was skipped. A snapshot of the
+folder's search postings (numpy arrays as blobs) lets a warm start skip
+tokenizing; it records the row generation of each file it covers, so a file
+whose row changed after it was taken is re-added from its row instead.
+
+The cache is never trusted blindly: a different chunkls version, tokenizer,
+schema, folder or corpus settings empties it; a corrupt, truncated or locked
+file is logged once and rebuilt (or bypassed), never raised to the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import marshal
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from chunkls import __version__
+from chunkls.chunking import FileChunks, LocatedChunk
+from chunkls.search import Segment, Snapshot
+
+logger = logging.getLogger("chunkls.cache")
+
+SCHEMA = 1
+"""Bump when the tables or blob layouts change."""
+TOKENIZER = 1
+"""Bump when ``search.tokenize`` changes what it returns."""
+RACY_NS = 2_000_000_000
+"""A file modified this close to when its row was written is confirmed by hash."""
+
+
+def cache_home() -> Path:
+    """The user's cache directory (``XDG_CACHE_HOME`` when set, as on Linux)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg)
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches"
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"])
+    return Path.home() / ".cache"
+
+
+def cache_dir() -> Path:
+    """Where chunkls keeps its per-folder indexes."""
+    return cache_home() / "chunkls"
+
+
+def store_path(root_resolved: Path, base: Path | None = None) -> Path:
+    """The cache file of one workspace folder."""
+    digest = hashlib.sha256(os.fsencode(root_resolved)).hexdigest()[:16]
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in root_resolved.name)[:40]
+    return (base or cache_dir()) / f"{name or 'root'}-{digest}" / "index.sqlite3"
+
+
+class Row(NamedTuple):
+    """One corpus file as the cache last saw it."""
+
+    mtime_ns: int
+    size: int
+    digest: bytes | None
+    skipped: str | None
+    chunks: bytes | None
+    generation: int
+    checked_ns: int
+
+
+class Loaded(NamedTuple):
+    """What a cache held for a folder."""
+
+    rows: dict[str, Row]
+    snapshot: Snapshot | None
+    generations: dict[str, int]
+    """Root-relative path -> the row generation the snapshot was taken from."""
+
+
+_EMPTY = Loaded({}, None, {})
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    rel_path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    digest BLOB,
+    skipped TEXT,
+    chunks BLOB,
+    generation INTEGER NOT NULL,
+    checked_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    files BLOB NOT NULL,
+    terms BLOB NOT NULL,
+    offsets BLOB NOT NULL,
+    docs BLOB NOT NULL,
+    tfs BLOB NOT NULL,
+    lengths BLOB NOT NULL
+);
+"""
+
+
+def encode_chunks(chunks: Iterable[LocatedChunk]) -> bytes:
+    """A file's chunks as a compact blob."""
+    return marshal.dumps(tuple(tuple(chunk) for chunk in chunks))
+
+
+def decode_chunks(blob: bytes) -> tuple[LocatedChunk, ...]:
+    """The chunks of ``encode_chunks``; raises ``ValueError`` on a bad blob."""
+    try:
+        records = marshal.loads(blob)
+    except (EOFError, TypeError, ValueError) as error:
+        raise ValueError(f"bad chunk blob: {error}") from None
+    if not isinstance(records, tuple):
+        raise ValueError("bad chunk blob")
+    new = tuple.__new__
+    chunks = tuple(new(LocatedChunk, record) for record in records)
+    for chunk in chunks:
+        if len(chunk) != 7 or not isinstance(chunk[0], str) or not isinstance(chunk[5], int):
+            raise ValueError("bad chunk record")
+    return chunks
+
+
+class FolderCache:
+    """The cache file of one workspace folder."""
+
+    def __init__(self, path: Path, root_resolved: Path, rules_fingerprint: str) -> None:
+        self.path = path
+        self.meta = {
+            "schema": str(SCHEMA),
+            "version": __version__,
+            "tokenizer": str(TOKENIZER),
+            "root": os.fsdecode(root_resolved),
+            "rules": rules_fingerprint,
+        }
+        self._db: sqlite3.Connection | None = None
+        self._disabled = False
+        self._puts: dict[str, tuple[object, ...] | None] = {}
+        self._generation = time.time_ns()
+        self.problem: str | None = None
+        """What went wrong with the cache file, if anything (logged once)."""
+
+    # -- opening ------------------------------------------------------------------
+
+    def _fail(self, what: str, error: BaseException, rebuild: bool) -> None:
+        message = f"index cache {self.path}: {what} ({error}); " + (
+            "rebuilding it" if rebuild else "indexing without it"
+        )
+        if self.problem is None:
+            logger.warning("%s", message)
+        self.problem = message
+        self.close()
+        if rebuild:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.remove(f"{self.path}{suffix}")
+        else:
+            self._disabled = True
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._disabled:
+            return None
+        if self._db is not None:
+            return self._db
+        for attempt in (1, 2):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+                self._db = db
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_TABLES)
+                stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                if stored != self.meta:
+                    if stored:
+                        logger.info("index cache %s: other version or settings; emptied", self.path)
+                    with db:
+                        db.execute("BEGIN IMMEDIATE")
+                        db.execute("DELETE FROM files")
+                        db.execute("DELETE FROM snapshot")
+                        db.execute("DELETE FROM meta")
+                        db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
+                return db
+            except sqlite3.OperationalError as error:
+                if _locked(error):
+                    self._fail("locked by another process", error, rebuild=False)
+                    return None
+                self._fail("unreadable", error, rebuild=attempt == 1)
+            except (sqlite3.Error, OSError) as error:
+                self._fail("unreadable", error, rebuild=attempt == 1)
+        self._disabled = True
+        return None
+
+    def close(self) -> None:
+        """Close the file (pending writes are dropped: ``flush`` first)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    # -- reading --------------------------------------------------------------------
+
+    def load(self) -> Loaded:
+        """Everything the cache holds for the folder (empty if it holds nothing usable)."""
+        for attempt in (1, 2):
+            db = self._connect()
+            if db is None:
+                return _EMPTY
+            try:
+                rows = {
+                    rel_path: Row(*rest)
+                    for rel_path, *rest in db.execute(
+                        "SELECT rel_path, mtime_ns, size, digest, skipped, chunks, generation,"
+                        " checked_ns FROM files"
+                    )
+                }
+                snapshot, generations = self._load_snapshot(db)
+                return Loaded(rows, snapshot, generations)
+            except sqlite3.OperationalError as error:
+                if _locked(error):
+                    self._fail("locked by another process", error, rebuild=False)
+                    return _EMPTY
+                self._fail("corrupt", error, rebuild=attempt == 1)
+            except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
+                self._fail("corrupt", error, rebuild=attempt == 1)
+        return _EMPTY
+
+    @staticmethod
+    def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
+        row = db.execute(
+            "SELECT files, terms, offsets, docs, tfs, lengths FROM snapshot WHERE id = 1"
+        ).fetchone()
+        if row is None:
+            return None, {}
+        files_blob, terms_blob, offsets, docs, tfs, lengths = row
+        files = marshal.loads(files_blob)
+        terms = terms_blob.decode("utf-8").split("\0") if terms_blob else []
+        segment = Segment(
+            np.frombuffer(offsets, dtype=np.int64),
+            np.frombuffer(docs, dtype=np.int32),
+            np.frombuffer(tfs, dtype=np.int32),
+        )
+        lengths_array = np.frombuffer(lengths, dtype=np.int32)
+        counts = sum(count for _, count, _ in files)
+        if (
+            len(segment.offsets) != len(terms) + 1
+            or len(segment.docs) != len(segment.tfs)
+            or int(segment.offsets[-1]) != len(segment.docs)
+            or counts != len(lengths_array)
+            or (len(segment.docs) and int(segment.docs.max()) >= counts)
+        ):
+            raise ValueError("inconsistent snapshot")
+        snapshot = Snapshot(
+            [((0, rel_path), count) for rel_path, count, _ in files], terms, segment, lengths_array
+        )
+        return snapshot, {rel_path: generation for rel_path, _, generation in files}
+
+    @staticmethod
+    def unchanged(row: Row, mtime_ns: int, size: int) -> bool | None:
+        """Whether a file still matches its row by stat: True, False, or ``None``
+        when only its content hash can tell (same size, other or racy mtime)."""
+        if size != row.size:
+            return False
+        if mtime_ns == row.mtime_ns and mtime_ns < row.checked_ns - RACY_NS:
+            return True
+        return None if row.digest is not None else False
+
+    # -- writing --------------------------------------------------------------------
+
+    def put(
+        self,
+        rel_path: str,
+        chunks: FileChunks | None,
+        digest: bytes | None = None,
+        skipped: tuple[str, int, int] | None = None,
+    ) -> int:
+        """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
+        by the next ``flush``. Returns the row's generation."""
+        self._generation += 1
+        now = time.time_ns()
+        if chunks is not None:
+            self._puts[rel_path] = (
+                rel_path,
+                chunks.mtime_ns,
+                chunks.size,
+                digest,
+                None,
+                encode_chunks(chunks.chunks),
+                self._generation,
+                now,
+            )
+        elif skipped is not None:
+            reason, mtime_ns, size = skipped
+            self._puts[rel_path] = (
+                rel_path,
+                mtime_ns,
+                size,
+                digest,
+                reason,
+                None,
+                self._generation,
+                now,
+            )
+        else:
+            self._puts[rel_path] = None
+        return self._generation
+
+    def touch(self, rel_path: str, row: Row, mtime_ns: int) -> None:
+        """A file's mtime changed but its content hash did not."""
+        self._puts[rel_path] = (
+            rel_path,
+            mtime_ns,
+            row.size,
+            row.digest,
+            row.skipped,
+            row.chunks,
+            row.generation,
+            time.time_ns(),
+        )
+
+    def delete(self, rel_path: str) -> None:
+        """Forget a file (written by the next ``flush``)."""
+        self._puts[rel_path] = None
+
+    @property
+    def dirty(self) -> bool:
+        """Whether there are writes waiting for ``flush``."""
+        return bool(self._puts)
+
+    def flush(self) -> None:
+        """Write the recorded changes in one transaction."""
+        if not self._puts:
+            return
+        puts, self._puts = self._puts, {}
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "DELETE FROM files WHERE rel_path = ?",
+                    [(rel_path,) for rel_path, row in puts.items() if row is None],
+                )
+                db.executemany(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [row for row in puts.values() if row is not None],
+                )
+        except sqlite3.OperationalError as error:
+            if _locked(error):
+                self._fail("locked by another process", error, rebuild=False)
+            else:
+                self._fail("cannot be written", error, rebuild=True)
+        except (sqlite3.Error, OSError) as error:
+            self._fail("cannot be written", error, rebuild=True)
+
+    def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
+        """Replace the saved search postings (after ``flush``)."""
+        db = self._connect()
+        if db is None:
+            return
+        files = marshal.dumps(
+            [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
+        )
+        segment = snapshot.segment
+        try:
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(
+                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?)",
+                    (
+                        files,
+                        "\0".join(snapshot.terms).encode("utf-8"),
+                        segment.offsets.astype(np.int64).tobytes(),
+                        segment.docs.astype(np.int32).tobytes(),
+                        segment.tfs.astype(np.int32).tobytes(),
+                        snapshot.lengths.astype(np.int32).tobytes(),
+                    ),
+                )
+        except sqlite3.OperationalError as error:
+            if _locked(error):
+                self._fail("locked by another process", error, rebuild=False)
+            else:
+                self._fail("cannot be written", error, rebuild=True)
+        except (sqlite3.Error, OSError) as error:
+            self._fail("cannot be written", error, rebuild=True)
+
+
+def _locked(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text

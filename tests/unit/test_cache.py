@@ -1,0 +1,252 @@
+"""The persistent index: warm starts equal cold ones, and a bad cache never hurts."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import chunkls.cache
+import chunkls.index
+from chunkls.cache import cache_dir, cache_home, store_path
+from chunkls.chunking import CorpusRules
+from chunkls.cli import main
+from chunkls.index import WorkspaceIndex, build_index
+
+QUERIES = ["alpha return", "beta gamma", "notes section text", "helper value"]
+
+
+def _tree(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    for i in range(12):
+        (root / "pkg" / f"m{i}.py").write_text(
+            f'"""Module {i}."""\n\nALPHA = {i}\n\n\ndef alpha_{i}(x):\n    return x + {i}\n\n\n'
+            f"class Beta{i}:\n    def gamma(self):\n        return 'helper value {i}'\n"
+        )
+        (root / f"notes{i}.md").write_text(f"# Notes {i}\n\nnotes text {i}\n\n## Section\n\nx\n")
+    (root / "broken.py").write_text("def broken(:\n")
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return _tree(tmp_path / "ws")
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The root-relative paths that get chunked (read and parsed) again."""
+    seen: list[str] = []
+    real = chunkls.index.chunk_many
+
+    def spy(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
+        seen.extend(file.rel_path for file in files)
+        return real(root, files, rules, workers)
+
+    monkeypatch.setattr(chunkls.index, "chunk_many", spy)
+    yield seen
+
+
+def _state(index: WorkspaceIndex) -> tuple[object, ...]:
+    chunks = [entry.chunk for entry in index.chunks()]
+    skipped = [entry[1:] for entry in index.skipped()]
+    hits = [[(h.score, h.item.chunk) for h in index.search(q, 50)] for q in QUERIES]
+    return chunks, skipped, hits, len(index)
+
+
+def _bump(path: Path, text: str | None = None) -> None:
+    if text is not None:
+        path.write_text(text)
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
+
+
+def test_warm_start_equals_cold_start(tree: Path, cache: Path, parsed: list[str]) -> None:
+    cold = build_index([tree], cache_dir=cache, workers=1)
+    assert len(parsed) == 25
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    uncached = build_index([tree], workers=1)
+    assert _state(warm) == _state(cold) == _state(uncached)
+    assert store_path(tree.resolve(), cache).is_file()
+
+
+def test_changes_while_down_are_picked_up(tree: Path, cache: Path, parsed: list[str]) -> None:
+    build_index([tree], cache_dir=cache, workers=1)
+    _bump(tree / "pkg" / "m3.py", "def delta_three():\n    return 'delta'\n")
+    (tree / "pkg" / "m4.py").unlink()
+    (tree / "new.md").write_text("# New\n\nnew notes text\n")
+    _bump(tree / "broken.py", "def fixed():\n    pass\n")
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert sorted(parsed) == ["broken.py", "new.md", "pkg/m3.py"]
+    assert _state(warm) == _state(build_index([tree], workers=1))
+    assert warm.lookup("pkg/m3.py#function-delta_three")
+    assert not warm.lookup("pkg/m4.py#function-alpha_4")
+    # and the cache now holds the new state
+    parsed.clear()
+    again = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    assert _state(again) == _state(warm)
+
+
+def test_same_content_new_mtime_is_confirmed_by_hash(
+    tree: Path, cache: Path, parsed: list[str]
+) -> None:
+    build_index([tree], cache_dir=cache, workers=1)
+    _bump(tree / "pkg" / "m1.py")  # touched, not changed
+    parsed.clear()
+    build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    _bump(tree / "pkg" / "m1.py", (tree / "pkg" / "m1.py").read_text().replace("1", "7"))
+    parsed.clear()
+    build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == ["pkg/m1.py"]
+
+
+def test_saves_update_only_their_rows(tree: Path, cache: Path, parsed: list[str]) -> None:
+    index = WorkspaceIndex(cache, workers=1)
+    folder = index.add_folder(tree)
+    index.index_folder(folder)
+    (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
+    assert index.refresh(folder, ["pkg/m2.py"]) == ["pkg/m2.py"]
+    index.close()
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    assert warm.lookup("pkg/m2.py#function-saved_edit")
+    assert _state(warm) == _state(build_index([tree], workers=1))
+
+
+def test_a_snapshot_missing_some_saves_is_still_exact(tree: Path, cache: Path) -> None:
+    index = WorkspaceIndex(cache, workers=1)
+    folder = index.add_folder(tree)
+    index.index_folder(folder)
+    (tree / "pkg" / "m5.py").write_text("def helper_value():\n    return 'beta gamma'\n")
+    index.refresh(folder, ["pkg/m5.py"])
+    assert folder.cache is not None
+    folder.cache.close()  # rows flushed by refresh; the snapshot is not re-saved
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert _state(warm) == _state(build_index([tree], workers=1))
+
+
+@pytest.mark.parametrize("change", ["version", "settings", "tokenizer"])
+def test_a_cache_from_other_version_or_settings_is_not_used(
+    tree: Path, cache: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    build_index([tree], cache_dir=cache, workers=1)
+    parsed.clear()
+    base = None
+    if change == "version":
+        monkeypatch.setattr(chunkls.cache, "__version__", "999.0")
+    elif change == "tokenizer":
+        monkeypatch.setattr(chunkls.cache, "TOKENIZER", 999)
+    else:
+        base = CorpusRules().extended(exclude_globs=["notes1.md"])
+    warm = build_index([tree], base, cache_dir=cache, workers=1)
+    assert len(parsed) == (24 if change == "settings" else 25)
+    assert _state(warm) == _state(build_index([tree], base, workers=1))
+
+
+def _corrupt(path: Path, how: str) -> None:
+    if how == "garbage":
+        path.write_bytes(b"this is not a database" * 100)
+    elif how == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+    elif how == "rows":
+        db = sqlite3.connect(path)
+        db.execute("UPDATE files SET chunks = x'00ff'")
+        db.execute("UPDATE snapshot SET docs = x'0102'")
+        db.commit()
+        db.close()
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "rows"])
+def test_a_corrupt_cache_is_rebuilt(
+    tree: Path, cache: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    cold = build_index([tree], cache_dir=cache, workers=1)
+    path = store_path(tree.resolve(), cache)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    _corrupt(path, how)
+    with caplog.at_level(logging.WARNING, logger="chunkls.cache"):
+        rebuilt = build_index([tree], cache_dir=cache, workers=1)
+    assert _state(rebuilt) == _state(cold)
+    if how != "rows":
+        assert len([r for r in caplog.records if "rebuilding" in r.getMessage()]) == 1
+    again = build_index([tree], cache_dir=cache, workers=1)
+    assert _state(again) == _state(cold)
+
+
+def test_a_locked_cache_is_bypassed(tree: Path, cache: Path, parsed: list[str]) -> None:
+    cold = build_index([tree], cache_dir=cache, workers=1)
+    path = store_path(tree.resolve(), cache)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        parsed.clear()
+        index = build_index([tree], cache_dir=cache, workers=1)
+        assert _state(index) == _state(cold)
+        folder = index.folders[0]
+        assert folder.cache is not None
+        assert folder.cache.problem is not None
+        assert "locked" in folder.cache.problem
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_unreadable_cache_directory_does_not_crash(tree: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    index = build_index([tree], cache_dir=blocker, workers=1)
+    assert _state(index) == _state(build_index([tree], workers=1))
+
+
+def test_cache_home_honours_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_home() == tmp_path / "xdg"
+    assert cache_dir() == tmp_path / "xdg" / "chunkls"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    assert cache_home() != Path("relative/ignored")
+
+
+def test_cli_uses_the_cache_outside_the_workspace(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed: list[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    before = sorted(p.relative_to(tree) for p in tree.rglob("*"))
+    outputs = []
+    for _ in range(2):
+        import io
+
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["chunks", str(tree), "--format", "ids"], out, err) == 0
+        outputs.append(out.getvalue())
+    assert outputs[0] == outputs[1]
+    assert len(parsed) == 25  # the second run parsed nothing
+    assert (tmp_path / "xdg" / "chunkls").is_dir()
+    assert sorted(p.relative_to(tree) for p in tree.rglob("*")) == before
+
+
+def test_cli_no_cache(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["search", "alpha", "--root", str(tree), "--no-cache"], out, err) == 0
+    assert "Indexed" in out.getvalue()
+    assert not (tmp_path / "xdg").exists()
+    assert "\r" not in err.getvalue()  # no progress bar when not a terminal

@@ -1,0 +1,84 @@
+"""Worker-process chunking gives exactly the serial chunker's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkls.chunking import CorpusRules, scan_corpus, walk_corpus
+from chunkls.index import build_index
+from chunkls.parallel import Chunked, chunk_many, chunk_one, default_workers
+from chunkls.search import file_terms
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
+
+
+def _tree(root: Path, files: int = 90) -> Path:
+    """A tree big enough for the worker path, with files of very different sizes
+    and files that must be skipped."""
+    for i in range(files):
+        folder = root / f"pkg{i % 7}"
+        folder.mkdir(exist_ok=True)
+        body = "\n\n".join(f"def f{i}_{j}(x):\n    return x + {j}\n" for j in range(i % 13 + 1))
+        (folder / f"mod{i}.py").write_text(f'"""Module {i}."""\n\nimport os\n\n{body}')
+        (folder / f"notes{i}.md").write_text(f"# Notes {i}\n\ntext {i}\n\n## More\n\nmore\n")
+    (root / "broken.py").write_text("def broken(:\n")
+    (root / "binary.py").write_bytes(b"x = 1\0\n")
+    (root / "latin.md").write_bytes(b"caf\xe9\n")
+    return root
+
+
+def _results(results: list[Chunked | None]) -> dict[str, Chunked]:
+    return {result.rel_path: result for result in results if result is not None}
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_workers_equal_serial(tmp_path: Path, workers: int) -> None:
+    root = _tree(tmp_path)
+    rules = CorpusRules()
+    files = walk_corpus(root, rules).files
+    serial = {file.rel_path: chunk_one(root.resolve(), file, rules) for file in files}
+    parallel = _results(list(chunk_many(root.resolve(), files, rules, workers)))
+    assert parallel == serial
+    scan = scan_corpus(root, rules)
+    assert [f.chunks for f in scan.files] == [
+        parallel[f.rel_path].chunks.chunks  # type: ignore[union-attr]
+        for f in scan.files
+    ]
+    assert {s.rel_path: s.reason for s in scan.skipped} == {
+        rel: r.skipped for rel, r in parallel.items() if r.skipped is not None
+    }
+
+
+def test_results_carry_the_serial_search_terms(tmp_path: Path) -> None:
+    root = _tree(tmp_path, 70)
+    rules = CorpusRules()
+    files = walk_corpus(root, rules).files
+    for result in _results(list(chunk_many(root.resolve(), files, rules, 2))).values():
+        if result.chunks is not None:
+            texts = [f"{c.chunk_id}\n{c.text}" for c in result.chunks.chunks]
+            assert result.terms == file_terms(texts)
+            assert result.digest is not None
+
+
+def test_parallel_index_equals_serial_index(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    serial = build_index([root], workers=1)
+    parallel = build_index([root], workers=2)
+    assert [c.chunk for c in serial.chunks()] == [c.chunk for c in parallel.chunks()]
+    assert [s[1:] for s in serial.skipped()] == [s[1:] for s in parallel.skipped()]
+    for query in ["f3_2 return", "notes more text", "import os module"]:
+        one = [(h.score, h.item.chunk) for h in serial.search(query, 20)]
+        two = [(h.score, h.item.chunk) for h in parallel.search(query, 20)]
+        assert one == two
+
+
+def test_fixture_workspace(tmp_path: Path) -> None:
+    serial = build_index([FIXTURE], workers=1)
+    parallel = build_index([FIXTURE], workers=2)
+    assert [c.chunk for c in serial.chunks()] == [c.chunk for c in parallel.chunks()]
+
+
+def test_default_workers_is_positive() -> None:
+    assert default_workers() >= 1
