@@ -126,6 +126,8 @@ TREE_TRICKY: Tree = {
     "notes.txt": "# not chunked\n",
     "builder/x.py": "not_excluded = 1\n",
     "docs.md": "# a file named like an excluded folder\n",
+    ".github/workflows/README.md": "# Hidden folders are not excluded\n",
+    "Docs/x.md": "# Excluded names are case-sensitive\n",
     # files the tutorial crashes on
     "bad/syntax.py": "def f(:\n",
     "bad/latin1.py": b"X = '\xe9'\n",
@@ -164,12 +166,15 @@ def test_symlinks_inside_the_root_carry_the_targets_path(tmp_path: Path) -> None
     (tmp_path / "link.py").symlink_to(tmp_path / "real" / "target.py")
     (tmp_path / "relative.md").symlink_to(Path("real") / "guide.md")
     (tmp_path / "linkdir").symlink_to(tmp_path / "real", target_is_directory=True)
+    write_tree(tmp_path, {"docs/hidden.py": "def h():\n    pass\n"})
+    (tmp_path / "to_excluded.py").symlink_to(tmp_path / "docs" / "hidden.py")
     chunks = assert_same_as_tutorial(tmp_path)
     assert [chunk.chunk_id for chunk in chunks] == [
         "real/target.py#function-t",  # link.py
         "real/guide.md#heading-g",
         "real/target.py#function-t",
         "real/guide.md#heading-g",  # relative.md; linkdir/ is not followed
+        "docs/hidden.py#function-h",  # the link is in the corpus, its target is not
     ]
 
 
