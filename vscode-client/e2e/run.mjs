@@ -81,7 +81,7 @@ const home = join(scratch, 'home');
 const userData = join(scratch, 'user-data');
 const extensionsDir = join(scratch, 'extensions');
 const workspace = join(scratch, 'workspace');
-for (const d of [home, join(userData, 'User'), extensionsDir]) {
+for (const d of [home, join(userData, 'User'), join(userData, 'Machine'), extensionsDir]) {
   mkdirSync(d, { recursive: true });
 }
 cpSync(join(here, 'fixture'), workspace, { recursive: true });
@@ -93,11 +93,13 @@ if (py.status !== 0) {
 }
 const python = py.stdout.trim();
 
+// chunkls.server.pythonPath is machine-overridable: in code-server (a remote
+// window) it comes from the remote machine's settings, not the browser user's.
+writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'chunkls.server.pythonPath': python }, null, 2));
 writeFileSync(
   join(userData, 'User', 'settings.json'),
   JSON.stringify(
     {
-      'chunkls.server.pythonPath': python,
       'chunkls.trace.server': 'messages',
       'workbench.startupEditor': 'none',
       'workbench.tips.enabled': false,
@@ -215,10 +217,10 @@ if (!preflight.ok) {
   console.log(`e2e: the bundled server (${python} -m chunkls serve --stdio, PYTHONPATH=${bundledLibs}) is not usable: ${preflight.detail}`);
   rmSync(scratch, { recursive: true, force: true });
   if (process.env.CHUNKLS_E2E_SKIP_WITHOUT_SERVER === '1') {
-    console.log('e2e: 0 passed, 0 failed, 11 skipped');
+    console.log('e2e: 0 passed, 0 failed, 12 skipped');
     process.exit(0);
   }
-  console.log('e2e: 0 passed, 1 failed, 11 skipped');
+  console.log('e2e: 0 passed, 1 failed, 12 skipped');
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
@@ -453,6 +455,20 @@ function serverPids() {
   return pids;
 }
 
+/** The chunkls output channel's log files under `dir`. */
+function findLogs(dir) {
+  const logs = [];
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) {
+      logs.push(...findLogs(full));
+    } else if (/chunkls/i.test(name) && name.endsWith('.log')) {
+      logs.push(full);
+    }
+  }
+  return logs;
+}
+
 async function goToLine(line) {
   await page.keyboard.press('Control+G');
   const input = page.locator('.quick-input-widget input');
@@ -544,18 +560,30 @@ try {
 
   await test('hover over an ID in a Markdown transcript shows the preview', async () => {
     await openFile('notes/transcript.md');
-    const pos = await textPosition('app/greet.py#function-greet', 0);
-    await page.mouse.move(pos.x - 40, pos.y + 60);
-    await page.mouse.move(pos.x, pos.y, { steps: 4 });
-    await waitInPage(
-      () => {
-        const hover = [...document.querySelectorAll('.monaco-hover')].find((h) => h.offsetParent !== null);
-        const text = hover?.textContent || '';
-        return text.includes('greet') && (text.includes('Say hello') || text.includes('def greet'));
-      },
-      undefined,
-      'a hover with the preview of function greet',
-    );
+    // Lenses appearing above the first line move the text: re-aim until the hover shows.
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const pos = await textPosition('app/greet.py#function-greet', 0);
+      await page.mouse.move(pos.x - 40, pos.y + 60);
+      await page.mouse.move(pos.x, pos.y, { steps: 4 });
+      const shown = await page
+        .waitForFunction(
+          () => {
+            const hover = [...document.querySelectorAll('.monaco-hover')].find((h) => h.offsetParent !== null);
+            const text = hover?.textContent || '';
+            return text.includes('greet') && (text.includes('Say hello') || text.includes('def greet'));
+          },
+          undefined,
+          { timeout: 4000, polling: 100 },
+        )
+        .then(() => true, () => false);
+      if (shown) {
+        break;
+      }
+      if (Date.now() > deadline) {
+        throw new Error('timed out waiting for a hover with the preview of function greet');
+      }
+    }
     await shot('hover');
     await page.mouse.move(5, 5);
   });
@@ -674,6 +702,14 @@ try {
       throw new Error(`expected one new server process, found ${JSON.stringify(after)}`);
     }
   });
+
+  await test('the server runs on the interpreter from chunkls.server.pythonPath', async () => {
+    const files = findLogs(join(userData, 'logs'));
+    const lines = files.flatMap((f) => readFileSync(f, 'utf8').split('\n')).filter((l) => l.includes('Using Python'));
+    if (lines.length < 2 || !lines.every((l) => l.includes(`at ${python} (from setting)`))) {
+      throw new Error(`expected every start to use ${python} from the setting: ${JSON.stringify(lines)}`);
+    }
+  });
 } catch (error) {
   failed++;
   log(`e2e harness error: ${error && error.stack ? error.stack : error}`);
@@ -684,19 +720,7 @@ try {
   cleanup();
   if (failed > 0) {
     // The extension's output channel (LogOutputChannel) and the server's stderr end up here.
-    const logs = [];
-    const walk = (dir) => {
-      for (const name of existsSync(dir) ? readdirSync(dir) : []) {
-        const full = join(dir, name);
-        if (statSync(full).isDirectory()) {
-          walk(full);
-        } else if (/chunkls/i.test(name) && name.endsWith('.log')) {
-          logs.push(full);
-        }
-      }
-    };
-    walk(join(userData, 'logs'));
-    for (const file of logs) {
+    for (const file of findLogs(join(userData, 'logs'))) {
       console.log(`----- ${file} (last 60 lines)`);
       console.log(readFileSync(file, 'utf8').split('\n').slice(-60).join('\n'));
     }
