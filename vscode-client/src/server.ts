@@ -20,7 +20,7 @@ import {
   ServerCommands,
   Settings,
 } from './constants';
-import { execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
+import { describeAttempt, execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
 import { activeInterpreter } from './pythonExtension';
 import { SERVER_ARGS, serverEnv } from './launch';
 import { TraceChannel } from './traceChannel';
@@ -138,6 +138,12 @@ export class ServerManager implements vscode.Disposable {
     this.output.info(
       `Using Python ${formatVersion(resolution.version)} at ${exe} (from ${resolution.candidate.source})`,
     );
+    const ignored = resolution.attempts.find((a) => a.candidate.source === 'setting');
+    if (ignored !== undefined) {
+      void vscode.window.showWarningMessage(
+        `chunkls: "${CONFIG_SECTION}.${Settings.pythonPath}" is not usable (${describeAttempt(ignored)}); using ${exe} instead.`,
+      );
+    }
     return resolution.candidate.command;
   }
 
