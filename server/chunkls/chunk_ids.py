@@ -30,7 +30,10 @@ MAX_IDENTITY = 512
 
 Form = Literal["bare", "backtick", "link", "local"]
 
-_PATH_ID = re.compile(r"(?<![\w.\-/~#])(?P<path>[\w.\-/]+)#(?P<identity>\w+(?:-\w+)*)")
+_IDENTITY = r"(?P<identity>(?:module-\d+|function-\w+|class-\w+|heading-\w+(?:-\w+)*))(?!\w)"
+"""The identity kinds the chunker makes; headings also in the case-variant
+forms people write (so a quick fix can offer the real slug)."""
+_PATH_ID = re.compile(r"(?<![\w.\-/~#])(?P<path>[\w.\-/]+)#" + _IDENTITY)
 _LOCAL_ID = re.compile(
     r"(?<![\w.\-/~#\]])#(?P<identity>(?:module-\d+|function-\w+|class-\w+|heading-[a-z0-9]+(?:-[a-z0-9]+)*))(?![\w-])"
 )

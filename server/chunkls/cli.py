@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import TextIO
@@ -19,7 +19,15 @@ from typing import TextIO
 from chunkls import __version__
 from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
+from chunkls.citations import (
+    ChunkHistory,
+    check_text,
+    language_of,
+    read_text_file,
+    walk_citation_files,
+)
 from chunkls.index import WorkspaceIndex, build_index
+from chunkls.positions import TextLines
 
 
 class UsageError(Exception):
@@ -110,6 +118,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
     resolve.add_argument("--root", default=".", help="corpus root (default: .)")
+
+    check = commands.add_parser(
+        "check",
+        parents=[corpus],
+        help="report chunk IDs cited in Markdown and text files that do not resolve",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or folders to check (default: every Markdown and text file of the root)",
+    )
+    check.add_argument("--root", default=".", help="corpus root (default: .)")
+    check.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
 
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
@@ -225,6 +249,67 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    root = _check_root(args.root)
+    index = _index(root, args, err)
+    folder = index.folders[0]
+    targets = _check_targets(root, args.paths, folder.rules.glob_excludes)
+    history = ChunkHistory()
+    problems: list[dict[str, object]] = []
+    for shown, path in targets:
+        text = read_text_file(path)
+        if text is None:
+            raise UsageError(f"{shown}: not a readable UTF-8 text file")
+        rel_path = folder.relative(path.resolve()) or folder.relative(path)
+        lines = TextLines(text, "utf-32")
+        name = path.name
+        for problem in check_text(index, text, language_of(name), folder, rel_path, history):
+            line, column = lines.position(problem.ref.start)
+            problems.append(
+                {
+                    "path": shown,
+                    "line": line + 1,
+                    "column": column + 1,
+                    "chunkId": problem.chunk_id,
+                    "written": text[problem.ref.start : problem.ref.end],
+                    "suggestions": problem.suggestions,
+                }
+            )
+    if args.format == "json":
+        json.dump(problems, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        for item in problems:
+            hint = f" (did you mean {item['suggestions'][0]}?)" if item["suggestions"] else ""  # type: ignore[index]
+            out.write(
+                f"{item['path']}:{item['line']}:{item['column']}: "
+                f"unknown chunk ID {item['chunkId']}{hint}\n"
+            )
+        if problems:
+            noun = "ID" if len(problems) == 1 else "IDs"
+            print(f"chunkls: {len(problems)} unknown chunk {noun}", file=err)
+    return 1 if problems else 0
+
+
+def _check_targets(
+    root: Path, paths: list[str], excluded: Callable[[str], bool]
+) -> list[tuple[str, Path]]:
+    """The files to check, each with the name to print for it: the given ones,
+    or every Markdown and text file of the root (configured excludes apply)."""
+    if not paths:
+        return [(rel, root / rel) for rel in walk_citation_files(root, excluded=excluded)]
+    targets: list[tuple[str, Path]] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            targets += [(os.path.join(given, rel), path / rel) for rel in walk_citation_files(path)]
+        elif path.is_file():
+            targets.append((given, path))
+        else:
+            raise UsageError(f"{given!r} does not exist")
+    return targets
+
+
 def _serve(args: argparse.Namespace) -> int:
     from chunkls.lsp.server import run
 
@@ -264,7 +349,7 @@ def main(
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    handlers = {"search": _search, "chunks": _chunks, "resolve": _resolve}
+    handlers = {"search": _search, "chunks": _chunks, "resolve": _resolve, "check": _check}
     try:
         code = handlers[args.command](args, out, err)
         out.flush()  # a closed pipe shows up here, not in the interpreter's exit

@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from chunkls.lsp import references
 from chunkls.lsp.convert import chunk_range, chunk_uri
 from chunkls.lsp.server import ChunkServer
 
@@ -94,15 +95,8 @@ def stats(ls: ChunkServer) -> dict[str, Any]:
 
 def chunk_at(ls: ChunkServer, args: ChunkAtArgs) -> dict[str, str] | None:
     """chunkls.chunkAt: the chunk of an open document at a line, for Copy Chunk ID."""
-    context = ls.document(args.uri)
-    buffer = ls.buffer(context) if context is not None else None
-    if buffer is None:
-        return None
-    line = args.line + 1
-    for chunk in buffer.chunks:
-        if chunk.start_line <= line <= chunk.end_line:
-            return {"chunkId": chunk.chunk_id}
-    return None
+    chunk = references.chunk_at(ls, args.uri, args.line)
+    return None if chunk is None else {"chunkId": chunk.chunk_id}
 
 
 def chunks(ls: ChunkServer) -> list[dict[str, Any]]:

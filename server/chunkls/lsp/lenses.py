@@ -6,10 +6,13 @@ from lsprotocol import types
 
 from chunkls.chunking.chunker import file_type_for
 from chunkls.lsp.convert import first_line_range
+from chunkls.lsp.references import citations_of
 from chunkls.lsp.server import ChunkServer
 
 COPY_CHUNK_ID = "chunkls.copyChunkId"
 """Client-side command run by a lens click, with the chunk ID as its argument."""
+SHOW_REFERENCES = "chunkls.showReferences"
+"""Client-side command of the "cited by N" lens: (uri, position, locations)."""
 
 
 def register(server: ChunkServer) -> None:
@@ -38,15 +41,34 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
     buffer = ls.buffer(context)
     if buffer is None:
         return []
-    lenses = [
-        types.CodeLens(
-            range=first_line_range(chunk),
-            command=types.Command(
-                title=chunk.chunk_id, command=COPY_CHUNK_ID, arguments=[chunk.chunk_id]
-            ),
+    lenses = []
+    converter = ls.protocol._converter
+    for chunk in buffer.chunks:
+        at = first_line_range(chunk)
+        lenses.append(
+            types.CodeLens(
+                range=at,
+                command=types.Command(
+                    title=chunk.chunk_id, command=COPY_CHUNK_ID, arguments=[chunk.chunk_id]
+                ),
+            )
         )
-        for chunk in buffer.chunks
-    ]
+        cited = citations_of(ls, chunk)
+        if cited:
+            lenses.append(
+                types.CodeLens(
+                    range=at,
+                    command=types.Command(
+                        title=f"cited by {len(cited)}",
+                        command=SHOW_REFERENCES,
+                        arguments=[
+                            context.uri,
+                            converter.unstructure(at.start),
+                            converter.unstructure(cited),
+                        ],
+                    ),
+                )
+            )
     if buffer.error is not None and not lenses:
         title = f"Not chunked: {buffer.error}"
         lenses.append(types.CodeLens(range=top, command=types.Command(title=title, command="")))

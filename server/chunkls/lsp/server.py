@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from chunkls import __version__
 from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
 from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import load_rules
+from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.positions import Encoding, TextLines
@@ -85,6 +86,16 @@ class ChunkServer(LanguageServer):
         )
         self.index = WorkspaceIndex()
         """Every workspace folder's chunks and the search postings."""
+        self.citations = CitationIndex()
+        """Every chunk ID cited in the workspace's Markdown and text files."""
+        self.history = ChunkHistory()
+        """Texts of chunks that left the index (to suggest what a renamed one became)."""
+        self.on_index_changed: list[Callable[[], None]] = []
+        """Callbacks run after the index changed (diagnostics register one)."""
+        self.on_document_changed: list[Callable[[str, bool], None]] = []
+        """Callbacks run with (uri, typing) after a document opened or changed."""
+        self.on_document_closed: list[Callable[[str], None]] = []
+        """Callbacks run with the URI after a document closed."""
         self.settings = Settings()
         """Editor settings, merged into each folder's corpus rules."""
         self.buffers: dict[str, Buffer] = {}
@@ -255,6 +266,11 @@ class ChunkServer(LanguageServer):
                         last_yield = time.perf_counter()
                         if folder not in self.index.folders:
                             break  # removed while indexing
+                last_yield = time.perf_counter()
+                for _ in self.citations.scan_folder(folder):
+                    if time.perf_counter() - last_yield >= _YIELD_EVERY:
+                        await asyncio.sleep(0)
+                        last_yield = time.perf_counter()
                 self.report_skipped(folder)
         finally:
             self.indexing -= 1
@@ -292,7 +308,17 @@ class ChunkServer(LanguageServer):
         self, folder: Folder, rel_paths: Iterable[str], notify: bool = True
     ) -> list[str]:
         """Re-read files or folders from disk into the index (saves, disk changes)."""
+        rel_paths = list(rel_paths)
+        before = {
+            chunk.chunk_id: chunk.text
+            for rel_path in rel_paths
+            for chunk in self.index.file_chunks(folder, rel_path)
+        }
         changed = self.index.refresh(folder, rel_paths)
+        self.history.forget_ids(
+            {cid: text for cid, text in before.items() if not self.index.lookup(cid, folder)}
+        )
+        self.citations.refresh(folder, rel_paths)
         for rel_path in changed:
             reason = folder.skipped.get(rel_path)
             if reason is not None:
@@ -306,6 +332,8 @@ class ChunkServer(LanguageServer):
         self.send_status()
         if self.capability("workspace", "code_lens", "refresh_support"):
             self.spawn(self._refresh_lenses(), "codeLens refresh")
+        for callback in self.on_index_changed:
+            callback()
 
     async def _refresh_lenses(self) -> None:
         await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
@@ -376,10 +404,28 @@ def _language_of(path: str) -> str:
 
 def create_server() -> ChunkServer:
     """A server with every feature registered."""
-    from chunkls.lsp import commands, lenses, navigation, symbols, sync
+    from chunkls.lsp import (
+        commands,
+        completion,
+        diagnostics,
+        lenses,
+        navigation,
+        references,
+        symbols,
+        sync,
+    )
 
     server = ChunkServer()
-    for module in (sync, lenses, navigation, symbols, commands):
+    for module in (
+        sync,
+        lenses,
+        navigation,
+        symbols,
+        commands,
+        diagnostics,
+        completion,
+        references,
+    ):
         module.register(server)
     return server
 

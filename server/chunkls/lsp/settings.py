@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 DEFAULT_NAVIGATION_LANGUAGES = ("markdown", "plaintext", "python")
+SEVERITIES = ("error", "warning", "information", "hint")
 
 
 @attrs.frozen
@@ -20,6 +21,10 @@ class Settings:
     """Whether chunk ID lenses are shown."""
     navigation_languages: tuple[str, ...] = DEFAULT_NAVIGATION_LANGUAGES
     """Language IDs in which chunk IDs are navigable."""
+    diagnostics_enabled: bool = True
+    """Whether chunk IDs that do not resolve are reported."""
+    diagnostics_severity: str = "warning"
+    """Severity of those reports: error, warning, information or hint."""
 
 
 def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
@@ -45,12 +50,23 @@ def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
         enabled = defaults.code_lens_enabled
     navigation = _section(raw, "navigation", problems)
     languages = _strings(navigation.get("languages"), "navigation.languages", problems)
+    diagnostics = _section(raw, "diagnostics", problems)
+    diagnostics_enabled = diagnostics.get("enabled", defaults.diagnostics_enabled)
+    if not isinstance(diagnostics_enabled, bool):
+        problems.append("diagnostics.enabled must be true or false")
+        diagnostics_enabled = defaults.diagnostics_enabled
+    severity = diagnostics.get("severity", defaults.diagnostics_severity)
+    if severity not in SEVERITIES:
+        problems.append(f"diagnostics.severity must be one of {', '.join(SEVERITIES)}")
+        severity = defaults.diagnostics_severity
     return Settings(
         exclude=tuple(exclude) if exclude is not None else defaults.exclude,
         code_lens_enabled=enabled,
         navigation_languages=(
             tuple(languages) if languages is not None else defaults.navigation_languages
         ),
+        diagnostics_enabled=diagnostics_enabled,
+        diagnostics_severity=severity,
     )
 
 

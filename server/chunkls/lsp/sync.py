@@ -10,7 +10,7 @@ from pygls.uris import to_fs_path
 
 from chunkls.lsp.server import ChunkServer, logger
 
-WATCHED_FILES = "**/*.{py,md,markdown}"
+WATCHED_FILES = "**/*.{py,md,markdown,txt}"
 """Corpus files the client is asked to watch for create, change and delete."""
 
 
@@ -70,15 +70,21 @@ async def _register_watchers(ls: ChunkServer) -> None:
 def text_document_did_open(ls: ChunkServer, params: types.DidOpenTextDocumentParams) -> None:
     """textDocument/didOpen: forget any stale chunking of this URI."""
     ls.buffers.pop(params.text_document.uri, None)
+    for callback in ls.on_document_changed:
+        callback(params.text_document.uri, False)
 
 
 def text_document_did_change(ls: ChunkServer, params: types.DidChangeTextDocumentParams) -> None:
     """textDocument/didChange: lenses follow the buffer (recomputed on request)."""
+    for callback in ls.on_document_changed:
+        callback(params.text_document.uri, True)
 
 
 def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentParams) -> None:
     """textDocument/didClose: drop the buffer's chunking."""
     ls.buffers.pop(params.text_document.uri, None)
+    for callback in ls.on_document_closed:
+        callback(params.text_document.uri)
 
 
 def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -113,6 +119,7 @@ def workspace_did_change_workspace_folders(
         path = _fs_path(removed.uri)
         for folder in list(ls.index.folders):
             if path is not None and folder.root == Path(path):
+                ls.citations.remove_folder(folder)
                 ls.index.remove_folder(folder)
     added = [ls.add_folder(folder.uri) for folder in params.event.added]
     new = [folder for folder in added if folder is not None]

@@ -1,0 +1,391 @@
+"""Citations: chunk IDs written in the workspace's Markdown and text files.
+
+Three jobs, all pure (no editor code):
+
+- ``CitationIndex`` knows every citation in the workspace's Markdown and text
+  files (corpus or not: ``docs/`` counts, ``.git``, virtual environments and
+  ``node_modules`` do not), file by file, so "who cites this chunk" is a lookup
+  and a save re-scans one file.
+- ``check_text`` finds the citations of a text that do not resolve (for
+  diagnostics and ``chunkls check``).
+- ``fix_candidates`` ranks replacement IDs for a broken citation.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in, resolve
+from chunkls.chunking.chunker import suffix_of
+from chunkls.index import Folder, WorkspaceIndex
+
+CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
+"""Files scanned for citations."""
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+"""Folders never scanned for citations (a folder holding ``pyvenv.cfg`` neither)."""
+MAX_CITATION_FILE = 10 * 1024 * 1024
+
+_MODULE = re.compile(r"module-(\d+)")
+
+
+def language_of(name: str) -> str:
+    """The LSP language ID for a file name."""
+    suffix = suffix_of(name)
+    if suffix == ".py":
+        return "python"
+    if suffix in (".md", ".markdown"):
+        return "markdown"
+    return "plaintext"
+
+
+class Citation(NamedTuple):
+    """A chunk ID written in a file."""
+
+    folder: Folder
+    rel_path: str
+    """The citing file, relative to its folder."""
+    ref: ChunkRef
+    line: int
+    """0-based line of the reference."""
+    column: int
+    """0-based character column of its start."""
+    end_column: int
+    """0-based character column of its end (same line: IDs have no line breaks)."""
+    targets: tuple[str, ...]
+    """The chunk IDs it may mean, best first."""
+    prefix: str | None
+    """The line up to the reference's end when it is not ASCII (for UTF-16
+    columns), else ``None``: columns in characters are columns in code units."""
+
+
+def scan_text(folder: Folder, rel_path: str, text: str, language: str) -> list[Citation]:
+    """The citations written in a text."""
+    refs = find_chunk_refs_in(text, language)
+    if not refs:
+        return []
+    citations: list[Citation] = []
+    line = 0
+    line_start = 0
+    cursor = 0
+    for ref in refs:
+        while True:
+            newline = _next_break(text, cursor, ref.start)
+            if newline < 0:
+                break
+            line += 1
+            cursor = line_start = newline
+        prefix = text[line_start : ref.end]
+        citations.append(
+            Citation(
+                folder,
+                rel_path,
+                ref,
+                line,
+                ref.start - line_start,
+                ref.end - line_start,
+                tuple(candidate_ids(ref, rel_path)),
+                None if prefix.isascii() else prefix,
+            )
+        )
+    return citations
+
+
+def _next_break(text: str, start: int, stop: int) -> int:
+    """The offset just after the first line break in ``text[start:stop]``, or -1."""
+    for index in range(start, stop):
+        char = text[index]
+        if char == "\n":
+            return index + 1
+        if char == "\r":
+            return index + 2 if text[index + 1 : index + 2] == "\n" else index + 1
+    return -1
+
+
+def walk_citation_files(
+    root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
+) -> list[str]:
+    """Root-relative paths of the Markdown and text files that may cite chunks.
+
+    ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too."""
+    found: list[str] = []
+    start = os.path.join(root, under) if under else os.fspath(root)
+    stack = [(start, under.strip("/") + "/" if under.strip("/") else "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                listing = list(entries)
+        except OSError:
+            continue
+        if any(entry.name == "pyvenv.cfg" for entry in listing):
+            continue  # a virtual environment
+        for entry in listing:
+            rel_path = prefix + entry.name
+            if excluded is not None and excluded(rel_path):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRECTORIES:
+                        stack.append((entry.path, rel_path + "/"))
+                elif suffix_of(entry.name) in CITATION_SUFFIXES and entry.is_file():
+                    found.append(rel_path)
+            except OSError:
+                continue
+    found.sort()
+    return found
+
+
+def citation_scope_excludes(rel_path: str, folder: Folder | None = None) -> bool:
+    """Whether a root-relative path is outside the citation scan."""
+    parts = rel_path.split("/")
+    if suffix_of(parts[-1]) not in CITATION_SUFFIXES:
+        return True
+    if any(part in SKIPPED_DIRECTORIES for part in parts[:-1]):
+        return True
+    return folder is not None and any(
+        folder.rules.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1)
+    )
+
+
+def read_text_file(path: Path) -> str | None:
+    """A text file's content, or ``None`` when it is not readable UTF-8 text."""
+    try:
+        if path.stat().st_size > MAX_CITATION_FILE:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+class CitationIndex:
+    """Every citation in the workspace's Markdown and text files, by target ID."""
+
+    def __init__(self) -> None:
+        self.files: dict[tuple[Folder, str], list[Citation]] = {}
+        """(folder, relative path) -> the file's citations."""
+        self.by_target: dict[str, list[Citation]] = {}
+        """Chunk ID -> citations that may mean it."""
+
+    def set_file(self, folder: Folder, rel_path: str, citations: list[Citation] | None) -> None:
+        """Replace one file's citations (``None``: the file is gone)."""
+        old = self.files.pop((folder, rel_path), None)
+        for citation in old or ():
+            for target in citation.targets:
+                entries = self.by_target.get(target)
+                if entries is not None:
+                    entries.remove(citation)
+                    if not entries:
+                        del self.by_target[target]
+        if not citations:
+            return
+        self.files[(folder, rel_path)] = citations
+        for citation in citations:
+            for target in citation.targets:
+                self.by_target.setdefault(target, []).append(citation)
+
+    def scan_file(self, folder: Folder, rel_path: str) -> None:
+        """(Re-)read one file from disk."""
+        text = read_text_file(folder.absolute(rel_path))
+        if text is None:
+            self.set_file(folder, rel_path, None)
+            return
+        name = rel_path.rsplit("/", 1)[-1]
+        self.set_file(folder, rel_path, scan_text(folder, rel_path, text, language_of(name)))
+
+    def scan_folder(self, folder: Folder) -> Iterator[None]:
+        """Scan a whole folder, a file at a time (yields so a server can answer)."""
+        seen = set(walk_citation_files(folder.root, excluded=folder.rules.glob_excludes))
+        for key in [key for key in self.files if key[0] is folder and key[1] not in seen]:
+            self.set_file(folder, key[1], None)
+        for rel_path in sorted(seen):
+            self.scan_file(folder, rel_path)
+            yield
+
+    def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+        """Re-read changed paths (files or whole folders, created or deleted)."""
+        for rel_path in rel_paths:
+            path = folder.absolute(rel_path)
+            below = [
+                key[1]
+                for key in self.files
+                if key[0] is folder and key[1].startswith(rel_path + "/")
+            ]
+            for gone in below:
+                self.set_file(folder, gone, None)
+            if path.is_dir() and not path.is_symlink():
+                if not citation_scope_excludes(rel_path + "/x.md", folder):
+                    for found in walk_citation_files(
+                        folder.root, rel_path, folder.rules.glob_excludes
+                    ):
+                        self.scan_file(folder, found)
+            elif not citation_scope_excludes(rel_path, folder):
+                self.scan_file(folder, rel_path)
+
+    def remove_folder(self, folder: Folder) -> None:
+        """Forget a folder's citations."""
+        for key in [key for key in self.files if key[0] is folder]:
+            self.set_file(folder, key[1], None)
+
+    def citing(self, chunk_id: str) -> list[Citation]:
+        """Citations that may mean this chunk ID, in file order."""
+        return sorted(
+            self.by_target.get(chunk_id, ()),
+            key=lambda c: (c.folder.position, c.rel_path, c.line, c.column),
+        )
+
+    def count(self, chunk_id: str) -> int:
+        """How many citations may mean this chunk ID."""
+        return len(self.by_target.get(chunk_id, ()))
+
+
+class Problem(NamedTuple):
+    """A citation that does not resolve."""
+
+    ref: ChunkRef
+    chunk_id: str
+    """The ID as it would be looked up (``#identity`` made absolute)."""
+    suggestions: list[str]
+
+
+def check_text(
+    index: WorkspaceIndex,
+    text: str,
+    language: str,
+    folder: Folder | None,
+    rel_path: str | None,
+    history: ChunkHistory | None = None,
+    refs: list[ChunkRef] | None = None,
+) -> list[Problem]:
+    """The references in a text that resolve to no chunk, with replacements."""
+    problems: list[Problem] = []
+    for ref in refs if refs is not None else find_chunk_refs_in(text, language):
+        if resolve(index, ref, folder, rel_path):
+            continue
+        if ref.form == "local" and rel_path is None:
+            continue
+        chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
+        problems.append(Problem(ref, chunk_id, fix_candidates(index, chunk_id, history)))
+    return problems
+
+
+class ChunkHistory:
+    """The text of chunks that left the index, by ID (bounded), so a renamed
+    function can be recognised by what it said before."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._limit = limit
+
+    def forget_ids(self, gone: dict[str, str]) -> None:
+        """Remember the texts of chunk IDs that just disappeared."""
+        for chunk_id, text in gone.items():
+            self._texts[chunk_id] = text
+            self._texts.move_to_end(chunk_id)
+        while len(self._texts) > self._limit:
+            self._texts.popitem(last=False)
+
+    def text_of(self, chunk_id: str) -> str | None:
+        """The last text seen for a chunk ID that no longer exists."""
+        return self._texts.get(chunk_id)
+
+
+def fix_candidates(
+    index: WorkspaceIndex, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
+) -> list[str]:
+    """Replacement IDs for one that does not resolve, best first (at most ``limit``).
+
+    Same file first: for ``module-N`` the module chunks nearest line N; for a
+    function or class, the chunk whose text is most like the old one's (when
+    the index saw it), else the most similar names of the same kind; for a
+    heading, GitHub-style and case-insensitive slug variants, then similar slugs.
+    Other files come after, by path similarity.
+    """
+    path, _, identity = chunk_id.partition("#")
+    same_file = [
+        chunk
+        for folder in index.folders
+        for rel_path in folder.by_source.get(path, ())
+        for chunk in index.file_chunks(folder, rel_path)
+    ]
+    ranked: list[str] = []
+    if same_file:
+        kind, _, name = identity.partition("-")
+        ids = list(dict.fromkeys(chunk.chunk_id for chunk in same_file))
+        identities = {cid: cid.partition("#")[2] for cid in ids}
+        if (module := _MODULE.fullmatch(identity)) is not None:
+            line = int(module.group(1))
+            modules = [cid for cid in ids if _MODULE.fullmatch(identities[cid])]
+            modules.sort(key=lambda cid: (abs(int(identities[cid][7:]) - line), cid))
+            ranked += modules
+        elif kind in ("function", "class"):
+            old_text = history.text_of(chunk_id) if history is not None else None
+            code = [c for c in same_file if c.identity.split("-", 1)[0] in ("function", "class")]
+            if old_text is not None:
+                scored = sorted(
+                    ((-_similarity(old_text, chunk.text), chunk.chunk_id) for chunk in code),
+                )
+                ranked += [cid for _, cid in scored]
+            ranked += _by_name(name, [c.chunk_id for c in code if c.identity.startswith(kind)])
+            ranked += _by_name(name, [c.chunk_id for c in code])
+        elif kind == "heading" or not identity.startswith(("module-", "function-", "class-")):
+            headings = [cid for cid in ids if identities[cid].startswith("heading-")]
+            variants = _heading_variants(identity)
+            ranked += [
+                cid for variant in variants for cid in headings if identities[cid] == variant
+            ]
+            ranked += _by_name(identity.removeprefix("heading-"), headings)
+        ranked += _by_name(identity, ids)
+    ranked += index.suggest(chunk_id, limit)
+    return list(dict.fromkeys(candidate for candidate in ranked if candidate != chunk_id))[:limit]
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _by_name(name: str, chunk_ids: list[str]) -> list[str]:
+    scored = sorted(
+        (-_similarity(name.lower(), cid.partition("#")[2].partition("-")[2].lower()), cid)
+        for cid in chunk_ids
+    )
+    return [cid for score, cid in scored if -score >= 0.4]
+
+
+def _heading_variants(identity: str) -> list[str]:
+    """Identities a heading citation may have meant: our slug of the cited text
+    (case-insensitive), the GitHub anchor form (``#setup`` for ``heading-setup``),
+    and the first occurrence for a repeat suffix."""
+    bare = identity.removeprefix("heading-")
+    slug = re.sub(r"[^a-z0-9]+", "-", bare.lower()).strip("-") or "section"
+    variants = [f"heading-{slug}"]
+    repeat = re.fullmatch(r"(.+)-(\d+)", slug)
+    if repeat is not None:
+        variants.append(f"heading-{repeat.group(1)}")
+    return list(dict.fromkeys(variants))

@@ -1,0 +1,108 @@
+"""Completion of chunk IDs while typing: identities after ``path#``, corpus
+file paths before it."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from lsprotocol import types
+
+from chunkls.chunking import LocatedChunk
+from chunkls.lsp.navigation import navigable
+from chunkls.lsp.server import ChunkServer
+from chunkls.positions import column_to_index, units
+
+TRIGGER_CHARACTERS = ["#", "/"]
+MAX_ITEMS = 200
+"""Items per answer; the list is marked incomplete beyond it."""
+
+_TYPED = re.compile(r"(?<![\w.\-/~#])(?P<path>[\w.\-/]*)(?:#(?P<identity>[\w\-]*))?\Z")
+_KINDS = {
+    "function": types.CompletionItemKind.Function,
+    "class": types.CompletionItemKind.Class,
+    "module": types.CompletionItemKind.Module,
+    "heading": types.CompletionItemKind.Text,
+}
+
+
+def register(server: ChunkServer) -> None:
+    """Register the completion provider."""
+    server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False),
+    )(text_document_completion)
+
+
+def text_document_completion(
+    ls: ChunkServer, params: types.CompletionParams
+) -> types.CompletionList | None:
+    """textDocument/completion: chunk identities after ``path#``, paths before."""
+    context = navigable(ls, params.text_document.uri)
+    if context is None:
+        return None
+    line = context.lines.line(params.position.line)
+    cursor = column_to_index(line, params.position.character, context.lines.encoding)
+    typed = _TYPED.search(line, 0, cursor)
+    if typed is None:
+        return None
+    written = typed["path"]
+    path = written
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.lstrip("/")
+    encoding = context.lines.encoding
+    line_number = params.position.line
+    end = types.Position(line_number, params.position.character)
+    if typed["identity"] is not None:
+        identity = typed["identity"]
+        start = types.Position(line_number, params.position.character - units(identity, encoding))
+        chunks = _chunks_of(ls, path, context.folder)
+        items = [
+            _identity_item(chunk, types.Range(start, end))
+            for chunk in chunks
+            if chunk.identity.startswith(identity)
+        ]
+        return types.CompletionList(is_incomplete=False, items=items[:MAX_ITEMS])
+    if not path or ("/" not in path and "." not in path and len(path) < 2):
+        return None
+    start = types.Position(line_number, params.position.character - units(written, encoding))
+    paths = sorted(ls.index.source_paths())
+    first = bisect.bisect_left(paths, path)
+    matches: list[str] = []
+    for candidate in paths[first:]:
+        if not candidate.startswith(path) or len(matches) > MAX_ITEMS:
+            break
+        matches.append(candidate)
+    prefix = written[: len(written) - len(path)]
+    items = [
+        types.CompletionItem(
+            label=candidate,
+            kind=types.CompletionItemKind.File,
+            text_edit=types.TextEdit(types.Range(start, end), prefix + candidate + "#"),
+            filter_text=prefix + candidate,
+        )
+        for candidate in matches[:MAX_ITEMS]
+    ]
+    return types.CompletionList(is_incomplete=len(matches) > MAX_ITEMS, items=items)
+
+
+def _chunks_of(ls: ChunkServer, path: str, prefer: object) -> list[LocatedChunk]:
+    seen: dict[str, LocatedChunk] = {}
+    folders = sorted(ls.index.folders, key=lambda folder: folder is not prefer)
+    for folder in folders:
+        for rel_path in folder.by_source.get(path, ()):
+            for chunk in ls.index.file_chunks(folder, rel_path):
+                seen.setdefault(chunk.chunk_id, chunk)
+    return list(seen.values())
+
+
+def _identity_item(chunk: LocatedChunk, replace: types.Range) -> types.CompletionItem:
+    first_line = next((line.strip() for line in chunk.text.split("\n") if line.strip()), "")
+    return types.CompletionItem(
+        label=chunk.identity,
+        kind=_KINDS.get(chunk.identity.split("-", 1)[0], types.CompletionItemKind.Reference),
+        detail=first_line[:120],
+        text_edit=types.TextEdit(replace, chunk.identity),
+        sort_text=f"{chunk.start_line:08d}",
+    )

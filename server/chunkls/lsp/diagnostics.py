@@ -1,0 +1,206 @@
+"""Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsprotocol import types
+
+from chunkls.citations import Problem, check_text
+from chunkls.lsp.navigation import navigable, ref_range, refs_of
+from chunkls.lsp.server import ChunkServer, DocumentContext
+from chunkls.positions import units
+
+CODE = "unknown-chunk"
+"""Diagnostic code of a chunk ID that resolves to nothing."""
+SOURCE = "chunkls"
+DEBOUNCE = 0.3
+"""Seconds of quiet typing before pushed diagnostics are recomputed."""
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def register(server: ChunkServer) -> None:
+    """Register pull diagnostics, push triggers and quick fixes."""
+    server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False
+        ),
+    )(text_document_diagnostic)
+    server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )(text_document_code_action)
+    pushes = Pushes(server)
+    server.on_index_changed.append(pushes.index_changed)
+    server.on_document_changed.append(pushes.document_changed)
+    server.on_document_closed.append(pushes.document_closed)
+
+
+def pull_supported(ls: ChunkServer) -> bool:
+    """Whether the client pulls diagnostics (else the server pushes them)."""
+    return ls.capability("text_document", "diagnostic") is not None
+
+
+def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Diagnostic]:
+    """Warnings for the chunk IDs of a document that resolve to nothing."""
+    if not ls.settings.diagnostics_enabled or ls.indexing:
+        return []
+    refs = refs_of(context)
+    if not refs:
+        return []
+    problems = check_text(
+        ls.index,
+        context.text,
+        context.language,
+        context.folder,
+        context.rel_path,
+        ls.history,
+        refs,
+    )
+    severity = _SEVERITY[ls.settings.diagnostics_severity]
+    return [_diagnostic(context, problem, severity) for problem in problems]
+
+
+def _diagnostic(
+    context: DocumentContext, problem: Problem, severity: types.DiagnosticSeverity
+) -> types.Diagnostic:
+    message = f"Unknown chunk ID {problem.chunk_id}"
+    if problem.suggestions:
+        message += " (did you mean " + ", ".join(problem.suggestions) + "?)"
+    return types.Diagnostic(
+        range=ref_range(context, problem.ref),
+        message=message,
+        severity=severity,
+        code=CODE,
+        source=SOURCE,
+        data={"chunkId": problem.chunk_id, "suggestions": problem.suggestions},
+    )
+
+
+def text_document_diagnostic(
+    ls: ChunkServer, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport:
+    """textDocument/diagnostic: the document's unknown chunk IDs."""
+    context = navigable(ls, params.text_document.uri)
+    items = diagnostics_for(ls, context) if context is not None else []
+    return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+def text_document_code_action(
+    ls: ChunkServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    """textDocument/codeAction: "Replace with `<id>`" for unknown chunk IDs."""
+    only = params.context.only
+    if only is not None and not any(
+        types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only
+    ):
+        return []
+    context = navigable(ls, params.text_document.uri)
+    if context is None:
+        return []
+    actions: list[types.CodeAction] = []
+    wanted = params.range
+    for diagnostic in diagnostics_for(ls, context):
+        if not _overlaps(diagnostic.range, wanted):
+            continue
+        data: dict[str, Any] = diagnostic.data or {}
+        for rank, replacement in enumerate(data.get("suggestions", [])):
+            edit = _replacement(context, diagnostic.range, data["chunkId"], replacement)
+            actions.append(
+                types.CodeAction(
+                    title=f"Replace with `{replacement}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    is_preferred=rank == 0,
+                    edit=types.WorkspaceEdit(changes={context.uri: [edit]}),
+                )
+            )
+    return actions
+
+
+def _replacement(
+    context: DocumentContext, written: types.Range, chunk_id: str, replacement: str
+) -> types.TextEdit:
+    """Replace only the identity when the file stays the same (keeping how the
+    path was written: ``./``, document-relative, ``#identity``), else the ID."""
+    old_path, _, old_identity = chunk_id.partition("#")
+    new_path, _, new_identity = replacement.partition("#")
+    if old_path == new_path:
+        end = written.end
+        start = types.Position(end.line, end.character - _units(context, old_identity))
+        return types.TextEdit(range=types.Range(start, end), new_text=new_identity)
+    return types.TextEdit(range=written, new_text=replacement)
+
+
+def _units(context: DocumentContext, text: str) -> int:
+    return units(text, context.lines.encoding)
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
+        b.start.line,
+        b.start.character,
+    ) <= (a.end.line, a.end.character)
+
+
+class Pushes:
+    """Pushed diagnostics for clients that do not pull: debounced per document."""
+
+    def __init__(self, ls: ChunkServer) -> None:
+        self.ls = ls
+        self.pending: dict[str, asyncio.TimerHandle] = {}
+
+    def publish(self, uri: str) -> None:
+        """Compute and send one document's diagnostics."""
+        self.pending.pop(uri, None)
+        if uri not in self.ls.workspace.text_documents:
+            return
+        context = navigable(self.ls, uri)
+        items = diagnostics_for(self.ls, context) if context is not None else []
+        doc = self.ls.workspace.get_text_document(uri)
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=doc.version)
+        )
+
+    def document_changed(self, uri: str, typing: bool) -> None:
+        """A document opened or changed: publish now, or after typing pauses."""
+        if pull_supported(self.ls):
+            return
+        handle = self.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        if typing:
+            loop = asyncio.get_running_loop()
+            self.pending[uri] = loop.call_later(DEBOUNCE, self.publish, uri)
+        else:
+            self.publish(uri)
+
+    def document_closed(self, uri: str) -> None:
+        """A document closed: clear what was published for it."""
+        handle = self.pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+        if not pull_supported(self.ls):
+            self.ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    def index_changed(self) -> None:
+        """The index moved: pulled diagnostics are refreshed, pushed ones re-sent."""
+        if pull_supported(self.ls):
+            if self.ls.capability("workspace", "diagnostics", "refresh_support"):
+                self.ls.spawn(self._refresh(), "diagnostic refresh")
+            return
+        for uri in list(self.ls.workspace.text_documents):
+            self.publish(uri)
+
+    async def _refresh(self) -> None:
+        await asyncio.wait_for(self.ls.workspace_diagnostic_refresh_async(None), 10)
