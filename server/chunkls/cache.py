@@ -14,6 +14,7 @@ file is logged once and rebuilt (or bypassed), never raised to the caller.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import marshal
@@ -112,6 +113,9 @@ CREATE TABLE IF NOT EXISTS snapshot (
 """
 
 
+_located = functools.partial(tuple.__new__, LocatedChunk)
+
+
 def encode_chunks(chunks: Iterable[LocatedChunk]) -> bytes:
     """A file's chunks as a compact blob."""
     return marshal.dumps(tuple(tuple(chunk) for chunk in chunks))
@@ -125,12 +129,14 @@ def decode_chunks(blob: bytes) -> tuple[LocatedChunk, ...]:
         raise ValueError(f"bad chunk blob: {error}") from None
     if not isinstance(records, tuple):
         raise ValueError("bad chunk blob")
-    new = tuple.__new__
-    chunks = tuple(new(LocatedChunk, record) for record in records)
-    for chunk in chunks:
-        if len(chunk) != 7 or not isinstance(chunk[0], str) or not isinstance(chunk[5], int):
-            raise ValueError("bad chunk record")
-    return chunks
+    if records and (
+        not isinstance(records[0], tuple)
+        or len(records[0]) != 7
+        or not isinstance(records[0][0], str)
+        or not isinstance(records[-1][6], int)
+    ):
+        raise ValueError("bad chunk record")
+    return tuple(map(_located, records))
 
 
 class FolderCache:

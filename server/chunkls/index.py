@@ -9,6 +9,7 @@ watcher event or a CLI run calls.
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -318,6 +319,8 @@ class WorkspaceIndex:
                     self._apply(folder, result)
                     done += 1
                 yield done, total
+            # the index is long-lived and acyclic: keep the collector off it for good
+            gc.freeze()
         self.save(folder)
 
     def _reuse(self, folder: Folder, files: list[CorpusFile], seen: set[str]) -> list[CorpusFile]:

@@ -14,7 +14,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -75,8 +75,12 @@ FileKey = tuple[int, str]
 
 _I32 = np.int32
 _EMPTY = np.zeros(0, dtype=_I32)
-_MERGE_AT = 250_000
+_MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
+_CACHE_FROM = 1_000
+"""Terms with this many documents keep their BM25 denominators between queries."""
+_CACHE_BUDGET = 2_000_000
+"""Most postings whose denominators are kept (about 20 bytes each)."""
 
 
 class Hit(NamedTuple, Generic[T]):
@@ -223,6 +227,11 @@ class BM25Index(Generic[T]):
         self._live = 0
         self._dead = 0
         self._total_length = 0
+        self._norms: dict[
+            int, tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+        ] = {}
+        """term id -> (docs, tfs, denominators) of common terms, until the next change."""
+        self._cached = 0
 
     def __len__(self) -> int:
         return self._live
@@ -238,6 +247,7 @@ class BM25Index(Generic[T]):
         """Index a file's documents from term counts computed elsewhere."""
         if file_key in self._files:
             self.remove_file(file_key)
+        self._changed()
         lengths = np.frombuffer(terms.lengths, dtype=_I32)
         if len(lengths) != len(items):
             raise ValueError(f"{len(items)} items for {len(lengths)} documents")
@@ -276,6 +286,7 @@ class BM25Index(Generic[T]):
         ids = self._files.pop(file_key, None)
         if ids is None or not len(ids):
             return
+        self._changed()
         lengths = self._length[ids.start : ids.stop]
         self._total_length -= int(lengths.sum())
         lengths[:] = -1
@@ -284,6 +295,12 @@ class BM25Index(Generic[T]):
         for doc in ids:
             self._items[doc] = None
             self._order[doc] = None
+
+    def _changed(self) -> None:
+        """Document counts, lengths or ids change: cached denominators are stale."""
+        if self._norms:
+            self._norms.clear()
+            self._cached = 0
 
     def _settle(self) -> None:
         """Fold added postings into the segments before reading them."""
@@ -301,6 +318,7 @@ class BM25Index(Generic[T]):
 
     def _merge(self) -> None:
         """One segment of live postings, documents renumbered without the dead."""
+        self._changed()
         parts = [self._main.triples(), *self._small_triples, *self._pending]
         self._pending, self._small_triples = [], []
         self._pending_size = self._small_size = 0
@@ -368,6 +386,7 @@ class BM25Index(Generic[T]):
             raise ValueError("snapshot and items disagree")
         if any(key in self._files for key, _ in snapshot.files):
             raise ValueError("snapshot files are indexed already")
+        self._changed()
         first = self._reserve(len(items))
         self._length[first : first + len(items)] = lengths
         self._items.extend(items)
@@ -389,7 +408,40 @@ class BM25Index(Generic[T]):
 
     # -- reading --------------------------------------------------------------------
 
-    def _scores(self, query: str) -> npt.NDArray[np.float64] | None:
+    def _term(
+        self, term: int, base: float, scale: float
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """A term's live documents, term frequencies and BM25 denominators."""
+        cached = self._norms.get(term)
+        if cached is not None:
+            return cached
+        parts = [self._main.postings(term)]
+        if len(self._small.docs):
+            parts.append(self._small.postings(term))
+        if len(parts) == 1:
+            docs, tfs = parts[0]
+        else:
+            docs = np.concatenate([p[0] for p in parts])
+            tfs = np.concatenate([p[1] for p in parts])
+        dl = self._length[docs]
+        if self._dead:
+            alive = dl >= 0
+            docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
+        # the same operations, in the same order, as ``tf + base + scale * dl``
+        entry = (docs, tfs.astype(np.float64), tfs + base + scale * dl)
+        if len(docs) >= _CACHE_FROM:
+            self._cached += len(docs)
+            if self._cached > _CACHE_BUDGET:
+                self._norms.clear()
+                self._cached = len(docs)
+            self._norms[term] = entry
+        return entry
+
+    def _scores(
+        self, query: str
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32] | None, int] | None:
+        """Dense scores by document id; the matching ids (with repeats) when fewer
+        than the documents, else ``None``; how many query terms matched."""
         self._settle()
         if not self._live:
             return None
@@ -397,52 +449,61 @@ class BM25Index(Generic[T]):
         avgdl = self._total_length / n or 1.0
         base = K1 * (1 - B)
         scale = K1 * B / avgdl
-        length = self._length
         scores: npt.NDArray[np.float64] | None = None
-        segments = (self._main, self._small) if len(self._small.docs) else (self._main,)
+        matched: list[npt.NDArray[np.int32]] = []
+        postings = 0
         for token in tokenize(query):
             term = self._vocabulary.get(token)
             if term is None:
                 continue
-            parts = [segment.postings(term) for segment in segments]
-            if len(parts) == 1:
-                docs, tfs = parts[0]
-            else:
-                docs = np.concatenate([p[0] for p in parts])
-                tfs = np.concatenate([p[1] for p in parts])
-            dl = length[docs]
-            if self._dead:
-                alive = dl >= 0
-                docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
+            docs, tfs, denominators = self._term(term, base, scale)
             df = len(docs)
             if not df:
                 continue
             weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-            contribution = weight * tfs / (tfs + base + scale * dl)
+            contribution = weight * tfs / denominators
             if scores is None:
                 scores = np.zeros(self._docs, dtype=np.float64)
             scores[docs] += contribution
-        return scores
+            matched.append(docs)
+            postings += df
+        if scores is None:
+            return None
+        if postings * 4 >= self._docs:
+            return scores, None, len(matched)
+        candidates = matched[0] if len(matched) == 1 else np.concatenate(matched)
+        return scores, candidates, len(matched)
 
     def scores(self, query: str) -> dict[int, float]:
         """BM25 score of every live document matching a query token."""
-        scores = self._scores(query)
-        if scores is None:
+        found = self._scores(query)
+        if found is None:
             return {}
+        scores = found[0]
         docs = np.flatnonzero(scores)
         return dict(zip(docs.tolist(), scores[docs].tolist(), strict=True))
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
         """The ``top_k`` best documents for a query, best first."""
-        scores = self._scores(query)
-        if scores is None or top_k <= 0:
+        found = self._scores(query)
+        if found is None or top_k <= 0:
             return []
-        docs = np.flatnonzero(scores)
+        scores, candidates, terms = found
+        docs: npt.NDArray[Any]
+        if candidates is None:
+            docs = np.flatnonzero(scores)
+            terms = 1
+        else:
+            docs = candidates  # a document appears once per query term it has
         values = scores[docs]
-        if len(docs) > top_k:
-            kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
+        enough = top_k * terms  # these many largest values hold >= top_k documents
+        if len(docs) > enough:
+            kth = np.partition(values, len(values) - enough)[len(values) - enough]
             tied = values >= kth  # everything that can rank, ties included
-            docs, values = docs[tied], values[tied]
+            docs = docs[tied]
+        if terms > 1:
+            docs = np.unique(docs)
+        values = scores[docs]
         order = self._order
         ranked = sorted(
             zip(docs.tolist(), values.tolist(), strict=True),
