@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsp_client import Response
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # tests.reference.tutorial_ingest (the baseline)
 sys.path.insert(0, str(REPO / "server"))
@@ -228,6 +230,198 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
     return out
 
 
+# -- the language server over stdio ------------------------------------------------
+
+
+def _uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def _stats(samples: list[float]) -> Result:
+    if not samples:
+        return {"n": 0}
+    return {
+        "n": len(samples),
+        "p50_ms": percentile(samples, 50),
+        "p95_ms": percentile(samples, 95),
+        "p99_ms": percentile(samples, 99),
+    }
+
+
+def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
+    """Hover, definition and codeLens latency over stdio while a cold index runs
+    and once it is loaded; save-to-fresh-lenses on a 1,000-line file; peak RSS."""
+    from lsp_client import Client
+
+    from chunkls.chunking import CorpusRules, walk_corpus
+    from chunkls.parallel import chunk_one
+
+    work = Path(tempfile.mkdtemp(prefix="chunkls-bench-ws-"))
+    try:
+        rules = CorpusRules()
+        ids: list[str] = []
+        for file in walk_corpus(corpus, rules).files[:200]:
+            result = chunk_one(corpus.resolve(), file, rules)
+            if result.chunks is not None:
+                ids += [c.chunk_id for c in result.chunks.chunks if "#function-" in c.chunk_id]
+            if len(ids) >= 20:
+                break
+        notes_lines = [f"- see `{chunk_id}` here" for chunk_id in ids] or ["nothing"]
+        notes = work / "notes.md"
+        notes.write_text("# Notes\n\n" + "\n".join(notes_lines) + "\n")
+        big = work / "big.py"
+
+        def big_text(version: int) -> str:
+            functions = []
+            for i in range(100):
+                name = f"f_{i}" if i != 7 else f"f_7_v{version}"
+                body = "\n".join(f"    x{j} = {i} * {j}" for j in range(8))
+                functions.append(f"def {name}(x):\n{body}\n")
+            return "\n".join(functions)  # 100 x 10 lines
+
+        big.write_text(big_text(0))
+        positions = [
+            {"line": 2 + i, "character": 9} for i in range(len(notes_lines))
+        ]  # inside each ID
+        log = (work / "server.log").open("wb")
+        client = Client([sys.executable, "-m", "chunkls", "serve"], REPO, stderr=log)
+        out: Result = {}
+        try:
+            client.request(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "rootUri": _uri(corpus),
+                    "workspaceFolders": [
+                        {"uri": _uri(corpus), "name": "corpus"},
+                        {"uri": _uri(work), "name": "work"},
+                    ],
+                    "capabilities": {
+                        "window": {"workDoneProgress": True},
+                        "workspace": {"workspaceFolders": True, "configuration": True},
+                        "textDocument": {
+                            "codeLens": {},
+                            "hover": {"contentFormat": ["markdown", "plaintext"]},
+                            "definition": {},
+                        },
+                    },
+                },
+            )
+            started = time.perf_counter()
+            client.notify("initialized", {})
+            for path, language, text in (
+                (notes, "markdown", notes.read_text()),
+                (big, "python", big.read_text()),
+            ):
+                client.notify(
+                    "textDocument/didOpen",
+                    {
+                        "textDocument": {
+                            "uri": _uri(path),
+                            "languageId": language,
+                            "version": 1,
+                            "text": text,
+                        }
+                    },
+                )
+
+            def hover(k: int) -> Response:
+                return client.request(
+                    "textDocument/hover",
+                    {
+                        "textDocument": {"uri": _uri(notes)},
+                        "position": positions[k % len(positions)],
+                    },
+                )
+
+            def definition(k: int) -> Response:
+                return client.request(
+                    "textDocument/definition",
+                    {
+                        "textDocument": {"uri": _uri(notes)},
+                        "position": positions[k % len(positions)],
+                    },
+                )
+
+            def lenses(k: int) -> Response:
+                return client.request("textDocument/codeLens", {"textDocument": {"uri": _uri(big)}})
+
+            kinds = {"hover": hover, "definition": definition, "codeLens": lenses}
+
+            def status_done(message: dict[str, Any]) -> bool:
+                return message.get("method") == "chunkls/status" and not message["params"].get(
+                    "indexing"
+                )
+
+            during: dict[str, list[float]] = {name: [] for name in kinds}
+            k = 0
+            client.wait_for(
+                lambda m: m.get("method") == "chunkls/status" and m["params"].get("indexing"),
+                60,
+            )
+            while True:
+                for name, call in kinds.items():
+                    during[name].append(call(k).ms)
+                k += 1
+                try:
+                    done = client.wait_for(
+                        lambda m: status_done(m) and m["params"].get("chunks", 0) > 0, 0
+                    )
+                except TimeoutError:
+                    time.sleep(0.005)
+                    continue
+                break
+            out["cold_index_s"] = time.perf_counter() - started
+            out["chunks"] = done["params"].get("chunks")
+            out["during_index"] = {name: _stats(samples) for name, samples in during.items()}
+            all_during = [x for samples in during.values() for x in samples]
+            out["during_index"]["any"] = _stats(all_during)
+
+            loaded: dict[str, list[float]] = {name: [] for name in kinds}
+            for name, call in kinds.items():
+                for k in range(10):
+                    call(k)  # warm
+                for k in range(repeat):
+                    loaded[name].append(call(k).ms)
+            out["loaded"] = {name: _stats(samples) for name, samples in loaded.items()}
+            hover_answer = hover(0).message.get("result")
+            out["hover_resolves"] = bool(hover_answer)
+
+            fresh: list[float] = []
+            for version in range(1, saves + 1):
+                text = big_text(version)
+                big.write_text(text)
+                wanted = f"big.py#function-f_7_v{version}"
+                sent = time.perf_counter()
+                client.notify(
+                    "textDocument/didChange",
+                    {
+                        "textDocument": {"uri": _uri(big), "version": version + 1},
+                        "contentChanges": [{"text": text}],
+                    },
+                )
+                client.notify("textDocument/didSave", {"textDocument": {"uri": _uri(big)}})
+                for _attempt in range(1000):
+                    response = lenses(0)
+                    titles = json.dumps(response.message.get("result"))
+                    if wanted in titles:
+                        fresh.append((response.received - sent) * 1000)
+                        break
+            out["save_to_lenses"] = _stats(fresh)
+            try:
+                status = Path(f"/proc/{client.process.pid}/status").read_text()
+                peak = next(line for line in status.splitlines() if line.startswith("VmHWM"))
+                out["peak_rss_mb"] = int(peak.split()[1]) / 1024
+            except (OSError, StopIteration):
+                out["peak_rss_mb"] = None
+        finally:
+            client.close()
+            log.close()
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -- the report -------------------------------------------------------------------
 
 
@@ -292,8 +486,57 @@ def report(results: Result) -> str:
         )
     )
     server = results.get("server")
-    if not server:
-        lines.append(row("server over stdio", "not measured: see TODO", "", "", "", None))
+    if not server or "error" in server:
+        why = server["error"] if server else "server not available"
+        lines.append(row("server over stdio", f"not measured: {why}", "", "", "", None))
+        return "\n".join(lines)
+    loaded, during = server["loaded"], server["during_index"]
+    save = server["save_to_lenses"]
+    lines.append(
+        row(
+            "save to fresh lenses (1,000-line file)",
+            f"p50 {save['p50_ms']:.2f} / p95 {save['p95_ms']:.2f} ms",
+            "",
+            "",
+            "p50 < 20 ms",
+            save["p50_ms"] < 20,
+        )
+    )
+    for name in ("hover", "definition", "codeLens"):
+        stats = loaded[name]
+        lines.append(
+            row(
+                f"{name} over stdio, index loaded",
+                f"p50 {stats['p50_ms']:.3f} / p99 {stats['p99_ms']:.3f} ms",
+                "",
+                "",
+                "hover p50 < 0.3 ms" if name == "hover" else "",
+                stats["p50_ms"] < 0.3 if name == "hover" else None,
+            )
+        )
+    for name in ("hover", "definition", "codeLens", "any"):
+        stats = during[name]
+        lines.append(
+            row(
+                f"{name} while a cold index runs",
+                f"p50 {stats['p50_ms']:.2f} / p99 {stats['p99_ms']:.2f} ms (n={stats['n']})",
+                f"cold index {server['cold_index_s']:.1f} s in the server",
+                "",
+                "p99 < 50 ms" if name == "any" else "",
+                stats["p99_ms"] < 50 if name == "any" else None,
+            )
+        )
+    rss = server.get("peak_rss_mb")
+    lines.append(
+        row(
+            "server peak resident memory",
+            f"{rss:.0f} MB" if rss else "unknown",
+            f"{server['chunks']:,} chunks",
+            "",
+            "< 300 MB",
+            rss < 300 if rss else None,
+        )
+    )
     return "\n".join(lines)
 
 
@@ -303,6 +546,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument("--workers", type=int, default=None, help="default: one per CPU")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument(
+        "--only", choices=("server",), help="run one section only (for trying it out)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -320,6 +566,9 @@ def main() -> int:
         "python": sys.version.split()[0],
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
     }
+    if args.only == "server":
+        print(json.dumps(bench_server(corpus), indent=2))
+        return 0
     cache = tempfile.mkdtemp(prefix="chunkls-bench-")
     try:
         print(f"corpus {corpus}", file=sys.stderr)
@@ -332,7 +581,11 @@ def main() -> int:
         results["warm"] = run_child("index", corpus, "--cache", cache, *workers)
         print("search, side by side ...", file=sys.stderr)
         results["search"] = bench_search(corpus, cache, args.queries)
-        results["server"] = None  # TODO: the language server over stdio (see README)
+        print("the language server over stdio ...", file=sys.stderr)
+        try:
+            results["server"] = bench_server(corpus)
+        except Exception as error:  # report, never fake a figure
+            results["server"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = report(results)
