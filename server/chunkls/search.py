@@ -61,10 +61,15 @@ def tokenize(text: str) -> list[str]:
 
 def term_counts(text: str) -> Counter[str]:
     """Token counts of a text (the same tokens as ``tokenize``)."""
-    counts: Counter[str] = Counter()
+    return Counter(_counts(text))
+
+
+def _counts(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    get = counts.get
     for word, n in Counter(_WORD.findall(text)).items():
         for token in _word_tokens(word):
-            counts[token] += n
+            counts[token] = get(token, 0) + n
     return counts
 
 
@@ -94,11 +99,12 @@ class FileTerms(NamedTuple):
     """One file's documents as term counts: what ``BM25Index`` stores of them.
 
     Plain strings, bytes and ints, so worker processes can compute it and the
-    cache can keep it. ``rows`` holds int32 triples (term index in ``terms``,
-    document position in the file, term frequency)."""
+    cache can keep it."""
 
     terms: tuple[str, ...]
     rows: bytes
+    """int32 arrays of equal length, one after the other: term index in ``terms``,
+    document position in the file, term frequency."""
     lengths: bytes
     """int32 token count of each document."""
 
@@ -106,17 +112,20 @@ class FileTerms(NamedTuple):
 def file_terms(texts: Iterable[str]) -> FileTerms:
     """Term counts of a file's documents, ready for ``BM25Index.add_file_terms``."""
     local: dict[str, int] = {}
-    rows = array("i")
+    term_index = array("i")
+    positions = array("i")
+    frequencies = array("i")
     lengths = array("i")
+    setdefault = local.setdefault
     for position, text in enumerate(texts):
-        counts = term_counts(text)
+        counts = _counts(text)
         lengths.append(sum(counts.values()))
-        for term, tf in counts.items():
-            index = local.get(term)
-            if index is None:
-                index = local[term] = len(local)
-            rows.extend((index, position, tf))
-    return FileTerms(tuple(local), rows.tobytes(), lengths.tobytes())
+        indexes = [setdefault(term, len(local)) for term in counts]
+        term_index.extend(indexes)
+        positions.extend([position] * len(indexes))
+        frequencies.extend(counts.values())
+    rows = term_index.tobytes() + positions.tobytes() + frequencies.tobytes()
+    return FileTerms(tuple(local), rows, lengths.tobytes())
 
 
 class Segment(NamedTuple):
@@ -258,18 +267,21 @@ class BM25Index(Generic[T]):
         self._files[file_key] = range(first, first + len(items))
         self._live += len(items)
         self._total_length += int(lengths.sum())
-        rows = np.frombuffer(terms.rows, dtype=_I32).reshape(-1, 3)
-        if len(rows):
-            ids = np.fromiter(map(self._term_id, terms.terms), dtype=_I32, count=len(terms.terms))
-            self._pending.append((ids[rows[:, 0]], rows[:, 1] + first, rows[:, 2].copy()))
-            self._pending_size += len(rows)
+        rows = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1)
+        if rows.shape[1]:
+            ids = self._term_ids(terms.terms)
+            self._pending.append((ids[rows[0]], rows[1] + first, rows[2].copy()))
+            self._pending_size += rows.shape[1]
 
-    def _term_id(self, term: str) -> int:
+    def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
+        """Term ids for terms, new ones added to the vocabulary."""
         vocabulary = self._vocabulary
-        index = vocabulary.get(term)
-        if index is None:
-            index = vocabulary[term] = len(vocabulary)
-        return index
+        ids = list(map(vocabulary.get, terms))
+        if None in ids:
+            for i, term in enumerate(terms):
+                if ids[i] is None:
+                    ids[i] = vocabulary.setdefault(term, len(vocabulary))
+        return np.array(ids, dtype=_I32)
 
     def _reserve(self, count: int) -> int:
         first = self._docs
@@ -401,7 +413,7 @@ class BM25Index(Generic[T]):
             self._vocabulary = {term: i for i, term in enumerate(snapshot.terms)}
             self._main = snapshot.segment
             return
-        ids = np.fromiter(map(self._term_id, snapshot.terms), dtype=_I32, count=len(snapshot.terms))
+        ids = self._term_ids(snapshot.terms)
         terms, docs, tfs = snapshot.segment.triples()
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)
