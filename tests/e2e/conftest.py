@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -91,6 +92,8 @@ def open_document(client: LanguageClient, path: Path, language: str | None = Non
 
 def install_handlers(client: LanguageClient) -> None:
     """Client-side handlers a real editor has: lens refresh, registrations."""
+    if hasattr(client, "lens_refreshes"):
+        return
     client.lens_refreshes = 0  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
 
@@ -110,11 +113,13 @@ def install_handlers(client: LanguageClient) -> None:
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "chunkls", "serve", "--stdio"])
 
 
-async def start_session(client: LanguageClient, spec: str, root: Path) -> None:
+async def start_session(
+    client: LanguageClient, spec: str | types.ClientCapabilities, root: Path
+) -> None:
     """Initialize a session on both fixture folders and wait for the index."""
     install_handlers(client)
     params = types.InitializeParams(
-        capabilities=client_capabilities(spec),
+        capabilities=client_capabilities(spec) if isinstance(spec, str) else spec,
         root_uri=uri(root),
         workspace_folders=[
             types.WorkspaceFolder(uri=uri(root), name="workspace"),
@@ -143,3 +148,17 @@ async def shared_client(
     await start_session(lsp_client, request.param, shared_workspace)
     yield
     await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+
+
+@pytest_asyncio.fixture
+async def bare_client() -> AsyncIterator[LanguageClient]:
+    """A started client that has not initialized yet (tests choose how)."""
+    client = await SERVER.start()
+    assert isinstance(client, LanguageClient)
+    install_handlers(client)
+    yield client
+    try:
+        if client.capabilities is not None:  # initialized
+            await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+    finally:
+        await asyncio.wait_for(client.stop(), TIMEOUT)

@@ -5,27 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.e2e.conftest import SERVER, TIMEOUT, install_handlers, open_document, uri, wait_indexed
+from tests.e2e.conftest import TIMEOUT, open_document, uri, wait_indexed
 from tests.e2e.helpers import command, definition, position_of
-
-
-@pytest_asyncio.fixture
-async def bare_client() -> AsyncIterator[LanguageClient]:
-    """A started client that has not initialized yet."""
-    client = await SERVER.start()
-    assert isinstance(client, LanguageClient)
-    install_handlers(client)
-    yield client
-    await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
-    await client.stop()
 
 
 async def test_single_file_mode(bare_client: LanguageClient, workspace: Path) -> None:

@@ -64,8 +64,8 @@ def text_document_completion(
             if chunk.identity.startswith(identity)
         ]
         return types.CompletionList(is_incomplete=False, items=items[:MAX_ITEMS])
-    if not path or ("/" not in path and "." not in path and len(path) < 2):
-        return None
+    if "/" not in written and "." not in written:
+        return None  # a plain word, not a path being typed
     start = types.Position(line_number, params.position.character - units(written, encoding))
     paths = sorted(ls.index.source_paths())
     first = bisect.bisect_left(paths, path)

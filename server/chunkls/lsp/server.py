@@ -28,6 +28,7 @@ from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import load_rules
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.positions import Encoding, TextLines
 
@@ -82,7 +83,10 @@ class ChunkServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(
-            "chunkls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+            "chunkls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=ChunkProtocol,
         )
         self.index = WorkspaceIndex()
         """Every workspace folder's chunks and the search postings."""
@@ -361,7 +365,7 @@ class ChunkServer(LanguageServer):
             self.report_once("settings", problem)
         old, self.settings = self.settings, settings
         if old.exclude == settings.exclude:
-            if old.code_lens_enabled != settings.code_lens_enabled:
+            if old != settings:  # lenses, diagnostics: what clients show changed
                 self.index_changed()
             return
         affected = []
