@@ -3,6 +3,7 @@ import { SEARCH_DEBOUNCE_MS, SEARCH_TOP_K, ServerCommands } from './constants';
 import { LatestSearch, parseSearchResults, searchArguments, toPickItems, type ChunkPickItem, type SearchResult } from './search';
 import { chunkAtArguments, chunkIdArgument } from './launch';
 import type { ServerManager } from './server';
+import { parseReferencesArguments } from './references';
 
 const COPY_BUTTON: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('copy'),
@@ -123,4 +124,18 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
     }),
   );
   pick.show();
+}
+
+/** The "cited by N" lens: show the citing places in VS Code's references view. */
+export async function showReferences(...args: unknown[]): Promise<void> {
+  const parsed = parseReferencesArguments(args);
+  if (parsed === undefined) {
+    return;
+  }
+  const toPosition = (p: { line: number; character: number }): vscode.Position => new vscode.Position(p.line, p.character);
+  const locations = parsed.locations.map(
+    (location) =>
+      new vscode.Location(vscode.Uri.parse(location.uri), new vscode.Range(toPosition(location.range.start), toPosition(location.range.end))),
+  );
+  await vscode.commands.executeCommand('editor.action.showReferences', vscode.Uri.parse(parsed.uri), toPosition(parsed.position), locations);
 }

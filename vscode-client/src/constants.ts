@@ -15,6 +15,8 @@ export const Commands = {
   copyChunkId: 'chunkls.copyChunkId',
   restartServer: 'chunkls.restartServer',
   showOutput: 'chunkls.showOutput',
+  /** Run by the server's "cited by N" lens: (uri, position, locations), in LSP JSON. */
+  showReferences: 'chunkls.showReferences',
 } as const;
 
 /**
@@ -38,8 +40,12 @@ export const Settings = {
   exclude: 'exclude',
   codeLensEnabled: 'codeLens.enabled',
   navigationLanguages: 'navigation.languages',
+  diagnosticsEnabled: 'diagnostics.enabled',
+  diagnosticsSeverity: 'diagnostics.severity',
   traceServer: 'trace.server',
 } as const;
+
+export const DIAGNOSTIC_SEVERITIES: readonly string[] = ['error', 'warning', 'information', 'hint'];
 
 export const DEFAULT_NAVIGATION_LANGUAGES: readonly string[] = ['markdown', 'plaintext', 'python'];
 

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { Commands, OUTPUT_CHANNEL_NAME } from './constants';
-import { copyChunkId, searchChunks } from './commands';
+import { copyChunkId, searchChunks, showReferences } from './commands';
 import { onActiveInterpreterChanged } from './pythonExtension';
 import { ServerManager } from './server';
 import { statusView, type ClientPhase, type IndexStatus } from './status';
@@ -46,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.copyChunkId, (arg: unknown) => copyChunkId(manager, arg)),
     vscode.commands.registerCommand(Commands.restartServer, () => manager.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => output.show()),
+    vscode.commands.registerCommand(Commands.showReferences, showReferences),
   );
 
   // Not awaited: activation must not wait for Python or the first index.

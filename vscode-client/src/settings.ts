@@ -1,10 +1,11 @@
-import { CONFIG_SECTION, DEFAULT_NAVIGATION_LANGUAGES, Settings } from './constants';
+import { CONFIG_SECTION, DEFAULT_NAVIGATION_LANGUAGES, DIAGNOSTIC_SEVERITIES, Settings } from './constants';
 
 /** The settings object the server receives (initializationOptions and didChangeConfiguration). */
 export interface ServerSettings {
   exclude: string[];
   codeLens: { enabled: boolean };
   navigation: { languages: string[] };
+  diagnostics: { enabled: boolean; severity: string };
 }
 
 /** The part of vscode.WorkspaceConfiguration this module needs (a fake in unit tests). */
@@ -24,6 +25,8 @@ function stringArray(value: unknown, fallback: readonly string[]): string[] {
 export function toServerSettings(config: ConfigReader): ServerSettings {
   const enabled = config.get(Settings.codeLensEnabled);
   const languages = config.get(Settings.navigationLanguages);
+  const diagnosticsEnabled = config.get(Settings.diagnosticsEnabled);
+  const severity = config.get(Settings.diagnosticsSeverity);
   return {
     exclude: stringArray(config.get(Settings.exclude), []),
     codeLens: { enabled: typeof enabled === 'boolean' ? enabled : true },
@@ -31,6 +34,10 @@ export function toServerSettings(config: ConfigReader): ServerSettings {
       languages: Array.isArray(languages)
         ? stringArray(languages, DEFAULT_NAVIGATION_LANGUAGES)
         : [...DEFAULT_NAVIGATION_LANGUAGES],
+    },
+    diagnostics: {
+      enabled: typeof diagnosticsEnabled === 'boolean' ? diagnosticsEnabled : true,
+      severity: typeof severity === 'string' && DIAGNOSTIC_SEVERITIES.includes(severity) ? severity : 'warning',
     },
   };
 }
@@ -47,7 +54,13 @@ export function needsRestart(affects: (section: string) => boolean): boolean {
 
 /** Settings whose change the running server can apply. */
 export function needsNotification(affects: (section: string) => boolean): boolean {
-  return [Settings.exclude, Settings.codeLensEnabled, Settings.navigationLanguages].some((key) =>
+  return [
+    Settings.exclude,
+    Settings.codeLensEnabled,
+    Settings.navigationLanguages,
+    Settings.diagnosticsEnabled,
+    Settings.diagnosticsSeverity,
+  ].some((key) =>
     affects(`${CONFIG_SECTION}.${key}`),
   );
 }

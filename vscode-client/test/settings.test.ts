@@ -13,6 +13,8 @@ describe('settings to initialization options', () => {
         exclude: ['**/gen/**', 'vendor/**'],
         'codeLens.enabled': false,
         'navigation.languages': ['markdown'],
+        'diagnostics.enabled': false,
+        'diagnostics.severity': 'error',
         'server.pythonPath': '/usr/bin/python3',
         'trace.server': 'verbose',
       }),
@@ -21,14 +23,28 @@ describe('settings to initialization options', () => {
       exclude: ['**/gen/**', 'vendor/**'],
       codeLens: { enabled: false },
       navigation: { languages: ['markdown'] },
+      diagnostics: { enabled: false, severity: 'error' },
     });
   });
 
   it('uses the defaults when settings are unset or malformed', () => {
-    const defaults = { exclude: [], codeLens: { enabled: true }, navigation: { languages: ['markdown', 'plaintext', 'python'] } };
+    const defaults = {
+      exclude: [],
+      codeLens: { enabled: true },
+      navigation: { languages: ['markdown', 'plaintext', 'python'] },
+      diagnostics: { enabled: true, severity: 'warning' },
+    };
     assert.deepEqual(toServerSettings(config({})), defaults);
     assert.deepEqual(
-      toServerSettings(config({ exclude: 'x', 'codeLens.enabled': 'yes', 'navigation.languages': 3 })),
+      toServerSettings(
+        config({
+          exclude: 'x',
+          'codeLens.enabled': 'yes',
+          'navigation.languages': 3,
+          'diagnostics.enabled': 1,
+          'diagnostics.severity': 'fatal',
+        }),
+      ),
       defaults,
     );
   });
@@ -51,6 +67,8 @@ describe('settings to initialization options', () => {
     assert.equal(needsNotification(affects('chunkls.exclude')), true);
     assert.equal(needsNotification(affects('chunkls.codeLens.enabled')), true);
     assert.equal(needsNotification(affects('chunkls.navigation.languages')), true);
+    assert.equal(needsNotification(affects('chunkls.diagnostics.severity')), true);
+    assert.equal(needsNotification(affects('chunkls.diagnostics.enabled')), true);
     assert.equal(needsNotification(affects('chunkls.trace.server')), false);
   });
 });
