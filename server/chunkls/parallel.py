@@ -26,7 +26,7 @@ from chunkls.search import FileTerms, file_terms
 
 SERIAL_BELOW = 64
 """Fewer files than this are chunked in this process (workers cost a start-up)."""
-WAIT = 0.02
+WAIT = 0.004
 """Longest wait for a worker's batch before ``None`` is yielded (stay responsive)."""
 
 
