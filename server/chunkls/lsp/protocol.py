@@ -1,0 +1,84 @@
+"""The JSON-RPC protocol, with an answer for every request.
+
+pygls builds a message's typed form while the JSON is parsed (as the
+``object_hook`` of ``json.loads``). Two things go wrong with that:
+
+- when a request's parameters do not fit its type (a field missing or of the
+  wrong type, ``params`` left out, a method name that is not a string), pygls
+  logs the error and drops the request, so the client waits for an answer that
+  never comes;
+- any object *inside* the parameters that has a ``"jsonrpc"`` key is taken for
+  a message of its own.
+
+Here the hook leaves objects as they are, and the top-level message alone is
+typed when it is handled. A request that cannot be read is answered at once:
+``InvalidParams``, or ``InvalidRequest`` (with a null id when its id cannot be
+read), as JSON-RPC asks. Unreadable notifications and responses are logged and
+dropped (nobody waits for them).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import LanguageServerProtocol
+
+logger = logging.getLogger("chunkls")
+
+VERSION = "2.0"
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+
+class ChunkProtocol(LanguageServerProtocol):
+    """``LanguageServerProtocol`` that types the top-level message only, and
+    answers requests it cannot read."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        return data  # typed in handle_message, once the whole message is read
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            logger.warning("ignoring a message that is not a JSON object: %.200r", message)
+            return
+        if message.get("jsonrpc") != VERSION:
+            self._refuse(message, INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0")
+            return
+        try:
+            typed = super().structure_message(message)
+        except JsonRpcException as error:
+            method = message.get("method")
+            if isinstance(method, str):
+                text = f"Invalid params for {method}"
+                code = INVALID_PARAMS
+            else:
+                text, code = "Invalid Request", INVALID_REQUEST
+            cause = error.__cause__
+            if cause is not None:
+                text += f": {_summary(cause)}"
+            self._refuse(message, code, text)
+            return
+        super().handle_message(typed)
+
+    def _refuse(self, message: dict[str, Any], code: int, text: str) -> None:
+        """Answer a request that cannot be handled; log anything else."""
+        if "id" not in message or "method" not in message:
+            logger.warning("ignoring an unreadable message: %s: %.200r", text, message)
+            return
+        message_id = message["id"]
+        if isinstance(message_id, bool) or not isinstance(message_id, (int, str)):
+            message_id, code, text = None, INVALID_REQUEST, "Invalid Request: bad id"
+        logger.warning("answering an unreadable request %r: %s", message_id, text)
+        self._send_data(
+            {"jsonrpc": VERSION, "id": message_id, "error": {"code": code, "message": text}}
+        )
+
+
+def _summary(error: BaseException) -> str:
+    """A one-line account of a typing error (cattrs groups its causes)."""
+    parts = [str(error).splitlines()[0] if str(error) else type(error).__name__]
+    for inner in list(getattr(error, "exceptions", ()))[:3]:
+        parts.append(f"{type(inner).__name__}: {inner}")
+    return "; ".join(parts)[:300]
