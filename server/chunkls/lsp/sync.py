@@ -54,8 +54,12 @@ async def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
 async def _register_watchers(ls: ChunkServer) -> None:
     watchers = [
         types.FileSystemWatcher(glob_pattern=WATCHED_FILES),
-        # a deleted or renamed folder is reported for the folder only
-        types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Delete),
+        # a deleted, renamed or moved-in folder is reported for the folder only
+        # (its files get no events of their own): the old name as deleted, the
+        # new one as created, and the server re-reads the whole folder
+        types.FileSystemWatcher(
+            glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete
+        ),
     ]
     registration = types.Registration(
         id="chunkls-watched-files",
