@@ -410,7 +410,7 @@ class BM25Index(Generic[T]):
         self._live += len(items)
         self._total_length += int(lengths.sum())
         if not self._vocabulary and not len(self._main.docs) and first == 0:
-            self._vocabulary = {term: i for i, term in enumerate(snapshot.terms)}
+            self._vocabulary = dict(zip(snapshot.terms, range(len(snapshot.terms)), strict=True))
             self._main = snapshot.segment
             return
         ids = self._term_ids(snapshot.terms)

@@ -250,3 +250,23 @@ def test_cli_no_cache(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "Indexed" in out.getvalue()
     assert not (tmp_path / "xdg").exists()
     assert "\r" not in err.getvalue()  # no progress bar when not a terminal
+
+
+def test_two_folders_warm_equal_cold(tmp_path: Path, cache: Path, parsed: list[str]) -> None:
+    first = _tree(tmp_path / "one")
+    second = tmp_path / "two"
+    second.mkdir()
+    (second / "extra.py").write_text("def alpha_extra():\n    return 'beta gamma helper'\n")
+    (second / "more.md").write_text("# Notes\n\nnotes section text alpha\n")
+    cold = build_index([first, second], cache_dir=cache, workers=1)
+    parsed.clear()
+    warm = build_index([first, second], cache_dir=cache, workers=1)
+    assert parsed == []
+    uncached = build_index([first, second], workers=1)
+    assert _state(warm) == _state(cold) == _state(uncached)
+    # and after one file changes in the second folder, only it is parsed again
+    _bump(second / "extra.py", "def alpha_changed():\n    return 'notes'\n")
+    parsed.clear()
+    again = build_index([first, second], cache_dir=cache, workers=1)
+    assert parsed == ["extra.py"]
+    assert _state(again) == _state(build_index([first, second], workers=1))
