@@ -183,7 +183,10 @@ class FolderCache:
         for attempt in (1, 2):
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+                # one user at a time, but maybe not always the thread that opened it
+                db = sqlite3.connect(
+                    self.path, timeout=0.5, isolation_level=None, check_same_thread=False
+                )
                 self._db = db
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
