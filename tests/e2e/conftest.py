@@ -7,8 +7,11 @@ Emacs); LSP specification warnings are errors (see pyproject.toml).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
 import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -110,7 +113,13 @@ def install_handlers(client: LanguageClient) -> None:
         client.status = params  # type: ignore[attr-defined]
 
 
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "chunkls", "serve", "--stdio"])
+CACHE_HOME = tempfile.mkdtemp(prefix="chunkls-e2e-cache-")
+"""The servers' cache directory (XDG_CACHE_HOME): never the user's."""
+atexit.register(shutil.rmtree, CACHE_HOME, ignore_errors=True)
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "chunkls", "serve", "--stdio"],
+    server_env={**os.environ, "XDG_CACHE_HOME": CACHE_HOME},
+)
 
 
 async def start_session(

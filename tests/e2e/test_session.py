@@ -11,7 +11,8 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tests.e2e.conftest import TIMEOUT, open_document, uri, wait_indexed
+from chunkls.index import build_index
+from tests.e2e.conftest import SERVER, TIMEOUT, open_document, start_session, uri, wait_indexed
 from tests.e2e.helpers import command, definition, position_of
 
 
@@ -101,6 +102,33 @@ async def test_reindex_command(client: LanguageClient, workspace: Path) -> None:
     ids = [r["chunkId"] for r in await command(client, "chunkls.search", {"query": "late"})]
     assert "app/late.py#function-late_arrival" in ids
     assert result["chunks"] == (await command(client, "chunkls.stats"))["chunks"]
+
+
+async def test_restart_with_the_cache_equals_a_fresh_index(workspace: Path) -> None:
+    """A warm start reuses the cache, yet picks up a file changed while it was down."""
+
+    async def session() -> list[tuple[str, int, int]]:
+        client = await SERVER.start()
+        assert isinstance(client, LanguageClient)
+        try:
+            await start_session(client, "neovim", workspace)
+            listed = await command(client, "chunkls.chunks")
+            await asyncio.wait_for(client.shutdown_session(), TIMEOUT)
+        finally:
+            await asyncio.wait_for(client.stop(), TIMEOUT)
+        return [(c["chunkId"], c["startLine"], c["endLine"]) for c in listed]
+
+    def fresh() -> list[tuple[str, int, int]]:
+        index = build_index([workspace, workspace.parent / "second"])
+        return [(e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.chunks()]
+
+    assert await session() == fresh()
+    greet = workspace / "app" / "greet.py"
+    greet.write_text(greet.read_text("utf-8").replace("def greet(", "def hello("), "utf-8")
+    (workspace / "app" / "formfeed.py").unlink()
+    warm = await session()
+    assert "app/greet.py#function-hello" in [chunk_id for chunk_id, _, _ in warm]
+    assert warm == fresh()
 
 
 def test_serve_help_lists_transports() -> None:

@@ -17,15 +17,17 @@ import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from chunkls import __version__
+from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
 from chunkls.chunking.chunker import ChunkingError, file_type_for
-from chunkls.chunking.corpus import load_rules
+from chunkls.chunking.corpus import FileSkipped, load_rules, read_corpus_file
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
 from chunkls.lsp.protocol import ChunkProtocol
@@ -37,8 +39,10 @@ logger = logging.getLogger("chunkls")
 STATUS_NOTIFICATION = "chunkls/status"
 """Custom notification: ``{indexing, chunks, files, skipped}`` for status bars."""
 
-_YIELD_EVERY = 0.01
-"""Seconds of indexing work between two turns of the event loop."""
+_YIELD_EVERY = 0.005
+"""Seconds of indexing work between two pauses for the event loop."""
+_PAUSE = 0.0005
+"""How long each pause lets requests run (several loop turns: read, handle, write)."""
 
 
 class Buffer:
@@ -88,7 +92,7 @@ class ChunkServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=ChunkProtocol,
         )
-        self.index = WorkspaceIndex()
+        self.index = WorkspaceIndex(cache_dir())
         """Every workspace folder's chunks and the search postings."""
         self.citations = CitationIndex()
         """Every chunk ID cited in the workspace's Markdown and text files."""
@@ -182,14 +186,18 @@ class ChunkServer(LanguageServer):
 
     # -- documents ---------------------------------------------------------------
 
+    def is_open(self, uri: str) -> bool:
+        """Whether the editor has the document open (pygls keys open documents
+        by their unquoted URI: ``my%20notes.md`` is open as ``my notes.md``)."""
+        return unquote(uri) in self.workspace.text_documents
+
     def document(self, uri: str) -> DocumentContext | None:
-        """The context of an open document (or a file on disk), or ``None``."""
+        """The context of an open document (or of a file on disk under a
+        workspace folder), or ``None``."""
         try:
-            doc = self.workspace.get_text_document(uri)
-            text = doc.source
-        except Exception:  # not open and not readable: a bad or foreign URI
+            path = to_fs_path(uri) if uri.startswith("file:") else None
+        except Exception:  # a file: URI that is not a path
             return None
-        path = to_fs_path(uri) if uri.startswith("file:") else None
         folder: Folder | None = None
         rel_path: str | None = None
         if path is not None:
@@ -198,6 +206,21 @@ class ChunkServer(LanguageServer):
                 folder, rel_path = found
             elif not self.index.folders:
                 rel_path = Path(path).name  # single-file mode
+        try:
+            doc = self.workspace.get_text_document(uri)
+        except Exception:  # a bad or foreign URI
+            return None
+        text: str | None
+        if self.is_open(uri):
+            text = doc.source
+        elif folder is not None and path is not None and rel_path is not None:
+            # not open: read it as a corpus file is read (a regular file under
+            # the folder, within the size limit), never /dev/stdin or /dev/zero
+            text = _read_closed(folder, rel_path, path)
+            if text is None:
+                return None
+        else:
+            return None  # not open and outside every workspace folder: not read
         language = doc.language_id or _language_of(path or uri)
         return DocumentContext(uri, text, language, folder, rel_path, self.encoding)
 
@@ -217,7 +240,7 @@ class ChunkServer(LanguageServer):
             buffer = Buffer(doc.version, cached.chunks if cached else [], error.reason)
         except (RecursionError, MemoryError) as error:
             buffer = Buffer(doc.version, cached.chunks if cached else [], repr(error))
-        if context.uri in self.workspace.text_documents:
+        if self.is_open(context.uri):
             self.buffers[context.uri] = buffer
         return buffer
 
@@ -266,16 +289,18 @@ class ChunkServer(LanguageServer):
                                     percentage=percent,
                                 ),
                             )
-                        await asyncio.sleep(0)
+                        await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
                         if folder not in self.index.folders:
                             break  # removed while indexing
                 last_yield = time.perf_counter()
                 for _ in self.citations.scan_folder(folder):
                     if time.perf_counter() - last_yield >= _YIELD_EVERY:
-                        await asyncio.sleep(0)
+                        await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
                 self.report_skipped(folder)
+                if folder in self.index.folders:
+                    self.index.save(folder)  # so the next start is warm
         finally:
             self.indexing -= 1
             elapsed = time.perf_counter() - started
@@ -395,6 +420,19 @@ class ChunkServer(LanguageServer):
         for problem in folder.config_problems:
             self.report_once(problem.source, problem.message)
         return folder
+
+
+def _read_closed(folder: Folder, rel_path: str, path: str) -> str | None:
+    """The text of a document that is not open, if it is a readable UTF-8
+    regular file under the folder (symlinks only to files under it)."""
+    try:
+        is_symlink = Path(path).is_symlink()
+        source = read_corpus_file(
+            folder.root_resolved, rel_path, path, is_symlink, folder.rules.max_file_size
+        )
+        return source.data.decode("utf-8")
+    except (FileSkipped, OSError, UnicodeDecodeError):
+        return None
 
 
 def _language_of(path: str) -> str:

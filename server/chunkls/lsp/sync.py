@@ -29,6 +29,7 @@ def register(server: ChunkServer) -> None:
         workspace_did_change_workspace_folders
     )
     server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(workspace_did_change_configuration)
+    server.feature(types.SHUTDOWN)(shutdown)
 
 
 def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
@@ -158,3 +159,11 @@ def _fs_path(uri: str) -> str | None:
     except Exception:
         logger.debug("bad URI %r", uri, exc_info=True)
         return None
+
+
+def shutdown(ls: ChunkServer, params: None) -> None:
+    """shutdown: write the folders' caches (pending rows and search snapshot)."""
+    try:
+        ls.index.close()
+    except Exception:  # a cache problem must not turn a clean exit into an error
+        logger.warning("could not save the index cache", exc_info=True)
