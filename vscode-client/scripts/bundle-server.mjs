@@ -1,18 +1,39 @@
-// Installs the chunkls server package and its pure-Python dependencies into
-// bundled/libs (repository root), which the .vsix carries and the client puts
-// on PYTHONPATH. Python: $CHUNKLS_PYTHON, else python3.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+// Bundles the chunkls server for the .vsix (repository root, bundled/):
+//
+//   bundled/libs           the server package and its pure-Python dependencies
+//                          (pygls, lsprotocol, attrs, cattrs, ...): any OS, any Python >= 3.11
+//   bundled/native/cp3XY   numpy binary wheels for CPython 3.XY on the target platform
+//
+// The client puts bundled/libs, then bundled/native/cp3XY for the interpreter it
+// found, on PYTHONPATH. Everything is downloaded here, at package time; the
+// extension never downloads anything.
+//
+// Environment: CHUNKLS_PYTHON (the interpreter that runs pip; default python3),
+// CHUNKLS_TARGET and CHUNKLS_PYTHON_VERSIONS (see targets.mjs).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostTarget, nativeTag, pythonVersions, selectedTarget, TARGETS } from './targets.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const target = join(repoRoot, 'bundled', 'libs');
+const bundled = join(repoRoot, 'bundled');
+const libs = join(bundled, 'libs');
 const python = process.env.CHUNKLS_PYTHON || 'python3';
+const PIP = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--root-user-action=ignore', '--no-compile', '--no-warn-script-location'];
 
 function fail(message) {
   console.error(`bundle-server: ${message}`);
   process.exit(1);
+}
+
+let target;
+let versions;
+try {
+  target = selectedTarget();
+  versions = pythonVersions();
+} catch (error) {
+  fail(error.message);
 }
 
 if (!existsSync(join(repoRoot, 'pyproject.toml')) || !existsSync(join(repoRoot, 'server', 'chunkls'))) {
@@ -23,61 +44,149 @@ const probe = spawnSync(python, ['-c', 'import sys; print("%d.%d" % sys.version_
 if (probe.status !== 0) {
   fail(`cannot run ${python} (set CHUNKLS_PYTHON): ${probe.error?.message ?? probe.stderr}`);
 }
-const [major, minor] = probe.stdout.trim().split('.').map(Number);
+const hostVersion = probe.stdout.trim();
+const [major, minor] = hostVersion.split('.').map(Number);
 if (major < 3 || (major === 3 && minor < 11)) {
-  fail(`${python} is Python ${probe.stdout.trim()}; bundling needs 3.11 or newer`);
+  fail(`${python} is Python ${hostVersion}; bundling needs 3.11 or newer`);
 }
 
-rmSync(join(repoRoot, 'bundled'), { recursive: true, force: true });
-const pip = spawnSync(
-  python,
-  ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--root-user-action=ignore', '--no-compile', '--no-warn-script-location',
-    '--target', target, repoRoot],
-  { stdio: 'inherit', cwd: repoRoot, env: { ...process.env, PIP_NO_INPUT: '1' } },
-);
-if (pip.status !== 0) {
-  fail(`pip install --target ${target} failed (exit ${pip.status})`);
-}
-
-// Console scripts and caches are of no use inside the extension.
-rmSync(join(target, 'bin'), { recursive: true, force: true });
-const native = new Set();
-const stack = [target];
-while (stack.length > 0) {
-  const dir = stack.pop();
-  for (const name of readdirSync(dir)) {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) {
-      if (name === '__pycache__') {
-        rmSync(full, { recursive: true, force: true });
-      } else {
-        stack.push(full);
+/** Numpy version per CPython tag: the newest uv.lock version with a wheel for it, else pyproject's requirement. */
+function numpyRequirements() {
+  const pyproject = readFileSync(join(repoRoot, 'pyproject.toml'), 'utf8');
+  const declared = /["'](numpy\s*[^"']*)["']/.exec(pyproject)?.[1]?.replace(/\s+/g, '') ?? 'numpy';
+  const locked = [];
+  const lockFile = join(repoRoot, 'uv.lock');
+  if (existsSync(lockFile)) {
+    for (const block of readFileSync(lockFile, 'utf8').split('[[package]]')) {
+      if (!/^name = "numpy"$/m.test(block)) {
+        continue;
       }
-    } else if (/\.(so|pyd|dylib)(\.|$)/.test(name)) {
-      native.add(relative(target, full).split(sep)[0]);
+      const version = /^version = "([^"]+)"$/m.exec(block)?.[1];
+      const tags = new Set([...block.matchAll(/numpy-[^/"]+?-(cp3\d+)-\1-[^"/]+\.whl/g)].map((m) => m[1]));
+      if (version !== undefined) {
+        locked.push({ version, tags });
+      }
     }
   }
-}
-
-// The .vsix promises to run on any OS with any Python >= 3.11: that holds only
-// for pure-Python libraries. Compiled ones load only on this OS/arch/Python.
-if (native.size > 0) {
-  const list = [...native].sort().join(', ');
-  const message =
-    `the bundle has compiled (non pure-Python) code in: ${list}. ` +
-    `The .vsix would then work only with Python ${probe.stdout.trim()} on ${process.platform}-${process.arch}.`;
-  if (process.env.CHUNKLS_BUNDLE_PURE_ONLY === '1') {
-    fail(message);
+  const newer = (a, b) => {
+    const pa = a.split('.').map(Number);
+    const pb = b.split('.').map(Number);
+    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+      if ((pa[i] ?? 0) !== (pb[i] ?? 0)) {
+        return (pa[i] ?? 0) - (pb[i] ?? 0);
+      }
+    }
+    return 0;
+  };
+  const out = {};
+  for (const v of versions) {
+    const tag = nativeTag(v);
+    const best = locked.filter((l) => l.tags.has(tag)).sort((a, b) => newer(b.version, a.version))[0];
+    out[tag] = best !== undefined ? `numpy==${best.version}` : declared;
   }
-  console.warn(`bundle-server: WARNING: ${message} (set CHUNKLS_BUNDLE_PURE_ONLY=1 to make this an error)`);
+  return out;
 }
 
-const check = spawnSync(python, ['-c', 'import chunkls, pygls, lsprotocol; print(chunkls.__file__)'], {
-  encoding: 'utf8',
-  env: { ...process.env, PYTHONPATH: target },
-  cwd: target,
-});
-if (check.status !== 0) {
-  fail(`the bundle does not import: ${check.stderr}`);
+function runAsync(args) {
+  return new Promise((res) => {
+    const child = spawn(python, args, { cwd: repoRoot, env: { ...process.env, PIP_NO_INPUT: '1' }, stdio: ['ignore', 'inherit', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', (e) => res({ status: -1, err: e.message }));
+    child.on('close', (status) => res({ status, err }));
+  });
 }
-console.log(`bundle-server: ${readdirSync(target).sort().join(' ')}`);
+
+/** Deletes what the extension never needs (caches, scripts, test suites, stubs); returns the top-level entries holding compiled code. */
+function prune(root, { tests }) {
+  rmSync(join(root, 'bin'), { recursive: true, force: true });
+  const compiled = new Set();
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop();
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) {
+        if (name === '__pycache__' || (tests && name === 'tests')) {
+          rmSync(full, { recursive: true, force: true });
+        } else {
+          stack.push(full);
+        }
+      } else if (tests && name.endsWith('.pyi')) {
+        rmSync(full, { force: true });
+      } else if (/\.(so|pyd|dylib|dll)(\.|$)/.test(name)) {
+        compiled.add(relative(root, full).split(sep)[0]);
+      }
+    }
+  }
+  return compiled;
+}
+
+rmSync(bundled, { recursive: true, force: true });
+const started = Date.now();
+
+// 1. The pure-Python part, once, for every target: the server and its
+//    dependencies, then numpy (and anything of it) taken out again.
+const requirements = numpyRequirements();
+const pure = runAsync([...PIP, '--target', libs, repoRoot]);
+// 2. numpy per CPython version, binary wheels only, for the target platform.
+const platformArgs = TARGETS[target].flatMap((p) => ['--platform', p]);
+const natives = versions.map((v) => {
+  const tag = nativeTag(v);
+  const dir = join(bundled, 'native', tag);
+  return runAsync([
+    ...PIP, '--only-binary=:all:', '--no-deps', '--implementation', 'cp', '--python-version', v, ...platformArgs,
+    // pip checks Requires-Python against the interpreter running it, not --python-version.
+    '--ignore-requires-python',
+    '--target', dir, requirements[tag],
+  ]).then((r) => ({ v, tag, dir, ...r }));
+});
+
+const pureResult = await pure;
+if (pureResult.status !== 0) {
+  fail(`pip install --target ${libs} failed (exit ${pureResult.status}): ${pureResult.err.trim()}`);
+}
+for (const name of readdirSync(libs)) {
+  if (/^numpy([-.]|$)/.test(name)) {
+    rmSync(join(libs, name), { recursive: true, force: true });
+  }
+}
+const compiledInLibs = prune(libs, { tests: false });
+if (compiledInLibs.size > 0) {
+  fail(
+    `bundled/libs has compiled code in: ${[...compiledInLibs].sort().join(', ')}. ` +
+      'Only numpy may be compiled (it goes to bundled/native/cp3XY); a new compiled dependency needs the same treatment here.',
+  );
+}
+
+const missing = [];
+for (const r of await Promise.all(natives)) {
+  if (r.status !== 0) {
+    missing.push(`${requirements[r.tag]} for Python ${r.v} on ${target}: ${r.err.trim().split('\n').pop()}`);
+    continue;
+  }
+  prune(r.dir, { tests: true });
+  console.log(`bundle-server: bundled/native/${r.tag}: ${requirements[r.tag]} (${TARGETS[target].join(', ')})`);
+}
+if (missing.length > 0) {
+  fail(`no binary wheel: ${missing.join('; ')}. Narrow CHUNKLS_PYTHON_VERSIONS or pick another numpy version.`);
+}
+// What this build is for: the client names the target in its "unsupported Python" message.
+writeFileSync(
+  join(bundled, 'target.json'),
+  `${JSON.stringify({ target, platforms: TARGETS[target], native: requirements }, null, 2)}\n`,
+);
+
+// 3. On this machine's own target, the bundle must import with the bundling interpreter.
+const hostTag = nativeTag(hostVersion);
+if (target === hostTarget() && versions.includes(hostVersion)) {
+  const check = spawnSync(
+    python,
+    ['-c', 'import chunkls, chunkls.search, chunkls.cache, pygls, lsprotocol, numpy; print(chunkls.__file__, numpy.__file__)'],
+    { encoding: 'utf8', env: { ...process.env, PYTHONPATH: [libs, join(bundled, 'native', hostTag)].join(delimiter) }, cwd: libs },
+  );
+  if (check.status !== 0) {
+    fail(`the bundle does not import with Python ${hostVersion}: ${check.stderr}`);
+  }
+}
+console.log(`bundle-server: ${target}, ${((Date.now() - started) / 1000).toFixed(1)} s; bundled/libs: ${readdirSync(libs).sort().join(' ')}`);
