@@ -18,8 +18,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selectedTarget, vsixName } from '../scripts/targets.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -67,7 +68,7 @@ let vsix = process.env.CHUNKLS_E2E_VSIX;
 if (!vsix) {
   log('npm run package');
   run('npm', ['run', '--silent', 'package'], { cwd: repoRoot });
-  vsix = join(repoRoot, `chunkls-${version}.vsix`);
+  vsix = join(repoRoot, vsixName(selectedTarget(), version));
 }
 if (!existsSync(vsix)) {
   abort(`no ${vsix}`);
@@ -87,11 +88,11 @@ for (const d of [home, join(userData, 'User'), join(userData, 'Machine'), extens
 cpSync(join(here, 'fixture'), workspace, { recursive: true });
 
 const pythonCmd = process.env.CHUNKLS_E2E_PYTHON || 'python3';
-const py = spawnSync(pythonCmd, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+const py = spawnSync(pythonCmd, ['-c', 'import sys; print("cp%d%d" % sys.version_info[:2]); print(sys.executable)'], { encoding: 'utf8' });
 if (py.status !== 0) {
   abort(`cannot run ${pythonCmd}`);
 }
-const python = py.stdout.trim();
+const [pythonTag, python] = py.stdout.trim().split('\n');
 
 // chunkls.server.pythonPath is machine-overridable: in code-server (a remote
 // window) it comes from the remote machine's settings, not the browser user's.
@@ -158,7 +159,11 @@ const installed = readdirSync(extensionsDir).find((name) => name.startsWith('chu
 if (!installed) {
   abort(`the extension is not in ${extensionsDir}`);
 }
-const bundledLibs = join(extensionsDir, installed, 'bundled', 'libs');
+// PYTHONPATH as the client builds it: the pure-Python libs, then numpy for this CPython.
+const bundledLibs = [
+  join(extensionsDir, installed, 'bundled', 'libs'),
+  join(extensionsDir, installed, 'bundled', 'native', pythonTag),
+].join(delimiter);
 
 /** Starts `python -m chunkls serve --stdio` like the client does and waits for the initialize answer. */
 function preflightServer() {

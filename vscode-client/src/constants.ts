@@ -55,6 +55,12 @@ export const MIN_PYTHON: readonly [number, number] = [3, 11];
 /** Folder inside the extension with the server package and its dependencies. */
 export const BUNDLED_LIBS = ['bundled', 'libs'] as const;
 
+/** Folder inside the extension with one `cp3XY` folder of native libraries (numpy) per CPython version. */
+export const BUNDLED_NATIVE = ['bundled', 'native'] as const;
+
+/** What the bundle was built for: `{"target": "linux-x64", ...}`. */
+export const BUNDLED_TARGET = ['bundled', 'target.json'] as const;
+
 export const PYTHON_EXTENSION_ID = 'ms-python.python';
 
 export const SEARCH_DEBOUNCE_MS = 150;

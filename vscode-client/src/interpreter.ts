@@ -31,7 +31,7 @@ export type Probe = (command: string) => Promise<ProbeResult>;
 
 export interface Attempt {
   candidate: Candidate;
-  outcome: 'missing' | 'too-old' | 'error';
+  outcome: 'missing' | 'too-old' | 'unsupported' | 'error';
   detail: string;
 }
 
@@ -97,20 +97,28 @@ export function formatVersion(version: Version): string {
   return `${version[0]}.${version[1]}`;
 }
 
-/** Tries the candidates in order with `probe`; the first supported one wins. */
+/**
+ * Tries the candidates in order with `probe`; the first one that is new enough
+ * and that `accepts` (this build has its native libraries) wins.
+ */
 export async function resolveInterpreter(
   candidates: readonly Candidate[],
   probe: Probe,
   min: Version = MIN_PYTHON,
+  accepts: (version: Version) => boolean = () => true,
 ): Promise<Resolution> {
   const attempts: Attempt[] = [];
   for (const candidate of candidates) {
     const result = await probe(candidate.command);
     if (result.kind === 'ok') {
-      if (isSupported(result.version, min)) {
+      const found = `Python ${formatVersion(result.version)}${result.executable !== undefined && result.executable !== candidate.command ? ` at ${result.executable}` : ''}`;
+      if (!isSupported(result.version, min)) {
+        attempts.push({ candidate, outcome: 'too-old', detail: found });
+      } else if (!accepts(result.version)) {
+        attempts.push({ candidate, outcome: 'unsupported', detail: found });
+      } else {
         return { ok: true, candidate, version: result.version, executable: result.executable, attempts };
       }
-      attempts.push({ candidate, outcome: 'too-old', detail: `Python ${formatVersion(result.version)}` });
     } else {
       attempts.push({ candidate, outcome: result.kind, detail: result.detail });
     }
@@ -130,16 +138,41 @@ export function describeAttempt(attempt: Attempt): string {
       ? 'not found'
       : attempt.outcome === 'too-old'
         ? `${attempt.detail}, too old`
-        : `failed: ${attempt.detail}`;
+        : attempt.outcome === 'unsupported'
+          ? `${attempt.detail}, not supported by this build`
+          : `failed: ${attempt.detail}`;
   return `${attempt.candidate.command} (${SOURCE_LABEL[attempt.candidate.source]}: ${what})`;
 }
 
+/** What this build of the extension runs on: the CPython versions it has native libraries for. */
+export interface BuildSupport {
+  /** Oldest first; empty or absent: any Python >= min. */
+  versions?: readonly Version[] | undefined;
+  /** The build's vsce target, e.g. `linux-x64`. */
+  target?: string | undefined;
+}
+
+/** `3.11, 3.12 or 3.13` */
+function listVersions(versions: readonly Version[]): string {
+  const names = versions.map(formatVersion);
+  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1] ?? ''}`;
+}
+
 /** The one notification shown when no interpreter can run the server. */
-export function failureMessage(attempts: readonly Attempt[], min: Version = MIN_PYTHON): string {
+export function failureMessage(attempts: readonly Attempt[], min: Version = MIN_PYTHON, build: BuildSupport = {}): string {
   const tried = attempts.length > 0 ? attempts.map(describeAttempt).join('; ') : 'nothing';
+  const setting = `"${CONFIG_SECTION}.${Settings.pythonPath}"`;
+  const versions = build.versions ?? [];
+  if (versions.length === 0) {
+    return (
+      `chunkls needs Python ${formatVersion(min)} or newer to run its language server. ` +
+      `Tried: ${tried}. Set ${setting} to a Python ${formatVersion(min)}+ interpreter, then run "Chunks: Restart Server".`
+    );
+  }
+  const who = build.target !== undefined ? `This build of the extension (${build.target})` : 'This build of the extension';
   return (
-    `chunkls needs Python ${formatVersion(min)} or newer to run its language server. ` +
-    `Tried: ${tried}. Set "${CONFIG_SECTION}.${Settings.pythonPath}" to a Python ${formatVersion(min)}+ interpreter, then run "Chunks: Restart Server".`
+    `chunkls cannot start its language server: ${who} runs on Python ${listVersions(versions)}. ` +
+    `Tried: ${tried}. Set ${setting} to a Python ${listVersions(versions)} interpreter, then run "Chunks: Restart Server".`
   );
 }
 

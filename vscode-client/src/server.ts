@@ -20,9 +20,17 @@ import {
   ServerCommands,
   Settings,
 } from './constants';
-import { describeAttempt, execProbe, failureMessage, formatVersion, interpreterCandidates, resolveInterpreter } from './interpreter';
+import {
+  describeAttempt,
+  execProbe,
+  failureMessage,
+  formatVersion,
+  interpreterCandidates,
+  resolveInterpreter,
+  type Version,
+} from './interpreter';
 import { activeInterpreter } from './pythonExtension';
-import { SERVER_ARGS, serverEnv } from './launch';
+import { readLayout, SERVER_ARGS, serverEnv, supportedVersions, supportsVersion, type ServerLayout } from './launch';
 import { TraceChannel } from './traceChannel';
 import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
@@ -107,7 +115,7 @@ export class ServerManager implements vscode.Disposable {
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T;
   }
 
-  private async findPython(): Promise<string | undefined> {
+  private async findPython(layout: ServerLayout): Promise<{ command: string; version: Version } | undefined> {
     const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settingPath = config.get<string>(Settings.pythonPath);
@@ -118,12 +126,15 @@ export class ServerManager implements vscode.Disposable {
       homeDir: os.homedir(),
       workspaceFolder: folder?.uri.fsPath,
     });
-    const resolution = await resolveInterpreter(candidates, execProbe());
+    const resolution = await resolveInterpreter(candidates, execProbe(), undefined, (v) => supportsVersion(layout, v));
     for (const attempt of resolution.attempts) {
       this.output.warn(`Python candidate ${attempt.candidate.command} (${attempt.candidate.source}): ${attempt.outcome} ${attempt.detail}`);
     }
     if (!resolution.ok) {
-      const message = failureMessage(resolution.attempts);
+      const message = failureMessage(resolution.attempts, undefined, {
+        versions: supportedVersions(layout),
+        target: layout.target,
+      });
       this.output.error(message);
       void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((choice) => {
         if (choice === 'Open Settings') {
@@ -144,7 +155,7 @@ export class ServerManager implements vscode.Disposable {
         `chunkls: "${CONFIG_SECTION}.${Settings.pythonPath}" is not usable (${describeAttempt(ignored)}); using ${exe} instead.`,
       );
     }
-    return resolution.candidate.command;
+    return { command: resolution.candidate.command, version: resolution.version };
   }
 
   private showCrash(message: string): void {
@@ -165,12 +176,16 @@ export class ServerManager implements vscode.Disposable {
   private async doStart(): Promise<void> {
     this.failureShown = false;
     this.events.onPhase('starting');
-    const python = await this.findPython();
-    if (python === undefined) {
+    const extensionPath = this.context.extensionPath;
+    const layout = readLayout(extensionPath);
+    const found = await this.findPython(layout);
+    const env = found !== undefined ? serverEnv(layout, found.version, process.env.PYTHONPATH) : undefined;
+    if (found === undefined || env === undefined) {
       this.events.onPhase('failed');
       return;
     }
-    const extensionPath = this.context.extensionPath;
+    const python = found.command;
+    this.output.info(`PYTHONPATH for the server: ${env.PYTHONPATH ?? ''}`);
     const folder = vscode.workspace.workspaceFolders?.[0];
     const serverOptions: ServerOptions = {
       command: python,
@@ -178,7 +193,7 @@ export class ServerManager implements vscode.Disposable {
       transport: TransportKind.stdio,
       options: {
         cwd: folder?.uri.scheme === 'file' ? folder.uri.fsPath : extensionPath,
-        env: serverEnv(extensionPath, process.env.PYTHONPATH),
+        env,
       },
     };
     const clientOptions: LanguageClientOptions = {

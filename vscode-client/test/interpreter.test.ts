@@ -110,4 +110,36 @@ describe('resolveInterpreter', () => {
     assert.match(message, /python \(PATH: failed: exit code 1\)/);
     assert.match(message, /chunkls\.server\.pythonPath/);
   });
+
+  it('skips interpreters this build has no native libraries for, and says which versions it supports', async () => {
+    const { probe, calls } = fakeProbe({
+      '/opt/py315': { kind: 'ok', version: [3, 15], executable: '/opt/py315' },
+      python3: { kind: 'ok', version: [3, 16], executable: '/usr/bin/python3.16' },
+    });
+    const supported: [number, number][] = [[3, 11], [3, 12], [3, 13], [3, 14]];
+    const accepts = (v: readonly [number, number]): boolean => supported.some((s) => s[0] === v[0] && s[1] === v[1]);
+    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/opt/py315' }), probe, undefined, accepts);
+    assert.equal(result.ok, false);
+    assert.deepEqual(calls, ['/opt/py315', 'python3', 'python']);
+    assert.deepEqual(
+      result.attempts.map((a) => a.outcome),
+      ['unsupported', 'unsupported', 'missing'],
+    );
+    const message = failureMessage(result.attempts, undefined, { versions: supported, target: 'linux-x64' });
+    assert.match(message, /\(linux-x64\) runs on Python 3\.11, 3\.12, 3\.13 or 3\.14/);
+    assert.match(message, /\/opt\/py315 \(setting chunkls\.server\.pythonPath: Python 3\.15, not supported by this build\)/);
+    assert.match(message, /python3 \(PATH: Python 3\.16 at \/usr\/bin\/python3\.16, not supported by this build\)/);
+    assert.match(message, /Set "chunkls\.server\.pythonPath" to a Python 3\.11, 3\.12, 3\.13 or 3\.14 interpreter/);
+  });
+
+  it('takes the next candidate the build supports', async () => {
+    const { probe } = fakeProbe({
+      '/opt/py315': { kind: 'ok', version: [3, 15] },
+      python3: { kind: 'ok', version: [3, 12] },
+    });
+    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/opt/py315' }), probe, undefined, (v) => v[1] <= 14);
+    assert.ok(result.ok);
+    assert.equal(result.candidate.command, 'python3');
+    assert.deepEqual(result.version, [3, 12]);
+  });
 });
