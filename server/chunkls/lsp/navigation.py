@@ -33,8 +33,10 @@ def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
 
 
 def refs_of(context: DocumentContext) -> list[ChunkRef]:
-    """The chunk IDs written in a document."""
-    return find_chunk_refs_in(context.text, context.language)
+    """The chunk IDs written in a document (recognised once per version)."""
+    if context.refs is None:
+        context.refs = find_chunk_refs_in(context.text, context.language)
+    return context.refs
 
 
 def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:

@@ -25,6 +25,7 @@ from pygls.uris import to_fs_path
 
 from chunkls import __version__
 from chunkls.cache import cache_dir
+from chunkls.chunk_ids import ChunkRef
 from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
 from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import FileSkipped, load_rules, read_corpus_file
@@ -61,7 +62,7 @@ class Buffer:
 class DocumentContext:
     """What the features need to know about a document."""
 
-    __slots__ = ("folder", "language", "lines", "rel_path", "text", "uri")
+    __slots__ = ("folder", "language", "lines", "refs", "rel_path", "text", "uri", "version")
 
     def __init__(
         self,
@@ -80,6 +81,10 @@ class DocumentContext:
         self.rel_path = rel_path
         """Its path relative to that folder (its file name in single-file mode)."""
         self.lines = TextLines(text, encoding)
+        self.version: int | None = None
+        """The open document's version this context was made from."""
+        self.refs: list[ChunkRef] | None = None
+        """The chunk IDs written in it, once recognised (see ``navigation.refs_of``)."""
 
 
 class ChunkServer(LanguageServer):
@@ -108,6 +113,8 @@ class ChunkServer(LanguageServer):
         """Editor settings, merged into each folder's corpus rules."""
         self.buffers: dict[str, Buffer] = {}
         """Open document URI -> its latest chunking."""
+        self.contexts: dict[str, DocumentContext] = {}
+        """Open document URI -> its context at its latest version (lines, IDs written)."""
         self.tasks: set[asyncio.Task[Any]] = set()
         """Background tasks still running (kept so they are not collected)."""
         self.indexing = 0
@@ -212,6 +219,16 @@ class ChunkServer(LanguageServer):
             return None
         text: str | None
         if self.is_open(uri):
+            cached = self.contexts.get(uri)
+            if (
+                cached is not None
+                and doc.version is not None
+                and cached.version == doc.version
+                and cached.folder is folder
+                and cached.rel_path == rel_path
+                and cached.lines.encoding == self.encoding
+            ):
+                return cached
             text = doc.source
         elif folder is not None and path is not None and rel_path is not None:
             # not open: read it as a corpus file is read (a regular file under
@@ -222,7 +239,11 @@ class ChunkServer(LanguageServer):
         else:
             return None  # not open and outside every workspace folder: not read
         language = doc.language_id or _language_of(path or uri)
-        return DocumentContext(uri, text, language, folder, rel_path, self.encoding)
+        context = DocumentContext(uri, text, language, folder, rel_path, self.encoding)
+        if self.is_open(uri):
+            context.version = doc.version
+            self.contexts[uri] = context
+        return context
 
     def buffer(self, context: DocumentContext) -> Buffer | None:
         """The chunking of a Python or Markdown document's current text."""

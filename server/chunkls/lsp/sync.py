@@ -75,6 +75,7 @@ async def _register_watchers(ls: ChunkServer) -> None:
 def text_document_did_open(ls: ChunkServer, params: types.DidOpenTextDocumentParams) -> None:
     """textDocument/didOpen: forget any stale chunking of this URI."""
     ls.buffers.pop(params.text_document.uri, None)
+    ls.contexts.pop(params.text_document.uri, None)
     for callback in ls.on_document_changed:
         callback(params.text_document.uri, False)
 
@@ -88,6 +89,7 @@ def text_document_did_change(ls: ChunkServer, params: types.DidChangeTextDocumen
 def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentParams) -> None:
     """textDocument/didClose: drop the buffer's chunking."""
     ls.buffers.pop(params.text_document.uri, None)
+    ls.contexts.pop(params.text_document.uri, None)
     for callback in ls.on_document_closed:
         callback(params.text_document.uri)
 
