@@ -3,7 +3,6 @@ file paths before it."""
 
 from __future__ import annotations
 
-import bisect
 import re
 
 from lsprotocol import types
@@ -67,13 +66,14 @@ def text_document_completion(
     if "/" not in written and "." not in written:
         return None  # a plain word, not a path being typed
     start = types.Position(line_number, params.position.character - units(written, encoding))
-    paths = sorted(ls.index.source_paths())
-    first = bisect.bisect_left(paths, path)
-    matches: list[str] = []
-    for candidate in paths[first:]:
-        if not candidate.startswith(path) or len(matches) > MAX_ITEMS:
-            break
-        matches.append(candidate)
+    matches = sorted(
+        {
+            candidate
+            for folder in ls.index.folders
+            for candidate in folder.by_source
+            if candidate.startswith(path)
+        }
+    )
     prefix = written[: len(written) - len(path)]
     items = [
         types.CompletionItem(
