@@ -19,9 +19,8 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import NamedTuple
 
-from chunkls.chunking import ChunkingError, CorpusFile, CorpusRules, FileChunks, FileSkipped
-from chunkls.chunking.chunker import chunk_source, decode_source
-from chunkls.chunking.corpus import read_corpus_file
+from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, FileSkipped
+from chunkls.chunking.ingest import read_and_chunk
 from chunkls.search import FileTerms, file_terms
 
 SERIAL_BELOW = 64
@@ -52,14 +51,7 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
     """Read and chunk one corpus file, as ``chunk_corpus_file`` does, and count
     its terms for search."""
     try:
-        source = read_corpus_file(
-            root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
-        )
-        try:
-            text = decode_source(source.data)
-            chunks = chunk_source(text, source.source_path, file.rel_path.rsplit("/", 1)[-1])
-        except ChunkingError as error:
-            raise FileSkipped(error.reason) from None
+        entry, data = read_and_chunk(root_resolved, file, rules)
     except FileSkipped as error:
         try:
             info = os.stat(file.path)
@@ -68,9 +60,8 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
         return Chunked(
             file.rel_path, None, None, error.reason, None, (info.st_mtime_ns, info.st_size)
         )
-    entry = FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size)
-    terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in chunks)
-    return Chunked(file.rel_path, entry, terms, None, content_digest(source.data))
+    terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks)
+    return Chunked(file.rel_path, entry, terms, None, content_digest(data))
 
 
 def default_workers() -> int:

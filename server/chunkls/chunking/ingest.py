@@ -89,8 +89,11 @@ class Scan(NamedTuple):
             yield from file.chunks
 
 
-def chunk_corpus_file(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> FileChunks:
-    """Read and chunk one corpus file; raises ``FileSkipped`` with the reason."""
+def read_and_chunk(
+    root_resolved: Path, file: CorpusFile, rules: CorpusRules
+) -> tuple[FileChunks, bytes]:
+    """Read and chunk one corpus file, returning the bytes chunked too (for a
+    content hash); raises ``FileSkipped`` with the reason."""
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
     )
@@ -99,7 +102,12 @@ def chunk_corpus_file(root_resolved: Path, file: CorpusFile, rules: CorpusRules)
         chunks = chunk_source(text, source.source_path, file.rel_path.rsplit("/", 1)[-1])
     except ChunkingError as error:
         raise FileSkipped(error.reason) from None
-    return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size)
+    return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size), source.data
+
+
+def chunk_corpus_file(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> FileChunks:
+    """Read and chunk one corpus file; raises ``FileSkipped`` with the reason."""
+    return read_and_chunk(root_resolved, file, rules)[0]
 
 
 @contextmanager

@@ -39,6 +39,11 @@ class LocatedChunk(NamedTuple):
         """The part of the chunk ID after ``#``."""
         return self.chunk_id[len(self.source_path) + 1 :]
 
+    @property
+    def first_line(self) -> str:
+        """The chunk's first non-blank line, stripped (for previews and details)."""
+        return next((line.strip() for line in self.text.split("\n") if line.strip()), "")
+
     def to_chunk(self) -> Chunk:
         """The tutorial's record for this chunk."""
         return Chunk(self.chunk_id, self.text, self.source_path, self.file_type, self.symbol)

@@ -58,7 +58,7 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
     results = []
     for hit in ls.index.search(args.query, top_k):
         chunk = hit.item.chunk
-        preview = next((line.strip() for line in chunk.text.split("\n") if line.strip()), "")
+        preview = chunk.first_line
         results.append(
             {
                 "chunkId": chunk.chunk_id,

@@ -98,7 +98,7 @@ def _chunks_of(ls: ChunkServer, path: str, prefer: object) -> list[LocatedChunk]
 
 
 def _identity_item(chunk: LocatedChunk, replace: types.Range) -> types.CompletionItem:
-    first_line = next((line.strip() for line in chunk.text.split("\n") if line.strip()), "")
+    first_line = chunk.first_line
     return types.CompletionItem(
         label=chunk.identity,
         kind=_KINDS.get(chunk.identity.split("-", 1)[0], types.CompletionItemKind.Reference),
