@@ -40,8 +40,7 @@ class Report:
 AFTER = 2
 """
 DOC = (
-    "# Getting Started\n\nIntro.\n\n## Install_Guide\n\nSteps.\n\n"
-    "# Setup\n\nA.\n\n# Setup\n\nB.\n"
+    "# Getting Started\n\nIntro.\n\n## Install_Guide\n\nSteps.\n\n# Setup\n\nA.\n\n# Setup\n\nB.\n"
 )
 
 
