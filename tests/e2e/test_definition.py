@@ -132,3 +132,14 @@ async def test_crlf_document_positions(
     assert locations[0].range.start.line == 4
     assert locations[0].range.end.line == 5
     assert locations[0].range.end.character == len("    return 2")
+
+
+async def test_tabs_before_an_id(shared_client: LanguageClient, shared_workspace: Path) -> None:
+    text = "\t\t- see\tapp/greet.py#class-Greeter\n"
+    notes = shared_workspace / "notes" / "tabs.txt"
+    notes.write_text(text, encoding="utf-8")
+    document_uri = open_document(shared_client, notes)
+    found = await definition(shared_client, document_uri, position_of(text, "#class-Greeter"))
+    assert [loc.range.start.line + 1 for loc in found] == [23]
+    before = await definition(shared_client, document_uri, position_of(text, "see", 1))
+    assert before == []
