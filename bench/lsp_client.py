@@ -30,10 +30,17 @@ class Response:
 class Client:
     """Starts ``command`` and speaks JSON-RPC to it; answers server requests."""
 
-    def __init__(self, command: list[str], cwd: Path, stderr: BinaryIO | None = None) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        cwd: Path,
+        stderr: BinaryIO | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.process = subprocess.Popen(
             command,
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr if stderr is not None else subprocess.DEVNULL,

@@ -284,7 +284,9 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
             {"line": 2 + i, "character": 9} for i in range(len(notes_lines))
         ]  # inside each ID
         log = (work / "server.log").open("wb")
-        client = Client([sys.executable, "-m", "chunkls", "serve"], REPO, stderr=log)
+        # a fresh cache directory: the server's first index here is a cold one
+        env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
+        client = Client([sys.executable, "-m", "chunkls", "serve"], REPO, stderr=log, env=env)
         out: Result = {}
         try:
             client.request(
