@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -96,22 +97,45 @@ class RawServer:
         """Request id -> every response the server sent for it."""
         self.order: list[Any] = []
         """Request ids in the order their responses arrived."""
+        self.arrived: dict[Any, float] = {}
+        """Request id -> ``time.monotonic()`` when its (first) response arrived."""
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         """Frames that broke the protocol (bad header, length, JSON, version)."""
         self.closed = False
+        self._outbox: queue.Queue[bytes | None] = queue.Queue()
+        self._writer = threading.Thread(target=self._write, daemon=True, name="rpc-writer")
+        self._writer.start()
         self._reader = threading.Thread(target=self._read, daemon=True, name="rpc-reader")
         self._reader.start()
 
     # -- the wire ---------------------------------------------------------------
 
     def write(self, data: bytes) -> None:
-        """Write raw bytes to the server's stdin."""
-        assert self.proc.stdin is not None
-        with self._lock:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+        """Queue raw bytes for the server's stdin (written in order by a writer
+        thread, so neither the test nor the reader ever blocks on a full pipe)."""
+        self._outbox.put(data)
+
+    def _write(self) -> None:
+        stream = self.proc.stdin
+        assert stream is not None
+        while True:
+            data = self._outbox.get()
+            if data is None:
+                return
+            try:
+                stream.write(data)
+                if self._outbox.empty():
+                    stream.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                return
+
+    def drain(self, timeout: float = 60) -> None:
+        """Wait until everything queued was written."""
+        deadline = time.monotonic() + timeout
+        while not self._outbox.empty() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def send(self, message: Any) -> None:
         """Frame and send one JSON value."""
@@ -170,6 +194,7 @@ class RawServer:
         key = _key(message.get("id"))
         with self._cond:
             self.responses.setdefault(key, []).append(message)
+            self.arrived.setdefault(key, time.monotonic())
             self.order.append(key)
             self._cond.notify_all()
 
@@ -280,11 +305,13 @@ class RawServer:
         response = self.wait(self.request("shutdown"), timeout)
         assert "error" not in response, response
         self.notify("exit")
+        self.drain(timeout)
         code = self.proc.wait(timeout)
         self.close()
         return code
 
     def close(self) -> None:
+        self._outbox.put(None)
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
@@ -293,6 +320,7 @@ class RawServer:
                 with contextlib.suppress(OSError):
                     stream.close()
         self._reader.join(5)
+        self._writer.join(5)
         self._stderr.close()
 
     def stderr_text(self) -> str:

@@ -94,6 +94,12 @@ ODD_URIS = [
     "not a uri at all",
     "",
     "file:" + "a" * 1000,
+    # never opened: reading these would block on the server's own stdin, or
+    # never end
+    "file:///proc/self/fd/0",
+    "file:///dev/stdin",
+    "file:///dev/zero",
+    "file:///dev/urandom",
 ]
 
 ID_TOKENS = [
