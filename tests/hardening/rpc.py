@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,7 @@ class RawServer:
         stderr_path: Path,
         env: dict[str, str] | None = None,
         args: Iterable[str] = (),
+        preexec: Callable[[], None] | None = None,
     ) -> None:
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "wb")  # noqa: SIM115 (closed in close())
@@ -89,6 +90,7 @@ class RawServer:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             env={**os.environ, **(env or {})},
+            preexec_fn=preexec,
         )
         self._lock = threading.Lock()
         self._cond = threading.Condition()
@@ -324,7 +326,8 @@ class RawServer:
         self._stderr.close()
 
     def stderr_text(self) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         return self.stderr_path.read_bytes().decode("utf-8", "replace")
 
     def stderr_tail(self, lines: int = 30) -> str:
