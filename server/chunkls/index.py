@@ -12,7 +12,7 @@ import difflib
 import gc
 import os
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -99,9 +99,6 @@ class IndexedChunk(NamedTuple):
         """The file the chunk's text comes from (its ``source_path``)."""
         return self.folder.root / self.chunk.source_path
 
-
-_REUSE_STEP = 200
-"""Files linked from the cache between two progress steps of a warm start."""
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a folder is indexed."""
@@ -314,7 +311,7 @@ class WorkspaceIndex:
             for skipped in walk.skipped:
                 self.skip_file(folder, skipped.rel_path, skipped.reason)
             total = len(walk.files)
-            todo = yield from self._reuse(folder, walk.files, seen)
+            todo = self._reuse(folder, walk.files, seen)
             done = total - len(todo)
             yield done, total
             for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
@@ -326,12 +323,9 @@ class WorkspaceIndex:
             gc.freeze()
         self.save(folder)
 
-    def _reuse(
-        self, folder: Folder, files: list[CorpusFile], seen: set[str]
-    ) -> Generator[tuple[int, int], None, list[CorpusFile]]:
+    def _reuse(self, folder: Folder, files: list[CorpusFile], seen: set[str]) -> list[CorpusFile]:
         """Install the files that are unchanged since they were indexed (in memory
-        or in the cache), yielding progress now and then so a server can answer
-        in between; returns the files that must be chunked."""
+        or in the cache); returns the files that must be chunked."""
         cache = folder.cache
         loaded = cache.load() if cache is not None else None
         rows = loaded.rows if loaded is not None else {}
@@ -369,15 +363,12 @@ class WorkspaceIndex:
                 todo.append(file)
         if cache is None or loaded is None:
             return todo
-        yield 0, len(files)
         stale = not reused or bool(todo) or loaded.snapshot is None
         for rel_path in rows.keys() - seen:
             cache.delete(rel_path)
             stale = True
         searchable: list[str] = []
-        for linked, (rel_path, row) in enumerate(reused):
-            if linked % _REUSE_STEP == 0:
-                yield linked, len(files)
+        for rel_path, row in reused:
             folder.generations[rel_path] = row.generation
             if row.skipped is not None:
                 self._link(folder, rel_path, None)
@@ -393,14 +384,6 @@ class WorkspaceIndex:
                 folder, rel_path, FileChunks(rel_path, chunks, row.mtime_ns, row.size), None, False
             )
             searchable.append(rel_path)
-        # files saved or deleted while this ran (a server answers in between) are
-        # already searchable, or gone: leave them be
-        indexed = set(self.search_index.file_keys())
-        searchable = [
-            rel_path
-            for rel_path in searchable
-            if rel_path in folder.files and (folder.position, rel_path) not in indexed
-        ]
         stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
         folder.snapshot_stale = stale
         return todo

@@ -320,6 +320,8 @@ class ChunkServer(LanguageServer):
                         await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
                 self.report_skipped(folder)
+                if folder in self.index.folders:
+                    self.index.save(folder)  # so the next start is warm
         finally:
             self.indexing -= 1
             elapsed = time.perf_counter() - started
