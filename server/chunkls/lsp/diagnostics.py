@@ -161,7 +161,7 @@ class Pushes:
     def publish(self, uri: str) -> None:
         """Compute and send one document's diagnostics."""
         self.pending.pop(uri, None)
-        if uri not in self.ls.workspace.text_documents:
+        if self.ls.shutting_down or not self.ls.is_open(uri):
             return
         context = navigable(self.ls, uri)
         items = diagnostics_for(self.ls, context) if context is not None else []
@@ -199,8 +199,8 @@ class Pushes:
             if self.ls.capability("workspace", "diagnostics", "refresh_support"):
                 self.ls.spawn(self._refresh(), "diagnostic refresh")
             return
-        for uri in list(self.ls.workspace.text_documents):
-            self.publish(uri)
+        for document in list(self.ls.workspace.text_documents.values()):
+            self.publish(document.uri)
 
     async def _refresh(self) -> None:
         await asyncio.wait_for(self.ls.workspace_diagnostic_refresh_async(None), 10)

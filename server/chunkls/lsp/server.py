@@ -121,10 +121,20 @@ class ChunkServer(LanguageServer):
         """How many indexing jobs are running."""
         self.reported: set[tuple[str, str]] = set()
         """(path, reason) pairs already reported, so each is said once."""
+        self.shutting_down = False
+        """Set by ``shutdown``: nothing more is sent to the client after it."""
         self._pending: dict[Folder, set[str]] = {}
         self._flush: asyncio.Task[Any] | None = None
 
     # -- helpers -----------------------------------------------------------------
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log server errors; tell the user only while the connection is usable
+        (after ``exit`` the output is closed, and telling would fail again)."""
+        if self.shutting_down or isinstance(error, (BrokenPipeError, ValueError, OSError)):
+            logger.error("%s: %r", getattr(source, "__name__", source), error)
+            return
+        super().report_server_error(error, source)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Run a background task, tracked, with its exception logged."""
@@ -320,8 +330,6 @@ class ChunkServer(LanguageServer):
                         await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
                 self.report_skipped(folder)
-                if folder in self.index.folders:
-                    self.index.save(folder)  # so the next start is warm
         finally:
             self.indexing -= 1
             elapsed = time.perf_counter() - started
@@ -379,6 +387,8 @@ class ChunkServer(LanguageServer):
 
     def index_changed(self) -> None:
         """Tell the client the index moved: lenses and status."""
+        if self.shutting_down:
+            return
         self.send_status()
         if self.capability("workspace", "code_lens", "refresh_support"):
             self.spawn(self._refresh_lenses(), "codeLens refresh")

@@ -165,6 +165,7 @@ def _fs_path(uri: str) -> str | None:
 
 def shutdown(ls: ChunkServer, params: None) -> None:
     """shutdown: write the folders' caches (pending rows and search snapshot)."""
+    ls.shutting_down = True
     try:
         ls.index.close()
     except Exception:  # a cache problem must not turn a clean exit into an error
