@@ -367,12 +367,14 @@ class FolderCache:
                     "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [row for row in puts.values() if row is not None],
                 )
-        except sqlite3.OperationalError as error:
-            if _locked(error):
-                self._fail("locked by another process", error, rebuild=False)
-            else:
-                self._fail("cannot be written", error, rebuild=True)
         except (sqlite3.Error, OSError) as error:
+            self._write_failed(error)
+
+    def _write_failed(self, error: sqlite3.Error | OSError) -> None:
+        """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""
+        if isinstance(error, sqlite3.OperationalError) and _locked(error):
+            self._fail("locked by another process", error, rebuild=False)
+        else:
             self._fail("cannot be written", error, rebuild=True)
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
@@ -398,13 +400,8 @@ class FolderCache:
                         snapshot.lengths.astype(np.int32).tobytes(),
                     ),
                 )
-        except sqlite3.OperationalError as error:
-            if _locked(error):
-                self._fail("locked by another process", error, rebuild=False)
-            else:
-                self._fail("cannot be written", error, rebuild=True)
         except (sqlite3.Error, OSError) as error:
-            self._fail("cannot be written", error, rebuild=True)
+            self._write_failed(error)
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:

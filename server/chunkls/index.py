@@ -83,10 +83,6 @@ class Folder:
         """The path of a root-relative file."""
         return self.root / rel_path
 
-    def chunk_count(self) -> int:
-        """How many chunks this folder has."""
-        return sum(len(file.chunks) for file in self.files.values())
-
 
 class IndexedChunk(NamedTuple):
     """A chunk and the workspace folder it belongs to."""
