@@ -5,23 +5,38 @@ serial path and the workers run exactly that function, so their results are
 equal. ``chunk_many`` hands files to a pool, largest first and in batches, and
 yields each file's result as soon as its batch is done (in no particular
 order), so the caller can stream them into the index and report progress.
+
+A worker that dies (the OOM killer, ``kill -9``) breaks the pool: the batches
+without a result are then chunked in this process, so every file still gets
+exactly one result. A batch that fails in a worker for any other reason is
+chunked again in this process too.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import hashlib
+import logging
 import multiprocessing
 import os
+import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
 from chunkls.search import FileTerms, file_terms
+
+if TYPE_CHECKING:
+    _Marks = ctypes.Array[ctypes.c_int64]
+
+logger = logging.getLogger("chunkls")
 
 SERIAL_BELOW = 64
 """Fewer files than this are chunked in this process (workers cost a start-up)."""
@@ -39,7 +54,8 @@ class Chunked(NamedTuple):
     digest: bytes | None
     """A content hash of the bytes that were chunked (``None`` when skipped)."""
     stat: tuple[int, int] | None = None
-    """A skipped file's (mtime_ns, size), when it could be read."""
+    """A skipped file's (mtime_ns, size), when it could be read (``None`` also
+    when it failed unexpectedly: such a skip is not cached)."""
 
 
 def content_digest(data: bytes) -> bytes:
@@ -49,9 +65,11 @@ def content_digest(data: bytes) -> bytes:
 
 def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chunked:
     """Read and chunk one corpus file, as ``chunk_corpus_file`` does, and count
-    its terms for search."""
+    its terms for search. Never raises for a file: an unexpected error (a bug,
+    ``MemoryError``) skips it with the error as the reason."""
     try:
         entry, data = read_and_chunk(root_resolved, file, rules)
+        terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks)
     except FileSkipped as error:
         try:
             info = os.stat(file.path)
@@ -60,7 +78,12 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
         return Chunked(
             file.rel_path, None, None, error.reason, None, (info.st_mtime_ns, info.st_size)
         )
-    terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks)
+    except Exception as error:
+        logger.warning("chunking %s failed unexpectedly", file.rel_path, exc_info=True)
+        lines = str(error).splitlines()
+        reason = f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
+        reason = f"unexpected error while chunking: {reason}"
+        return Chunked(file.rel_path, None, None, reason, None)
     return Chunked(file.rel_path, entry, terms, None, content_digest(data))
 
 
@@ -85,22 +108,28 @@ def _context() -> BaseContext | None:
     return None
 
 
-_job: tuple[Path, CorpusRules] | None = None
+_job: tuple[Path, CorpusRules, _Marks] | None = None
 
 
-def _init_worker(root_resolved: Path, rules: CorpusRules) -> None:
+def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None:
     global _job
-    _job = (root_resolved, rules)
+    _job = (root_resolved, rules, marks)
     # Workers only allocate acyclic data (ASTs, strings, tuples): the cyclic
     # collector would spend most of the run walking it for nothing.
     gc.disable()
     gc.freeze()
 
 
-def _run_batch(batch: list[CorpusFile]) -> list[Chunked]:
+def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:
     assert _job is not None
-    root_resolved, rules = _job
-    return [chunk_one(root_resolved, file, rules) for file in batch]
+    root_resolved, rules, marks = _job
+    # Where this worker is, in memory the consumer reads if the worker dies.
+    marks[2 * index] = os.getpid()
+    results: list[Chunked] = []
+    for position, file in enumerate(batch):
+        marks[2 * index + 1] = position
+        results.append(chunk_one(root_resolved, file, rules))
+    return results
 
 
 def _batches(files: Sequence[CorpusFile], workers: int) -> list[list[CorpusFile]]:
@@ -138,7 +167,8 @@ def chunk_many(
 ) -> Iterator[Chunked | None]:
     """Chunk files, in worker processes when there are many; yields each result
     as it arrives, and ``None`` whenever it has waited ``WAIT`` seconds for one
-    (so an event loop can run in between)."""
+    (so an event loop can run in between). Every file gets exactly one result,
+    even when a worker dies: what it had not finished is chunked in this process."""
     workers = default_workers() if workers is None else max(1, workers)
     context = _context() if workers > 1 and len(files) >= SERIAL_BELOW else None
     if context is None:
@@ -146,16 +176,108 @@ def chunk_many(
             yield chunk_one(root_resolved, file, rules)
         return
     batches = _batches(files, workers)
-    with context.Pool(
-        min(workers, len(batches)), initializer=_init_worker, initargs=(root_resolved, rules)
-    ) as pool:
-        results = pool.imap_unordered(_run_batch, batches)
-        remaining = len(batches)
-        while remaining:
+    unfinished = yield from _in_workers(context, root_resolved, rules, batches, workers)
+    for index in unfinished:
+        for file in batches[index]:
+            yield chunk_one(root_resolved, file, rules)
+
+
+def _in_workers(
+    context: BaseContext,
+    root_resolved: Path,
+    rules: CorpusRules,
+    batches: list[list[CorpusFile]],
+    workers: int,
+) -> Generator[Chunked | None, None, list[int]]:
+    """Yield the batches' results from a pool; return the indexes of the batches
+    it could not chunk because the pool broke (a worker died)."""
+    unfinished = set(range(len(batches)))
+    try:
+        # per batch: the pid of the worker that took it, and its position in it
+        marks = context.RawArray(ctypes.c_int64, 2 * len(batches))
+        executor = ProcessPoolExecutor(
+            min(workers, len(batches)),
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(root_resolved, rules, marks),
+        )
+    except OSError as error:
+        logger.warning("cannot start worker processes (%s): chunking in this process", error)
+        return sorted(unfinished)
+    done: queue.SimpleQueue[Future[list[Chunked]]] = queue.SimpleQueue()
+    waiting: dict[Future[list[Chunked]], int] = {}
+    broken: BaseException | None = None
+    failed = 0
+    completed = False
+    try:
+        try:
+            for index, batch in enumerate(batches):
+                future = executor.submit(_run_batch, index, batch)
+                waiting[future] = index
+                future.add_done_callback(done.put)
+        except BrokenProcessPool as error:  # the rest were never submitted
+            broken = error
+        while waiting:
             try:
-                batch = results.next(timeout=WAIT)
-            except multiprocessing.TimeoutError:
+                future = done.get(timeout=WAIT)
+            except queue.Empty:
                 yield None
                 continue
-            remaining -= 1
-            yield from batch
+            index = waiting.pop(future)
+            failure = future.exception()
+            if failure is None:
+                unfinished.discard(index)
+                yield from future.result()
+            elif isinstance(failure, BrokenProcessPool):
+                broken = failure
+                break
+            else:
+                # not a file's fault (chunk_one catches those): the worker's
+                failed += 1
+                if failed == 1:
+                    logger.warning(
+                        "a batch of %d files (%s, ...) failed in a worker process (%s: %s):"
+                        " chunking it in this process",
+                        len(batches[index]),
+                        batches[index][0].rel_path,
+                        type(failure).__name__,
+                        failure,
+                    )
+                unfinished.discard(index)
+                for file in batches[index]:
+                    yield chunk_one(root_resolved, file, rules)
+        completed = True
+    finally:
+        # after a normal run, wait for the pool's threads to end (a later run
+        # may then fork again); an abandoned run does not wait for its workers
+        executor.shutdown(wait=completed, cancel_futures=True)
+    if failed > 1:
+        logger.warning("%d batches failed in worker processes", failed)
+    if broken is not None and unfinished:
+        _log_lost(batches, sorted(unfinished), marks, broken)
+    return sorted(unfinished)
+
+
+def _log_lost(
+    batches: list[list[CorpusFile]], unfinished: list[int], marks: _Marks, error: BaseException
+) -> None:
+    """One warning for a broken pool: the batches that were being chunked when it
+    broke (with the file each worker was on), and how many files are left."""
+    lost: list[str] = []
+    for index in unfinished:
+        pid = marks[2 * index]
+        if pid:
+            batch = batches[index]
+            position = marks[2 * index + 1]
+            lost.append(
+                f"batch {index + 1} of {len(batches)} (pid {pid}, at {batch[position].rel_path},"
+                f" file {position + 1} of {len(batch)})"
+            )
+    files = sum(len(batches[index]) for index in unfinished)
+    logger.warning(
+        "a worker process died (killed? out of memory?) and the pool broke (%s);"
+        " lost with it: %s; chunking the %d files without a result in this process",
+        type(error).__name__,
+        "; ".join(lost) or "no batch in progress",
+        files,
+    )
