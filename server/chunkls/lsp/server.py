@@ -123,6 +123,8 @@ class ChunkServer(LanguageServer):
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
+        self._encoding: Encoding | None = None
+        self._located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
         self._pending: dict[Folder, set[str]] = {}
         self._flush: asyncio.Task[Any] | None = None
 
@@ -161,13 +163,19 @@ class ChunkServer(LanguageServer):
 
     @property
     def encoding(self) -> Encoding:
-        """The negotiated position encoding."""
-        kind = self.workspace.position_encoding if self._workspace_ready() else None
+        """The negotiated position encoding (fixed once ``initialize`` is done)."""
+        if self._encoding is not None:
+            return self._encoding
+        if not self._workspace_ready():
+            return "utf-16"
+        kind = self.workspace.position_encoding
+        encoding: Encoding = "utf-16"
         if kind in (types.PositionEncodingKind.Utf8, "utf-8"):
-            return "utf-8"
-        if kind in (types.PositionEncodingKind.Utf32, "utf-32"):
-            return "utf-32"
-        return "utf-16"
+            encoding = "utf-8"
+        elif kind in (types.PositionEncodingKind.Utf32, "utf-32"):
+            encoding = "utf-32"
+        self._encoding = encoding
+        return encoding
 
     def _workspace_ready(self) -> bool:
         try:
@@ -208,13 +216,17 @@ class ChunkServer(LanguageServer):
         by their unquoted URI: ``my%20notes.md`` is open as ``my notes.md``)."""
         return unquote(uri) in self.workspace.text_documents
 
-    def document(self, uri: str) -> DocumentContext | None:
-        """The context of an open document (or of a file on disk under a
-        workspace folder), or ``None``."""
+    def locate(self, uri: str) -> tuple[str | None, Folder | None, str | None]:
+        """A URI's file system path, workspace folder and folder-relative path
+        (memoised until the folders change)."""
+        version = self.index.folders_version
+        known = self._located.get(uri)
+        if known is not None and known[0] == version:
+            return known[1]
         try:
             path = to_fs_path(uri) if uri.startswith("file:") else None
         except Exception:  # a file: URI that is not a path
-            return None
+            path = None
         folder: Folder | None = None
         rel_path: str | None = None
         if path is not None:
@@ -223,15 +235,20 @@ class ChunkServer(LanguageServer):
                 folder, rel_path = found
             elif not self.index.folders:
                 rel_path = Path(path).name  # single-file mode
-        try:
-            doc = self.workspace.get_text_document(uri)
-        except Exception:  # a bad or foreign URI
-            return None
-        text: str | None
-        if self.is_open(uri):
-            cached = self.contexts.get(uri)
+        if len(self._located) > 10_000:
+            self._located.clear()
+        self._located[uri] = (version, (path, folder, rel_path))
+        return path, folder, rel_path
+
+    def document(self, uri: str) -> DocumentContext | None:
+        """The context of an open document (or of a file on disk under a
+        workspace folder), or ``None``."""
+        cached = self.contexts.get(uri)
+        if cached is not None:
+            doc = self.workspace.text_documents.get(unquote(uri))
+            _, folder, rel_path = self.locate(uri)
             if (
-                cached is not None
+                doc is not None
                 and doc.version is not None
                 and cached.version == doc.version
                 and cached.folder is folder
@@ -239,6 +256,15 @@ class ChunkServer(LanguageServer):
                 and cached.lines.encoding == self.encoding
             ):
                 return cached
+        if uri.startswith("file:") and self.locate(uri)[0] is None:
+            return None  # a file: URI that is not a path
+        path, folder, rel_path = self.locate(uri)
+        try:
+            doc = self.workspace.get_text_document(uri)
+        except Exception:  # a bad or foreign URI
+            return None
+        text: str | None
+        if self.is_open(uri):
             text = doc.source
         elif folder is not None and path is not None and rel_path is not None:
             # not open: read it as a corpus file is read (a regular file under
@@ -517,5 +543,7 @@ def run(tcp: str | None = None) -> int:
             return 2
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        from chunkls.lsp.stdio import serve_stdio
+
+        serve_stdio(server)
     return 0
