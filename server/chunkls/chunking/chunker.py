@@ -239,8 +239,44 @@ def chunk_markdown_source(source: str, source_path: str) -> list[LocatedChunk]:
     return chunks
 
 
+RECENT_TEXTS = 8
+"""How many recent chunkings ``chunk_source`` remembers (by path and exact text)."""
+_recent: dict[tuple[str, str], tuple[str, tuple[LocatedChunk, ...] | ChunkingError]] = {}
+
+
 def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
-    """Dispatch normalised text to the chunker for ``name``'s suffix."""
+    """Dispatch normalised text to the chunker for ``name``'s suffix.
+
+    The last few results are remembered: an editor chunks a buffer for its
+    lenses, then the same text again when the buffer is saved and re-read from
+    disk, and parsing a large Python file is the dearest step of a save.
+    """
+    key = (source_path, name)
+    known = _recent.get(key)
+    if known is not None and known[0] == source:
+        result = known[1]
+        if isinstance(result, ChunkingError):
+            raise ChunkingError(result.reason)
+        return list(result)
+    try:
+        chunks = _chunk_source(source, source_path, name)
+    except ChunkingError as error:
+        _remember(key, source, error)
+        raise
+    _remember(key, source, tuple(chunks))
+    return chunks
+
+
+def _remember(
+    key: tuple[str, str], source: str, result: tuple[LocatedChunk, ...] | ChunkingError
+) -> None:
+    _recent.pop(key, None)
+    _recent[key] = (source, result)
+    while len(_recent) > RECENT_TEXTS:
+        del _recent[next(iter(_recent))]
+
+
+def _chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
     file_type = file_type_for(name)
     if file_type == "code":
         return chunk_python_source(source, source_path, name)

@@ -157,6 +157,7 @@ class Pushes:
     def __init__(self, ls: ChunkServer) -> None:
         self.ls = ls
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.all_pending: asyncio.Handle | None = None
 
     def publish(self, uri: str) -> None:
         """Compute and send one document's diagnostics."""
@@ -199,6 +200,19 @@ class Pushes:
             if self.ls.capability("workspace", "diagnostics", "refresh_support"):
                 self.ls.spawn(self._refresh(), "diagnostic refresh")
             return
+        if self.all_pending is None:
+            # after the requests already received (a save is followed by a lens
+            # request the user waits for), and once for a burst of changes
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (unit use): now
+                self.publish_all()
+                return
+            self.all_pending = loop.call_soon(self.publish_all)
+
+    def publish_all(self) -> None:
+        """Re-send every open document's diagnostics."""
+        self.all_pending = None
         for document in list(self.ls.workspace.text_documents.values()):
             self.publish(document.uri)
 
