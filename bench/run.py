@@ -148,6 +148,7 @@ def time_calls(fn: Any, queries: list[str], repeat: int = 3) -> list[float]:
 def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
     import numpy as np
 
+    from chunkls.chunking import FileChunks
     from chunkls.index import build_index
     from chunkls.search import tokenize
 
@@ -162,11 +163,13 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
 
     # one-file update: a save of a mid-sized file (postings replaced, segment rebuilt)
     folder = index.folders[0]
-    files = sorted(folder.files.items(), key=lambda kv: len(kv[1].chunks))
+    files = sorted(folder.files.items(), key=lambda kv: len(kv[1].stubs))
     picks = [files[len(files) // 2 + i][0] for i in range(20)]
     updates = []
     for rel_path in picks:
-        entry = folder.files[rel_path]
+        located = index.file_chunks(folder, rel_path)
+        stored = folder.files[rel_path]
+        entry = FileChunks(rel_path, located, stored.mtime_ns, stored.size)
         started = time.perf_counter()
         index.set_file(folder, rel_path, entry)  # chunk maps, postings, cache row
         index.search_index.search("x", 1)  # the update is visible to the next query

@@ -1,6 +1,7 @@
 """The persistent index: one SQLite file per workspace folder, in the user's cache.
 
-A row per corpus file holds its chunks (with ranges), the (mtime_ns, size) and
+A row per corpus file holds its chunks (with ranges, as ``chunkls.store``
+keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
 content hash they were read with, or why it was skipped. A snapshot of the
 folder's search postings (numpy arrays as blobs) lets a warm start skip
 tokenizing; it records the row generation of each file it covers, so a file
@@ -14,7 +15,6 @@ file is logged once and rebuilt (or bypassed), never raised to the caller.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import logging
 import marshal
@@ -22,19 +22,18 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from chunkls import __version__
-from chunkls.chunking import FileChunks, LocatedChunk
 from chunkls.search import Segment, Snapshot
+from chunkls.store import StoredFile, encode_stubs
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 1
+SCHEMA = 2
 """Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
@@ -73,7 +72,10 @@ class Row(NamedTuple):
     size: int
     digest: bytes | None
     skipped: str | None
-    chunks: bytes | None
+    stubs: bytes | None
+    """The chunks without their texts (``chunkls.store.encode_stubs``)."""
+    texts: bytes | None
+    """Their texts, compressed (``StoredFile.texts``)."""
     generation: int
     checked_ns: int
 
@@ -97,7 +99,8 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     digest BLOB,
     skipped TEXT,
-    chunks BLOB,
+    stubs BLOB,
+    texts BLOB,
     generation INTEGER NOT NULL,
     checked_ns INTEGER NOT NULL
 );
@@ -111,32 +114,6 @@ CREATE TABLE IF NOT EXISTS snapshot (
     lengths BLOB NOT NULL
 );
 """
-
-
-_located = functools.partial(tuple.__new__, LocatedChunk)
-
-
-def encode_chunks(chunks: Iterable[LocatedChunk]) -> bytes:
-    """A file's chunks as a compact blob."""
-    return marshal.dumps(tuple(tuple(chunk) for chunk in chunks))
-
-
-def decode_chunks(blob: bytes) -> tuple[LocatedChunk, ...]:
-    """The chunks of ``encode_chunks``; raises ``ValueError`` on a bad blob."""
-    try:
-        records = marshal.loads(blob)
-    except (EOFError, TypeError, ValueError) as error:
-        raise ValueError(f"bad chunk blob: {error}") from None
-    if not isinstance(records, tuple):
-        raise ValueError("bad chunk blob")
-    if records and (
-        not isinstance(records[0], tuple)
-        or len(records[0]) != 7
-        or not isinstance(records[0][0], str)
-        or not isinstance(records[-1][6], int)
-    ):
-        raise ValueError("bad chunk record")
-    return tuple(map(_located, records))
 
 
 class FolderCache:
@@ -197,10 +174,12 @@ class FolderCache:
                         logger.info("index cache %s: other version or settings; emptied", self.path)
                     with db:
                         db.execute("BEGIN IMMEDIATE")
-                        db.execute("DELETE FROM files")
-                        db.execute("DELETE FROM snapshot")
+                        # another schema may have other columns: start afresh
+                        db.execute("DROP TABLE IF EXISTS files")
+                        db.execute("DROP TABLE IF EXISTS snapshot")
                         db.execute("DELETE FROM meta")
                         db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
+                    db.executescript(_TABLES)
                 return db
             except sqlite3.OperationalError as error:
                 if _locked(error):
@@ -231,8 +210,8 @@ class FolderCache:
                 rows = {
                     rel_path: Row(*rest)
                     for rel_path, *rest in db.execute(
-                        "SELECT rel_path, mtime_ns, size, digest, skipped, chunks, generation,"
-                        " checked_ns FROM files"
+                        "SELECT rel_path, mtime_ns, size, digest, skipped, stubs, texts,"
+                        " generation, checked_ns FROM files"
                     )
                 }
                 snapshot, generations = self._load_snapshot(db)
@@ -291,7 +270,7 @@ class FolderCache:
     def put(
         self,
         rel_path: str,
-        chunks: FileChunks | None,
+        stored: StoredFile | None,
         digest: bytes | None = None,
         skipped: tuple[str, int, int] | None = None,
     ) -> int:
@@ -299,14 +278,15 @@ class FolderCache:
         by the next ``flush``. Returns the row's generation."""
         self._generation += 1
         now = time.time_ns()
-        if chunks is not None:
+        if stored is not None:
             self._puts[rel_path] = (
                 rel_path,
-                chunks.mtime_ns,
-                chunks.size,
+                stored.mtime_ns,
+                stored.size,
                 digest,
                 None,
-                encode_chunks(chunks.chunks),
+                encode_stubs(stored.stubs),
+                stored.texts,
                 self._generation,
                 now,
             )
@@ -318,6 +298,7 @@ class FolderCache:
                 size,
                 digest,
                 reason,
+                None,
                 None,
                 self._generation,
                 now,
@@ -334,7 +315,8 @@ class FolderCache:
             row.size,
             row.digest,
             row.skipped,
-            row.chunks,
+            row.stubs,
+            row.texts,
             row.generation,
             time.time_ns(),
         )
@@ -364,7 +346,7 @@ class FolderCache:
                     [(rel_path,) for rel_path, row in puts.items() if row is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [row for row in puts.values() if row is not None],
                 )
         except (sqlite3.Error, OSError) as error:

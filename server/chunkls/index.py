@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from chunkls.cache import FolderCache, Row, decode_chunks, store_path
+from chunkls.cache import FolderCache, Row, store_path
 from chunkls.chunking import (
     ConfigProblem,
     CorpusRules,
@@ -30,6 +31,12 @@ from chunkls.chunking import (
 from chunkls.chunking.corpus import CorpusFile
 from chunkls.parallel import Chunked, chunk_many, chunk_one, content_digest
 from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
+from chunkls.store import StoredFile, decode_stubs, pack, unpack
+
+logger = logging.getLogger("chunkls")
+
+UNPACKED_FILES = 64
+"""Files whose chunks stay unpacked after a lookup (hovers come in runs)."""
 
 
 @dataclass(eq=False)
@@ -44,12 +51,13 @@ class Folder:
     """Its place among the workspace folders (first in corpus order is 0)."""
     config_problems: list[ConfigProblem] = field(default_factory=list)
     """What was wrong in its configuration (reported, then ignored)."""
-    files: dict[str, FileChunks] = field(default_factory=dict)
-    """Root-relative path -> that file's chunks."""
+    files: dict[str, StoredFile] = field(default_factory=dict)
+    """Root-relative path -> that file's chunks, texts compressed (``chunkls.store``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
-    by_id: dict[str, list[LocatedChunk]] = field(default_factory=dict)
-    """Chunk ID -> chunks with that ID (several for ``@overload`` stubs)."""
+    by_id: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    """Chunk ID -> (root-relative path, position in the file) of each chunk with
+    that ID (several for ``@overload`` stubs)."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None
@@ -96,6 +104,14 @@ class IndexedChunk(NamedTuple):
         return self.folder.root / self.chunk.source_path
 
 
+class ChunkAt(NamedTuple):
+    """Where a chunk is in the index (what search postings point at)."""
+
+    folder: Folder
+    rel_path: str
+    position: int
+
+
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a folder is indexed."""
 
@@ -106,12 +122,16 @@ class WorkspaceIndex:
     def __init__(self, cache_dir: Path | None = None, workers: int | None = None) -> None:
         self.folders: list[Folder] = []
         """Workspace folders in order."""
-        self.search_index: BM25Index[IndexedChunk] = BM25Index()
+        self.search_index: BM25Index[ChunkAt] = BM25Index()
         """BM25 postings over every chunk's ID and text."""
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.workers = workers
         """Worker processes for indexing many files (``None``: one per CPU)."""
+        self.folders_version = 0
+        """Bumped whenever a folder is added or removed (memoised lookups check it)."""
+        self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
+        """The files unpacked last (a few), with the stored entry they came from."""
 
     # -- folders ---------------------------------------------------------------
 
@@ -124,6 +144,7 @@ class WorkspaceIndex:
             path = store_path(folder.root_resolved, self.cache_dir)
             folder.cache = FolderCache(path, folder.root_resolved, rules.fingerprint())
         self.folders.append(folder)
+        self.folders_version += 1
         return folder
 
     def remove_folder(self, folder: Folder) -> None:
@@ -135,6 +156,7 @@ class WorkspaceIndex:
         for rel_path in list(folder.files):
             self.set_file(folder, rel_path, None)
         self.folders.remove(folder)
+        self.folders_version += 1
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
         """The innermost folder containing an absolute path, and the relative path."""
@@ -159,61 +181,93 @@ class WorkspaceIndex:
 
         ``terms`` are the chunks' search terms when already counted (by a worker),
         ``digest`` the content hash of what was read (for the cache)."""
-        self._link(folder, rel_path, chunks, terms)
+        stored = pack(chunks) if chunks is not None else None
+        self._link(folder, rel_path, stored, terms, chunks=chunks)
         if folder.cache is not None:
             folder.snapshot_stale = True
             folder.generations.pop(rel_path, None)
-            if chunks is None:
+            if stored is None:
                 folder.cache.delete(rel_path)
             else:
-                folder.generations[rel_path] = folder.cache.put(rel_path, chunks, digest)
+                folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
 
     def _link(
         self,
         folder: Folder,
         rel_path: str,
-        chunks: FileChunks | None,
+        stored: StoredFile | None,
         terms: FileTerms | None = None,
         searchable: bool = True,
+        chunks: FileChunks | None = None,
     ) -> None:
         old = folder.files.pop(rel_path, None)
+        self._unpacked.pop((folder, rel_path), None)
         if old is not None:
-            for chunk in old.chunks:
-                entries = folder.by_id.get(chunk.chunk_id)
+            for chunk_id in old.chunk_ids():
+                entries = folder.by_id.get(chunk_id)
                 if entries is not None:
-                    entries.remove(chunk)
+                    entries[:] = [entry for entry in entries if entry[0] != rel_path]
                     if not entries:
-                        del folder.by_id[chunk.chunk_id]
-            sources = folder.by_source.get(old.chunks[0].source_path) if old.chunks else None
-            if sources is not None and rel_path in sources:
+                        del folder.by_id[chunk_id]
+            source = old.stubs[0][1] if old.stubs else None
+            sources = folder.by_source.get(source) if source is not None else None
+            if source is not None and sources is not None and rel_path in sources:
                 sources.remove(rel_path)
                 if not sources:
-                    del folder.by_source[old.chunks[0].source_path]
+                    del folder.by_source[source]
             self.search_index.remove_file((folder.position, rel_path))
-        if chunks is None:
+        if stored is None:
             return
-        folder.files[rel_path] = chunks
+        folder.files[rel_path] = stored
         folder.skipped.pop(rel_path, None)
-        for chunk in chunks.chunks:
-            folder.by_id.setdefault(chunk.chunk_id, []).append(chunk)
-        if chunks.chunks:
-            folder.by_source.setdefault(chunks.chunks[0].source_path, []).append(rel_path)
-        if not searchable:
-            return
+        for position, stub in enumerate(stored.stubs):
+            folder.by_id.setdefault(stub[0], []).append((rel_path, position))
+        if stored.stubs:
+            folder.by_source.setdefault(stored.stubs[0][1], []).append(rel_path)
+        if searchable:
+            self._make_searchable(folder, stored, terms, chunks)
+
+    def _make_searchable(
+        self,
+        folder: Folder,
+        stored: StoredFile,
+        terms: FileTerms | None = None,
+        chunks: FileChunks | None = None,
+    ) -> None:
+        rel_path = stored.rel_path
+        items = [ChunkAt(folder, rel_path, position) for position in range(len(stored.stubs))]
         if terms is not None:
-            self.search_index.add_file_terms(
-                (folder.position, rel_path),
-                [IndexedChunk(folder, chunk) for chunk in chunks.chunks],
-                terms,
-            )
+            self.search_index.add_file_terms((folder.position, rel_path), items, terms)
             return
+        located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
         self.search_index.add_file(
             (folder.position, rel_path),
             (
-                (f"{chunk.chunk_id}\n{chunk.text}", IndexedChunk(folder, chunk))
-                for chunk in chunks.chunks
+                (f"{chunk.chunk_id}\n{chunk.text}", item)
+                for chunk, item in zip(located, items, strict=True)
             ),
         )
+
+    def _unpack(self, folder: Folder, stored: StoredFile) -> tuple[LocatedChunk, ...]:
+        """A stored file's chunks with their texts (the last few are kept)."""
+        key = (folder, stored.rel_path)
+        known = self._unpacked.get(key)
+        if known is not None and known[0] is stored:
+            return known[1]
+        try:
+            chunks = unpack(stored)
+        except ValueError as error:
+            # a damaged blob (from a damaged cache): read the file again
+            logger.warning("%s: %s; re-reading the file", folder.absolute(stored.rel_path), error)
+            self._refresh_file(folder, stored.rel_path)
+            fresh = folder.files.get(stored.rel_path)
+            if fresh is None or fresh is stored:
+                return ()
+            return self._unpack(folder, fresh)
+        if len(self._unpacked) >= UNPACKED_FILES:
+            del self._unpacked[next(iter(self._unpacked))]
+        self._unpacked[key] = (stored, chunks)
+        return chunks
 
     def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
         """Record that a file cannot be chunked (its old chunks are dropped)."""
@@ -371,14 +425,15 @@ class WorkspaceIndex:
                 folder.skipped[rel_path] = row.skipped
                 continue
             try:
-                chunks = decode_chunks(row.chunks or b"")
+                if row.texts is None:
+                    raise ValueError("no texts")
+                stubs = decode_stubs(row.stubs or b"")
             except ValueError:
                 cache.delete(rel_path)
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
                 continue
-            self._link(
-                folder, rel_path, FileChunks(rel_path, chunks, row.mtime_ns, row.size), None, False
-            )
+            stored = StoredFile(rel_path, stubs, row.texts, row.mtime_ns, row.size)
+            self._link(folder, rel_path, stored, None, False)
             searchable.append(rel_path)
         stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
         folder.snapshot_stale = stale
@@ -401,7 +456,7 @@ class WorkspaceIndex:
             for rel_path in rel_paths:
                 if (
                     generations.get(rel_path) == rows[rel_path].generation
-                    and counts.get(rel_path) == len(folder.files[rel_path].chunks)
+                    and counts.get(rel_path) == len(folder.files[rel_path].stubs)
                     and (folder.position, rel_path) not in indexed
                 ):
                     via.add(rel_path)
@@ -410,9 +465,9 @@ class WorkspaceIndex:
                     snapshot, lambda key: (folder.position, key[1]) if key[1] in via else None
                 )
                 items = [
-                    IndexedChunk(folder, chunk)
+                    ChunkAt(folder, key[1], position)
                     for key, _ in part.files
-                    for chunk in folder.files[key[1]].chunks
+                    for position in range(len(folder.files[key[1]].stubs))
                 ]
                 try:
                     self.search_index.load_snapshot(part, items)
@@ -420,14 +475,9 @@ class WorkspaceIndex:
                     via = set()
         rest = [rel_path for rel_path in rel_paths if rel_path not in via]
         for rel_path in rest:
-            chunks = folder.files[rel_path].chunks
-            self.search_index.add_file(
-                (folder.position, rel_path),
-                (
-                    (f"{chunk.chunk_id}\n{chunk.text}", IndexedChunk(folder, chunk))
-                    for chunk in chunks
-                ),
-            )
+            stored = folder.files.get(rel_path)
+            if stored is not None:
+                self._make_searchable(folder, stored)
         return bool(rest)
 
     def save(self, folder: Folder | None = None) -> None:
@@ -462,8 +512,10 @@ class WorkspaceIndex:
         """Every chunk in corpus order (folders in order, files by path)."""
         for folder in sorted(self.folders, key=lambda f: f.position):
             for rel_path in sorted(folder.files):
-                for chunk in folder.files[rel_path].chunks:
-                    yield IndexedChunk(folder, chunk)
+                stored = folder.files.get(rel_path)
+                if stored is not None:
+                    for chunk in self._unpack(folder, stored):
+                        yield IndexedChunk(folder, chunk)
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         """Every skipped file: (folder, root-relative path, reason), by path."""
@@ -474,21 +526,32 @@ class WorkspaceIndex:
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
         if prefer is not None and chunk_id in prefer.by_id:
-            return [IndexedChunk(prefer, chunk) for chunk in prefer.by_id[chunk_id]]
-        return [
-            IndexedChunk(folder, chunk)
-            for folder in self.folders
-            for chunk in folder.by_id.get(chunk_id, ())
-        ]
+            return self._entries(prefer, chunk_id)
+        return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
+
+    def _entries(self, folder: Folder, chunk_id: str) -> list[IndexedChunk]:
+        found = []
+        for rel_path, position in list(folder.by_id.get(chunk_id, ())):
+            stored = folder.files.get(rel_path)
+            chunks = self._unpack(folder, stored) if stored is not None else ()
+            if position < len(chunks) and chunks[position].chunk_id == chunk_id:
+                found.append(IndexedChunk(folder, chunks[position]))
+        return found
 
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
         """The indexed chunks of one file (empty when it has none)."""
-        entry = folder.files.get(rel_path)
-        return entry.chunks if entry is not None else ()
+        stored = folder.files.get(rel_path)
+        return self._unpack(folder, stored) if stored is not None else ()
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
         """BM25-ranked chunks for a query."""
-        return self.search_index.search(query, top_k)
+        hits = []
+        for hit in self.search_index.search(query, top_k):
+            at = hit.item
+            chunks = self.file_chunks(at.folder, at.rel_path)
+            if at.position < len(chunks):
+                hits.append(Hit(hit.score, IndexedChunk(at.folder, chunks[at.position])))
+        return hits
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
@@ -501,7 +564,7 @@ class WorkspaceIndex:
         for folder in self.folders:
             for rel_path in folder.by_source.get(path, ()):
                 ids = ids_by_path.setdefault(path, set())
-                ids.update(chunk.chunk_id for chunk in folder.files[rel_path].chunks)
+                ids.update(folder.files[rel_path].chunk_ids())
         if path in ids_by_path:
             candidates = sorted(ids_by_path[path])
             return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
@@ -509,11 +572,11 @@ class WorkspaceIndex:
         near_paths = difflib.get_close_matches(path, paths, n=3, cutoff=0.6)
         candidates = sorted(
             {
-                chunk.chunk_id
+                chunk_id
                 for folder in self.folders
                 for near in near_paths
                 for rel_path in folder.by_source.get(near, ())
-                for chunk in folder.files[rel_path].chunks
+                for chunk_id in folder.files[rel_path].chunk_ids()
             }
         )
         return _closest(chunk_id, candidates, limit)

@@ -166,13 +166,18 @@ def _corrupt(path: Path, how: str) -> None:
         path.write_bytes(data[: len(data) // 3])
     elif how == "rows":
         db = sqlite3.connect(path)
-        db.execute("UPDATE files SET chunks = x'00ff'")
+        db.execute("UPDATE files SET stubs = x'00ff'")
         db.execute("UPDATE snapshot SET docs = x'0102'")
+        db.commit()
+        db.close()
+    elif how == "texts":  # found only when a text is needed: the file is read again
+        db = sqlite3.connect(path)
+        db.execute("UPDATE files SET texts = x'789c00ff'")
         db.commit()
         db.close()
 
 
-@pytest.mark.parametrize("how", ["garbage", "truncated", "rows"])
+@pytest.mark.parametrize("how", ["garbage", "truncated", "rows", "texts"])
 def test_a_corrupt_cache_is_rebuilt(
     tree: Path, cache: Path, how: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -184,7 +189,7 @@ def test_a_corrupt_cache_is_rebuilt(
     with caplog.at_level(logging.WARNING, logger="chunkls.cache"):
         rebuilt = build_index([tree], cache_dir=cache, workers=1)
     assert _state(rebuilt) == _state(cold)
-    if how != "rows":
+    if how not in ("rows", "texts"):
         assert len([r for r in caplog.records if "rebuilding" in r.getMessage()]) == 1
     again = build_index([tree], cache_dir=cache, workers=1)
     assert _state(again) == _state(cold)
@@ -270,3 +275,28 @@ def test_two_folders_warm_equal_cold(tmp_path: Path, cache: Path, parsed: list[s
     again = build_index([first, second], cache_dir=cache, workers=1)
     assert parsed == ["extra.py"]
     assert _state(again) == _state(build_index([first, second], workers=1))
+
+
+def test_a_cache_of_an_older_schema_is_replaced_quietly(
+    tree: Path, cache: Path, parsed: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = store_path(tree.resolve(), cache)
+    path.parent.mkdir(parents=True)
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '1');"
+        "CREATE TABLE files (rel_path TEXT PRIMARY KEY, mtime_ns INTEGER, chunks BLOB);"
+        "INSERT INTO files VALUES ('pkg/m0.py', 1, x'00');"
+    )
+    old.commit()
+    old.close()
+    with caplog.at_level(logging.INFO, logger="chunkls.cache"):
+        index = build_index([tree], cache_dir=cache, workers=1)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("other version or settings" in r.getMessage() for r in caplog.records)
+    assert _state(index) == _state(build_index([tree], workers=1))
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    assert _state(warm) == _state(index)

@@ -1,0 +1,106 @@
+"""Chunks kept compactly, in memory and in the cache.
+
+The index holds ~100,000 chunks. What it looks up by (ID, path, symbol, lines)
+is kept as plain tuples, a *stub* per chunk; the texts, needed only for a
+preview, a search result's first line or a listing, are kept per file in one
+zlib-compressed blob (about a quarter of their size) and unpacked on demand.
+The cache stores the very same blob, so a warm start reads it without
+decompressing anything, and a row waiting to be written shares it.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from typing import NamedTuple
+
+from chunkls.chunking import FileChunks, LocatedChunk
+
+Stub = tuple[str, str, str, str | None, int, int]
+"""A chunk without its text: (chunk_id, source_path, file_type, symbol,
+start_line, end_line), the fields of ``LocatedChunk`` but ``text``."""
+
+LEVEL = 1
+"""zlib level: fast; Python and Markdown still shrink about fourfold."""
+
+
+class StoredFile(NamedTuple):
+    """One file as the index keeps it."""
+
+    rel_path: str
+    stubs: tuple[Stub, ...]
+    texts: bytes
+    """The chunks' texts, in order: a marshalled tuple of str, compressed."""
+    mtime_ns: int
+    size: int
+
+    def chunk_ids(self) -> list[str]:
+        """The file's chunk IDs, in order."""
+        return [stub[0] for stub in self.stubs]
+
+
+def pack(entry: FileChunks) -> StoredFile:
+    """A file's chunks as stubs plus one compressed blob of their texts."""
+    source_path = entry.chunks[0].source_path if entry.chunks else ""
+    stubs = tuple(
+        (
+            chunk.chunk_id,
+            source_path if chunk.source_path == source_path else chunk.source_path,
+            chunk.file_type,
+            chunk.symbol,
+            chunk.start_line,
+            chunk.end_line,
+        )
+        for chunk in entry.chunks
+    )
+    texts = zlib.compress(marshal.dumps(tuple(chunk.text for chunk in entry.chunks)), LEVEL)
+    return StoredFile(entry.rel_path, stubs, texts, entry.mtime_ns, entry.size)
+
+
+def unpack(stored: StoredFile) -> tuple[LocatedChunk, ...]:
+    """The file's chunks with their texts; ``ValueError`` if the blob is bad."""
+    texts = decode_texts(stored.texts, len(stored.stubs))
+    return tuple(
+        LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
+        for stub, text in zip(stored.stubs, texts, strict=True)
+    )
+
+
+def decode_texts(blob: bytes, count: int) -> tuple[str, ...]:
+    """The texts of a blob made by ``pack``; ``ValueError`` unless it holds
+    ``count`` strings."""
+    try:
+        texts = marshal.loads(zlib.decompress(blob))
+    except (zlib.error, EOFError, TypeError, ValueError) as error:
+        raise ValueError(f"bad text blob: {error}") from None
+    if not isinstance(texts, tuple) or len(texts) != count:
+        raise ValueError("bad text blob: wrong number of texts")
+    if texts and not (isinstance(texts[0], str) and isinstance(texts[-1], str)):
+        raise ValueError("bad text blob: not text")
+    return texts
+
+
+def encode_stubs(stubs: tuple[Stub, ...]) -> bytes:
+    """Stubs as a blob for the cache."""
+    return marshal.dumps(stubs)
+
+
+def decode_stubs(blob: bytes) -> tuple[Stub, ...]:
+    """The stubs of ``encode_stubs``; ``ValueError`` on a bad blob."""
+    try:
+        stubs = marshal.loads(blob)
+    except (EOFError, TypeError, ValueError) as error:
+        raise ValueError(f"bad chunk blob: {error}") from None
+    if not isinstance(stubs, tuple):
+        raise ValueError("bad chunk blob")
+    for stub in stubs[:1] + stubs[-1:]:
+        if (
+            not isinstance(stub, tuple)
+            or len(stub) != 6
+            or not isinstance(stub[0], str)
+            or not isinstance(stub[1], str)
+            or not isinstance(stub[4], int)
+            or not isinstance(stub[5], int)
+        ):
+            raise ValueError("bad chunk record")
+    return stubs
