@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -423,3 +424,37 @@ def test_decode_source_rejects_what_read_text_rejects(data: bytes, reason: str) 
 
 def test_decode_source_keeps_bom_and_nul_and_normalises_newlines() -> None:
     assert decode_source(b"\xef\xbb\xbfa\r\nb\0") == "\ufeffa\nb\0"
+
+
+def test_chunk_source_parses_a_text_once_and_never_serves_a_stale_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import chunkls.chunking.chunker as chunker
+
+    parses: list[str] = []
+    real = chunker.parse_python
+
+    def counting(source: str, filename: str = "<unknown>") -> Any:
+        parses.append(source)
+        return real(source, filename)
+
+    monkeypatch.setattr(chunker, "parse_python", counting)
+    monkeypatch.setattr(chunker, "_recent", {})
+    first = "def a():\n    return 1\n"
+    chunks = chunker.chunk_source(first, "m.py", "m.py")
+    chunks.append(chunks[0])  # the caller's list is its own
+    again = chunker.chunk_source("".join(first), "m.py", "m.py")
+    assert [c.chunk_id for c in again] == ["m.py#function-a"]
+    assert len(parses) == 1
+    # same text, another path: chunked for that path
+    assert [c.chunk_id for c in chunker.chunk_source(first, "n.py", "n.py")] == ["n.py#function-a"]
+    changed = chunker.chunk_source("def b():\n    return 2\n", "m.py", "m.py")
+    assert [c.chunk_id for c in changed] == ["m.py#function-b"]
+    assert len(parses) == 3
+    for _ in range(2):
+        with pytest.raises(ChunkingError, match="SyntaxError"):
+            chunker.chunk_source("def (:\n", "m.py", "m.py")
+    assert len(parses) == 4
+    for i in range(chunker.RECENT_TEXTS + 2):
+        chunker.chunk_source(f"x = {i}\n", f"f{i}.py", f"f{i}.py")
+    assert len(chunker._recent) == chunker.RECENT_TEXTS

@@ -1,0 +1,116 @@
+"""The stdio transport: stdin read on the event loop, or in a thread where it
+cannot be (a regular file); oversized header lines are skipped, not fatal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _session(*prefix: bytes) -> bytes:
+    return b"".join(
+        [
+            *prefix,
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"processId": None, "rootUri": None, "capabilities": {}},
+                }
+            ),
+            _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+            _frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+            _frame({"jsonrpc": "2.0", "method": "exit"}),
+        ]
+    )
+
+
+def _responses(stdout: bytes) -> dict[Any, dict[str, Any]]:
+    found = {}
+    rest = stdout
+    while rest:
+        head, _, rest = rest.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length")
+        )
+        message = json.loads(rest[:length])
+        rest = rest[length:]
+        if "id" in message and "method" not in message:
+            found[message["id"]] = message
+    return found
+
+
+def _serve(stdin: Any, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "chunkls", "serve"],
+        cwd=REPO,
+        env=env,
+        stdin=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_pipe_is_served_and_exits_cleanly(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chunkls", "serve"],
+        cwd=REPO,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    stdout, stderr = process.communicate(_session(), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    responses = _responses(stdout)
+    assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
+    assert responses[2]["result"] is None
+    assert b"reading stdin in a thread" not in stderr
+
+
+def test_a_regular_file_as_stdin_is_read_in_a_thread(tmp_path: Path) -> None:
+    script = tmp_path / "session.bin"
+    script.write_bytes(_session())
+    with script.open("rb") as stdin:
+        done = _serve(stdin, tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"reading stdin in a thread" in done.stderr
+    responses = _responses(done.stdout)
+    assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
+    assert responses[2]["result"] is None
+
+
+@pytest.mark.parametrize("size", [3 << 20])
+def test_an_oversized_header_line_is_skipped(tmp_path: Path, size: int) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chunkls", "serve"],
+        cwd=REPO,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    stdout, stderr = process.communicate(_session(b"X" * size + b"\r\n"), timeout=120)
+    assert process.returncode == 0, stderr.decode()[-2000:]
+    assert b"skipped a header line longer than" in stderr
+    responses = _responses(stdout)
+    assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
+    assert responses[2]["result"] is None
