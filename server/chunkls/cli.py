@@ -27,6 +27,7 @@ from chunkls.citations import (
     walk_citation_files,
 )
 from chunkls.index import WorkspaceIndex, build_index
+from chunkls.memory import tune_allocator
 from chunkls.positions import TextLines
 
 
@@ -343,6 +344,7 @@ def main(
             args = parser.parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else 0
+    tune_allocator()
     if args.command == "serve":
         return _serve(args)
     for stream in (out, err):

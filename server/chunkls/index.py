@@ -29,6 +29,7 @@ from chunkls.chunking import (
     walk_corpus,
 )
 from chunkls.chunking.corpus import CorpusFile
+from chunkls.memory import release_memory
 from chunkls.parallel import Chunked, chunk_many, chunk_one, content_digest
 from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
 from chunkls.store import StoredFile, decode_stubs, pack, unpack
@@ -372,6 +373,7 @@ class WorkspaceIndex:
             # the index is long-lived and acyclic: keep the collector off it for good
             gc.freeze()
         self.save(folder)
+        release_memory()  # what indexing and the snapshot freed
 
     def _reuse(self, folder: Folder, files: list[CorpusFile], seen: set[str]) -> list[CorpusFile]:
         """Install the files that are unchanged since they were indexed (in memory

@@ -33,6 +33,7 @@ from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
+from chunkls.memory import release_memory
 from chunkls.positions import Encoding, TextLines
 
 logger = logging.getLogger("chunkls")
@@ -365,6 +366,7 @@ class ChunkServer(LanguageServer):
             self.log(message)
             gc.collect()
             gc.freeze()
+            release_memory()
             self.index_changed()
 
     def report_skipped(self, folder: Folder) -> None:

@@ -1,0 +1,56 @@
+"""Giving memory back to the system after bulk work (glibc only; elsewhere a no-op).
+
+Indexing allocates hundreds of MB that live briefly: per-file postings before
+they are merged, merge and snapshot temporaries. glibc keeps freed heap memory
+for reuse and, after a large block is freed, raises its mmap threshold so that
+later large blocks come from the heap too; a long-lived server then sits on
+memory it no longer uses. A fixed threshold keeps large arrays in mmap (given
+back when freed), and ``malloc_trim`` returns the heap's free pages.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import sys
+from functools import cache
+
+logger = logging.getLogger("chunkls")
+
+M_MMAP_THRESHOLD = -3
+"""``mallopt`` parameter number (glibc's malloc.h)."""
+MMAP_THRESHOLD = 4 << 20
+"""Blocks this large and larger are mmapped (and unmapped when freed)."""
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+    except OSError:
+        return None
+    if not hasattr(libc, "malloc_trim") or not hasattr(libc, "mallopt"):
+        return None  # not glibc (musl has neither)
+    return libc
+
+
+def tune_allocator() -> bool:
+    """Fix the mmap threshold (no dynamic growth); returns whether it could."""
+    libc = _libc()
+    if libc is None:
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+def release_memory() -> bool:
+    """Return free heap pages to the system; returns whether any were."""
+    libc = _libc()
+    if libc is None:
+        return False
+    return bool(libc.malloc_trim(0))
