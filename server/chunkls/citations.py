@@ -274,6 +274,11 @@ class Problem(NamedTuple):
     suggestions: list[str]
 
 
+SUGGEST_FOR = 100
+"""Distinct unknown IDs of one text that get replacement suggestions (the rest
+are reported without: a generated file can cite thousands)."""
+
+
 def check_text(
     index: WorkspaceIndex,
     text: str,
@@ -285,13 +290,20 @@ def check_text(
 ) -> list[Problem]:
     """The references in a text that resolve to no chunk, with replacements."""
     problems: list[Problem] = []
+    suggested: dict[str, list[str]] = {}
     for ref in refs if refs is not None else find_chunk_refs_in(text, language):
         if resolve(index, ref, folder, rel_path):
             continue
         if ref.form == "local" and rel_path is None:
             continue
         chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
-        problems.append(Problem(ref, chunk_id, fix_candidates(index, chunk_id, history)))
+        suggestions = suggested.get(chunk_id)
+        if suggestions is None:
+            suggestions = (
+                fix_candidates(index, chunk_id, history) if len(suggested) < SUGGEST_FOR else []
+            )
+            suggested[chunk_id] = suggestions
+        problems.append(Problem(ref, chunk_id, suggestions))
     return problems
 
 

@@ -38,6 +38,11 @@ logger = logging.getLogger("chunkls")
 
 UNPACKED_FILES = 64
 """Files whose chunks stay unpacked after a lookup (hovers come in runs)."""
+SUGGEST_POOL = 40
+"""Paths compared in full (difflib) when suggesting for an unknown path: those
+sharing the most trigrams with it."""
+SUGGEST_CHARS = 256
+"""Characters of an unknown ID compared (a 100 kB "ID" is compared by its start)."""
 
 
 @dataclass(eq=False)
@@ -133,6 +138,13 @@ class WorkspaceIndex:
         """Bumped whenever a folder is added or removed (memoised lookups check it)."""
         self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
         """The files unpacked last (a few), with the stored entry they came from."""
+        self.version = 0
+        """Bumped whenever a file's chunks change."""
+        self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
+        self._sources_version = 0
+        """Bumped when a ``source_path`` appears or disappears."""
+        self._paths: tuple[int, list[str], dict[str, list[int]]] | None = None
+        """(sources version, source paths, trigram -> indexes into them) for ``suggest``."""
 
     # -- folders ---------------------------------------------------------------
 
@@ -203,6 +215,7 @@ class WorkspaceIndex:
     ) -> None:
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path), None)
+        self.version += 1
         if old is not None:
             for chunk_id in old.chunk_ids():
                 entries = folder.by_id.get(chunk_id)
@@ -216,6 +229,7 @@ class WorkspaceIndex:
                 sources.remove(rel_path)
                 if not sources:
                     del folder.by_source[source]
+                    self._sources_version += 1
             self.search_index.remove_file((folder.position, rel_path))
         if stored is None:
             return
@@ -224,7 +238,10 @@ class WorkspaceIndex:
         for position, stub in enumerate(stored.stubs):
             folder.by_id.setdefault(stub[0], []).append((rel_path, position))
         if stored.stubs:
-            folder.by_source.setdefault(stored.stubs[0][1], []).append(rel_path)
+            sources = folder.by_source.setdefault(stored.stubs[0][1], [])
+            if not sources:
+                self._sources_version += 1
+            sources.append(rel_path)
         if searchable:
             self._make_searchable(folder, stored, terms, chunks)
 
@@ -560,8 +577,22 @@ class WorkspaceIndex:
         return {path for folder in self.folders for path in folder.by_source}
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """The existing IDs closest to one that does not resolve, best first."""
+        """The existing IDs closest to one that does not resolve, best first
+        (remembered until the index changes: a document cites the same
+        unknown ID many times)."""
+        key = (chunk_id[: SUGGEST_CHARS * 2], limit)
+        if self._suggested[0] != self.version:
+            self._suggested = (self.version, {})
+        known = self._suggested[1].get(key)
+        if known is None:
+            if len(self._suggested[1]) >= 1024:
+                self._suggested[1].clear()
+            known = self._suggested[1][key] = self._suggest(chunk_id, limit)
+        return list(known)
+
+    def _suggest(self, chunk_id: str, limit: int) -> list[str]:
         path, _, identity = chunk_id.partition("#")
+        identity = identity[:SUGGEST_CHARS]
         ids_by_path: dict[str, set[str]] = {}
         for folder in self.folders:
             for rel_path in folder.by_source.get(path, ()):
@@ -570,8 +601,7 @@ class WorkspaceIndex:
         if path in ids_by_path:
             candidates = sorted(ids_by_path[path])
             return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
-        paths = sorted(self.source_paths())
-        near_paths = difflib.get_close_matches(path, paths, n=3, cutoff=0.6)
+        near_paths = difflib.get_close_matches(path, self._near_paths(path), n=3, cutoff=0.6)
         candidates = sorted(
             {
                 chunk_id
@@ -581,7 +611,35 @@ class WorkspaceIndex:
                 for chunk_id in folder.files[rel_path].chunk_ids()
             }
         )
-        return _closest(chunk_id, candidates, limit)
+        return _closest(f"{path}#{identity}"[:SUGGEST_CHARS], candidates, limit)
+
+    def _near_paths(self, path: str) -> list[str]:
+        """The source paths sharing the most trigrams with ``path`` (a few)."""
+        if self._paths is None or self._paths[0] != self._sources_version:
+            paths = sorted(self.source_paths())
+            grams: dict[str, list[int]] = {}
+            for number, each in enumerate(paths):
+                for gram in _trigrams(each):
+                    grams.setdefault(gram, []).append(number)
+            self._paths = (self._sources_version, paths, grams)
+        _, paths, grams = self._paths
+        if len(paths) <= SUGGEST_POOL:
+            return paths
+        shared: dict[int, int] = {}
+        common = max(SUGGEST_POOL, len(paths) // 8)
+        for gram in _trigrams(path[:SUGGEST_CHARS]):
+            numbers = grams.get(gram, ())
+            if len(numbers) > common:
+                continue  # ".py", "/__": says nothing
+            for number in numbers:
+                shared[number] = shared.get(number, 0) + 1
+        best = sorted(shared, key=lambda number: (-shared[number], number))[:SUGGEST_POOL]
+        return [paths[number] for number in sorted(best)]
+
+
+def _trigrams(text: str) -> set[str]:
+    padded = f"  {text.lower()} "
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
 def _digest_of(path: str) -> bytes | None:

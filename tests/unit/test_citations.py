@@ -226,3 +226,16 @@ def test_check_cli_binary_file_is_a_usage_error(tree: Path) -> None:
     code, _, err = run("--root", str(tree), str(tree / "bin.md"))
     assert code == 2
     assert "not a readable UTF-8 text file" in err
+
+
+def test_check_text_suggests_for_the_first_unknown_ids_only(tree: Path) -> None:
+    from chunkls.citations import SUGGEST_FOR
+
+    index = build_index([tree])
+    cited = [f"app/calc{i}.py#function-compute_total" for i in range(SUGGEST_FOR + 20)]
+    text = "\n".join(f"- {chunk_id} and again {chunk_id}" for chunk_id in cited)
+    problems = check_text(index, text, "markdown", index.folders[0], "docs/n.md")
+    assert [p.chunk_id for p in problems] == [c for c in cited for _ in (1, 2)]
+    assert all(p.suggestions for p in problems[: 2 * SUGGEST_FOR])
+    assert not any(p.suggestions for p in problems[2 * SUGGEST_FOR :])
+    assert problems[0].suggestions[0] == "app/calc.py#function-compute_total"

@@ -231,3 +231,29 @@ def test_many_files_take_the_same_path_as_few(tmp_path: Path) -> None:
     assert [(rel, why) for _, rel, why in index.skipped()] == [
         (s.rel_path, s.reason) for s in scan.skipped
     ]
+
+
+def test_suggest_at_scale_finds_the_near_path_and_follows_changes(tmp_path: Path) -> None:
+    tree = {f"pkg{i // 50}/module_{i}.py": f"def f{i}():\n    pass\n" for i in range(600)}
+    tree["services/payments/gateway.py"] = "def charge():\n    pass\n"
+    write_tree(tmp_path, tree)
+    index = build_index([tmp_path])
+    assert index.suggest("services/payment/gateway.py#function-charge")[0] == (
+        "services/payments/gateway.py#function-charge"
+    )
+    assert index.suggest("pkg3/modul_151.py#function-f151")[0] == "pkg3/module_151.py#function-f151"
+    # a 100 kB "ID" is compared by its start, and answers
+    assert isinstance(index.suggest("services/" + "x" * 100_000 + ".py#function-charge"), list)
+    # remembered, but not past a change: a new file is suggested at once
+    assert index.suggest("services/refunds/gateway.py#function-refund")[0] != (
+        "services/refunds/gateway.py#function-refund"
+    )
+    folder = index.folders[0]
+    write_tree(tmp_path, {"services/refunds/gateway.py": "def refund():\n    pass\n"})
+    index.refresh(folder, ["services/refunds/gateway.py"])
+    assert index.suggest("services/refund/gateway.py#function-refund")[0] == (
+        "services/refunds/gateway.py#function-refund"
+    )
+    assert index.suggest("services/refunds/gateway.py#function-refnd")[0] == (
+        "services/refunds/gateway.py#function-refund"
+    )
