@@ -327,10 +327,17 @@ def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) 
     renumber = np.cumsum(mask, dtype=np.int64) - 1
     terms, docs, tfs = snapshot.segment.triples()
     kept = mask[docs]
-    segment = Segment.build(
-        terms[kept], renumber[docs[kept]].astype(_I32), tfs[kept], len(snapshot.terms)
+    terms = terms[kept]
+    # only the terms the kept files have, in the same order
+    used = np.zeros(len(snapshot.terms), dtype=bool)
+    used[terms] = True
+    names = np.flatnonzero(used)
+    local = np.zeros(len(snapshot.terms), dtype=_I32)
+    local[names] = np.arange(len(names), dtype=_I32)
+    segment = Segment.build(local[terms], renumber[docs[kept]].astype(_I32), tfs[kept], len(names))
+    return Snapshot(
+        files, [snapshot.terms[i] for i in names.tolist()], segment, snapshot.lengths[mask]
     )
-    return Snapshot(files, snapshot.terms, segment, snapshot.lengths[mask])
 
 
 class BM25Index(Generic[T]):
@@ -486,9 +493,25 @@ class BM25Index(Generic[T]):
                 for key, r in self._files.items()
             }
             self._dead = 0
+        terms = self._drop_unused_terms(terms)
         # doc ids only grow, so a stable sort by term keeps each list in doc order
         self._main = Segment.build(terms, docs, tfs, len(self._vocabulary))
         self._small = _NO_SEGMENT
+
+    def _drop_unused_terms(self, terms: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """Forget the terms no posting has any more (those of removed files): term
+        ids are renumbered in the same order, so ``terms`` are returned renumbered."""
+        size = len(self._vocabulary)
+        used = np.zeros(size, dtype=bool)
+        used[terms] = True
+        if used.all():
+            return terms
+        kept = np.flatnonzero(used)
+        renumber = np.zeros(size, dtype=_I32)
+        renumber[kept] = np.arange(len(kept), dtype=_I32)
+        names = list(self._vocabulary)
+        self._vocabulary = {names[old]: new for new, old in enumerate(kept.tolist())}
+        return renumber[terms]
 
     def compact(self) -> None:
         """Merge everything into one segment (after a bulk load, before a save)."""

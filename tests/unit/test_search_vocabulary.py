@@ -1,0 +1,128 @@
+"""The vocabulary forgets the terms of removed files when segments merge."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chunkls import search
+from chunkls.search import BM25Index, select_files
+
+WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
+
+
+def build(files: dict[str, list[str]]) -> BM25Index[str]:
+    index: BM25Index[str] = BM25Index()
+    for name, docs in sorted(files.items()):
+        index.add_file((0, name), [(text, f"{name}:{i}") for i, text in enumerate(docs)])
+    return index
+
+
+def results(index: BM25Index[str], queries: list[str]) -> list[list[tuple[float, str]]]:
+    return [[(h.score, h.item) for h in index.search(q, top_k=10_000)] for q in queries]
+
+
+def saved_docs(cycle: int) -> list[str]:
+    """A file saved again with new identifiers, as in an editing session."""
+    return [f"def f{cycle}_{i}():\n    return alpha + beta{i % 3}" for i in range(1 + cycle % 7)]
+
+
+@pytest.mark.parametrize("cache_from", [1, 10**9])
+def test_save_cycles_keep_the_vocabulary_bounded_and_scores_exact(
+    cache_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "_CACHE_FROM", cache_from)  # 1: every term's norms cached
+    rng = random.Random(3)
+    others = {f"o{i}.py": [" ".join(rng.choices(WORDS, k=5)) for _ in range(3)] for i in range(30)}
+    index = build(others)
+    sizes = []
+    for cycle in range(600):
+        docs = saved_docs(cycle)
+        index.add_file((0, "saved.py"), [(t, f"saved.py:{i}") for i, t in enumerate(docs)])
+        if cycle % 37 == 0:
+            queries = [f"f{cycle}_0", "alpha beta0", "f3_0", "chunk"]
+            assert results(index, queries) == results(build({**others, "saved.py": docs}), queries)
+        sizes.append(len(index._vocabulary))
+    # merges drop the old identifiers: the vocabulary does not grow with the saves
+    assert max(sizes[300:]) <= max(sizes[:300])
+    index.compact()
+    fresh = build({**others, "saved.py": saved_docs(599)})
+    assert len(index._vocabulary) == len(fresh._vocabulary)
+    assert set(index._vocabulary) == set(fresh._vocabulary)
+    assert sorted(index._vocabulary.values()) == list(range(len(index._vocabulary)))
+    queries = ["f599_0 alpha", "beta1", "hybrid retriever x", "f598_0"]
+    assert results(index, queries) == results(fresh, queries)
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "remove", "search", "compact"]),
+        st.integers(0, 4),
+        st.lists(st.lists(st.sampled_from([*WORDS, "u1", "u2", "v_w"]), max_size=4), max_size=3),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_OPS, st.sampled_from([1, 10**9]))
+def test_compaction_in_any_sequence_keeps_fresh_scores(
+    ops: list[tuple[str, int, list[list[str]]]], cache_from: int
+) -> None:
+    original = search._CACHE_FROM
+    search._CACHE_FROM = cache_from
+    try:
+        index: BM25Index[str] = BM25Index()
+        state: dict[str, list[str]] = {}
+        queries = ["alpha", "u1 beta", "v_w", "u2 u2 x", "hybrid"]
+        for op, number, words in ops:
+            name = f"f{number}"
+            docs = [" ".join(w) for w in words]
+            if op == "add":
+                index.add_file((0, name), [(t, f"{name}:{i}") for i, t in enumerate(docs)])
+                state[name] = docs
+            elif op == "remove":
+                index.remove_file((0, name))
+                state.pop(name, None)
+            elif op == "compact":
+                index.compact()
+                used = {t for docs in state.values() for d in docs for t in search.tokenize(d)}
+                assert set(index._vocabulary) == used
+            else:
+                index.search(" ".join(queries))
+            assert results(index, queries) == results(build(state), queries)
+    finally:
+        search._CACHE_FROM = original
+
+
+def test_snapshots_after_compaction_load_with_the_same_scores() -> None:
+    rng = random.Random(5)
+    files = {f"f{i}.py": [" ".join(rng.choices(WORDS, k=4)) for _ in range(2)] for i in range(20)}
+    files["only.py"] = ["unique_word another_one"]
+    index = build(files)
+    index.remove_file((0, "only.py"))
+    index.add_file((0, "f3.py"), [("fresh_term alpha", "f3.py:0")])
+    files["f3.py"] = ["fresh_term alpha"]
+    del files["only.py"]
+    snapshot = index.snapshot(index.file_keys())
+    assert "unique_word" not in snapshot.terms and "fresh_term" in snapshot.terms
+    loaded: BM25Index[str] = BM25Index()
+    items = [f"{key[1]}:{i}" for key, count in snapshot.files for i in range(count)]
+    loaded.load_snapshot(snapshot, items)
+    queries = ["alpha beta", "fresh_term", "unique_word", "chunk_id x"]
+    assert results(loaded, queries) == results(build(files), queries)
+    # a part of it keeps only its own terms
+    part = select_files(snapshot, lambda key: key if key[1] in ("f3.py", "f4.py") else None)
+    kept = {t for name in ("f3.py", "f4.py") for d in files[name] for t in search.tokenize(d)}
+    assert set(part.terms) == kept and len(part.segment.offsets) == len(part.terms) + 1
+    small: BM25Index[str] = BM25Index()
+    small.load_snapshot(part, [f"{key[1]}:{i}" for key, count in part.files for i in range(count)])
+    subset = {name: files[name] for name in ("f3.py", "f4.py")}
+    assert results(small, queries) == results(build(subset), queries)
+    # and loading it next to other files (term ids mapped, not adopted)
+    small.add_file((0, "z.py"), [("alpha zeta", "z.py:0")])
+    subset["z.py"] = ["alpha zeta"]
+    assert results(small, [*queries, "zeta"]) == results(build(subset), [*queries, "zeta"])
