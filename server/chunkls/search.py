@@ -172,7 +172,70 @@ _MERGE_AT = 100_000
 _CACHE_FROM = 1_000
 """Terms with this many documents keep their BM25 denominators between queries."""
 _CACHE_BUDGET = 2_000_000
-"""Most postings whose denominators are kept (about 20 bytes each)."""
+"""Most postings whose scores are kept (about 12 bytes each)."""
+_SCORE_ALL_BELOW = 1_000
+"""Postings of a query's terms under which every matching document is scored."""
+_SEEDS = 1_000
+"""Most postings of the rarest query terms scored first, for a bound on the results."""
+_EXACT_UP_TO = 2_000
+"""Most postings of the terms that can lift a document into the results for scoring
+only their documents; beyond, every document is scored."""
+_MARGIN = 1 + 1e-9
+"""Room for rounding when bound scores are compared (sums of a few positive floats)."""
+_TOPS = 64
+"""Best scores kept per common term (the bound for results up to this many)."""
+
+
+class _Term:
+    """One query term: its live documents (ascending) and its BM25 score in each."""
+
+    __slots__ = ("best", "docs", "scores", "tops")
+
+    def __init__(self, docs: npt.NDArray[np.int32], scores: npt.NDArray[np.float64]) -> None:
+        self.docs = docs
+        self.scores = scores
+        self.best = float(scores.max())
+        self.tops: npt.NDArray[np.float64] | None = None
+        """The ``_TOPS`` best scores, best first (once asked for)."""
+
+    def kth_best(self, k: int) -> float:
+        """The k-th best score (``k`` at most the number of documents)."""
+        scores = self.scores
+        if k > _TOPS:
+            return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+        if self.tops is None:
+            cut = max(len(scores) - _TOPS, 0)
+            self.tops = np.sort(np.partition(scores, cut)[cut:])[::-1]
+        return float(self.tops[k - 1])
+
+
+def _ascending(segment: Segment) -> Segment:
+    """The segment with each term's documents ascending (as reading needs them),
+    for a snapshot that may have been saved with them in another order."""
+    docs = segment.docs
+    if len(docs) < 2:
+        return segment
+    steps = docs[1:] > docs[:-1]
+    starts = segment.offsets[1:-1]
+    steps[starts[(starts > 0) & (starts < len(docs))] - 1] = True  # a new term may go down
+    if steps.all():
+        return segment
+    terms = segment.triples()[0]
+    order = np.lexsort((docs, terms))
+    return Segment(segment.offsets, docs[order], segment.tfs[order])
+
+
+def _union(arrays: Sequence[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
+    """The ascending distinct values of some arrays."""
+    if len(arrays) == 1:
+        return arrays[0]
+    merged = np.sort(np.concatenate(arrays))
+    if len(merged) < 2:
+        return merged
+    keep = np.empty(len(merged), dtype=bool)
+    keep[0] = True
+    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+    return merged[keep]
 
 
 class Hit(NamedTuple, Generic[T]):
@@ -376,10 +439,8 @@ class BM25Index(Generic[T]):
         self._live = 0
         self._dead = 0
         self._total_length = 0
-        self._norms: dict[
-            int, tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64]]
-        ] = {}
-        """term id -> (docs, tfs, denominators) of common terms, until the next change."""
+        self._norms: dict[int, _Term] = {}
+        """term id -> its documents and scores, for common terms, until the next change."""
         self._cached = 0
 
     def __len__(self) -> int:
@@ -449,7 +510,7 @@ class BM25Index(Generic[T]):
             self._order[doc] = None
 
     def _changed(self) -> None:
-        """Document counts, lengths or ids change: cached denominators are stale."""
+        """Document counts, lengths or ids change: cached term scores are stale."""
         if self._norms:
             self._norms.clear()
             self._cached = 0
@@ -521,9 +582,11 @@ class BM25Index(Generic[T]):
     # -- snapshots ------------------------------------------------------------------
 
     def snapshot(self, keys: Iterable[FileKey]) -> Snapshot:
-        """The postings of some files, documents renumbered from 0 in file order."""
+        """The postings of some files, documents renumbered from 0 in the order
+        they are indexed in (so each term's documents stay ascending)."""
         self.compact()
         files = [(key, self._files[key]) for key in keys if key in self._files]
+        files.sort(key=lambda pair: pair[1].start)
         old = np.concatenate(
             [np.arange(r.start, r.stop, dtype=np.int64) for _, r in files]
             or [np.zeros(0, np.int64)]
@@ -567,117 +630,172 @@ class BM25Index(Generic[T]):
         self._total_length += int(lengths.sum())
         if not self._vocabulary and not len(self._main.docs) and first == 0:
             self._vocabulary = dict(zip(snapshot.terms, range(len(snapshot.terms)), strict=True))
-            self._main = snapshot.segment
+            self._main = _ascending(snapshot.segment)
             return
         ids = self._term_ids(snapshot.terms)
-        terms, docs, tfs = snapshot.segment.triples()
+        terms, docs, tfs = _ascending(snapshot.segment).triples()
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)
 
     # -- reading --------------------------------------------------------------------
 
-    def _term(
-        self, term: int, base: float, scale: float
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """A term's live documents, term frequencies and BM25 denominators."""
+    def _term(self, term: int, n: int, base: float, scale: float) -> _Term | None:
+        """A term's live documents and its BM25 score in each; ``None`` when it has none."""
         cached = self._norms.get(term)
         if cached is not None:
             return cached
-        parts = [self._main.postings(term)]
+        docs, tfs = self._main.postings(term)
         if len(self._small.docs):
-            parts.append(self._small.postings(term))
-        if len(parts) == 1:
-            docs, tfs = parts[0]
-        else:
-            docs = np.concatenate([p[0] for p in parts])
-            tfs = np.concatenate([p[1] for p in parts])
+            more_docs, more_tfs = self._small.postings(term)
+            if len(more_docs):
+                docs = np.concatenate([docs, more_docs])
+                tfs = np.concatenate([tfs, more_tfs])
         dl = self._length[docs]
         if self._dead:
             alive = dl >= 0
             docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
-        # the same operations, in the same order, as ``tf + base + scale * dl``
-        entry = (docs, tfs.astype(np.float64), tfs + base + scale * dl)
-        if len(docs) >= _CACHE_FROM:
-            self._cached += len(docs)
+        df = len(docs)
+        if not df:
+            return None
+        weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+        # the same operations, in the same order, as ``weight * tf / (tf + base + scale * dl)``
+        scores = weight * tfs.astype(np.float64) / (tfs + base + scale * dl)
+        entry = _Term(docs, scores)
+        if df >= _CACHE_FROM:
+            self._cached += df
             if self._cached > _CACHE_BUDGET:
                 self._norms.clear()
-                self._cached = len(docs)
+                self._cached = df
             self._norms[term] = entry
         return entry
 
-    def _scores(
-        self, query: str
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32] | None, int] | None:
-        """Dense scores by document id; the matching ids (with repeats) when fewer
-        than the documents, else ``None``; how many query terms matched."""
+    def _terms(self, query: str) -> list[_Term]:
+        """The query's terms that match, one per query token (repeats included)."""
         self._settle()
-        if not self._live:
-            return None
         n = self._live
+        if not n:
+            return []
         avgdl = self._total_length / n or 1.0
         base = K1 * (1 - B)
         scale = K1 * B / avgdl
-        scores: npt.NDArray[np.float64] | None = None
-        matched: list[npt.NDArray[np.int32]] = []
-        postings = 0
+        vocabulary = self._vocabulary
+        found: dict[int, _Term | None] = {}
+        terms: list[_Term] = []
         for token in tokenize(query):
-            term = self._vocabulary.get(token)
+            term = vocabulary.get(token)
             if term is None:
                 continue
-            docs, tfs, denominators = self._term(term, base, scale)
-            df = len(docs)
-            if not df:
-                continue
-            weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
-            contribution = weight * tfs / denominators
-            if scores is None:
-                scores = np.zeros(self._docs, dtype=np.float64)
-            scores[docs] += contribution
-            matched.append(docs)
-            postings += df
-        if scores is None:
-            return None
-        if postings * 4 >= self._docs:
-            return scores, None, len(matched)
-        candidates = matched[0] if len(matched) == 1 else np.concatenate(matched)
-        return scores, candidates, len(matched)
+            if term in found:
+                entry = found[term]
+            else:
+                entry = found[term] = self._term(term, n, base, scale)
+            if entry is not None:
+                terms.append(entry)
+        return terms
+
+    def _dense(self, terms: Sequence[_Term]) -> npt.NDArray[np.float64]:
+        """Scores by document id: each document's term scores added in query order."""
+        scores = np.zeros(self._docs, dtype=np.float64)
+        first = terms[0]
+        scores[first.docs] = first.scores  # 0.0 + score, exactly
+        for entry in terms[1:]:
+            scores[entry.docs] += entry.scores
+        return scores
+
+    @staticmethod
+    def _exact(terms: Sequence[_Term], docs: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+        """The scores of some documents (ascending ids), bit for bit those of ``_dense``:
+        the same additions, in the same order."""
+        scores = np.zeros(len(docs), dtype=np.float64)
+        for entry in terms:
+            where = np.searchsorted(entry.docs, docs)
+            np.minimum(where, len(entry.docs) - 1, out=where)
+            has = entry.docs[where] == docs
+            scores[has] += entry.scores[where[has]]
+        return scores
 
     def scores(self, query: str) -> dict[int, float]:
         """BM25 score of every live document matching a query token."""
-        found = self._scores(query)
-        if found is None:
+        terms = self._terms(query)
+        if not terms:
             return {}
-        scores = found[0]
-        docs = np.flatnonzero(scores)
+        scores = self._dense(terms)
+        docs = np.flatnonzero(scores != 0)
         return dict(zip(docs.tolist(), scores[docs].tolist(), strict=True))
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
         """The ``top_k`` best documents for a query, best first."""
-        found = self._scores(query)
-        if found is None or top_k <= 0:
+        if top_k <= 0:
             return []
-        scores, candidates, terms = found
-        docs: npt.NDArray[Any]
-        if candidates is None:
-            docs = np.flatnonzero(scores)
-            terms = 1
-        else:
-            docs = candidates  # a document appears once per query term it has
-        values = scores[docs]
-        enough = top_k * terms  # these many largest values hold >= top_k documents
-        if len(docs) > enough:
-            kth = np.partition(values, len(values) - enough)[len(values) - enough]
-            tied = values >= kth  # everything that can rank, ties included
-            docs = docs[tied]
-        if terms > 1:
-            docs = np.unique(docs)
-        values = scores[docs]
+        terms = self._terms(query)
+        if not terms:
+            return []
+        docs, scores = self._candidates(terms, top_k)
+        if len(docs) > top_k:
+            kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
+            tied = scores >= kth  # everything that can rank, ties included
+            docs, scores = docs[tied], scores[tied]
         order = self._order
         ranked = sorted(
-            zip(docs.tolist(), values.tolist(), strict=True),
+            zip(docs.tolist(), scores.tolist(), strict=True),
             key=lambda pair: (-pair[1], order[pair[0]]),
         )[:top_k]
         return [Hit(score, self._item(doc)) for doc, score in ranked]
+
+    def _candidates(
+        self, terms: list[_Term], top_k: int
+    ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float64]]:
+        """Documents (ascending) with their exact scores: every document that can be
+        among the ``top_k`` best is there.
+
+        A lower bound on the ``top_k``-th best score, from the terms' own best
+        scores and the exact scores of the rarest terms' documents, leaves out
+        the terms that cannot lift a document to it on their own (MaxScore): only
+        documents with one of the other terms are scored, unless they are many
+        (then every document is, and only those reaching the bound are kept)."""
+        distinct = list({id(entry): entry for entry in terms}.values())
+        total = sum(len(entry.docs) for entry in distinct)
+        if total <= _SCORE_ALL_BELOW:
+            docs = _union([entry.docs for entry in distinct])
+            return docs, self._exact(terms, docs)
+        # a document has at least its best term score: the top_k-th best of one term's
+        floor = 0.0
+        for entry in distinct:
+            if len(entry.docs) >= top_k:
+                floor = max(floor, entry.kth_best(top_k))
+        # and the top_k-th best exact score among the rarest terms' documents
+        rarest = sorted(distinct, key=lambda entry: len(entry.docs))
+        seeds: list[npt.NDArray[np.int32]] = []
+        held = 0
+        for entry in rarest:
+            if held + len(entry.docs) > _SEEDS:
+                break
+            seeds.append(entry.docs)
+            held += len(entry.docs)
+        if seeds:
+            seed_docs = _union(seeds)
+            if len(seed_docs) >= top_k:
+                seed_scores = self._exact(terms, seed_docs)
+                kth = np.partition(seed_scores, len(seed_scores) - top_k)[len(seed_scores) - top_k]
+                floor = max(floor, float(kth))
+        # terms whose best scores, all added up, stay under the floor: a document
+        # needs one of the others to reach it
+        bound = {id(entry): 0.0 for entry in distinct}
+        for entry in terms:
+            bound[id(entry)] += entry.best
+        essential: list[_Term] = []
+        spare = 0.0
+        for entry in sorted(distinct, key=lambda entry: bound[id(entry)]):
+            if not essential and (spare + bound[id(entry)]) * _MARGIN < floor:
+                spare += bound[id(entry)]
+            else:
+                essential.append(entry)
+        if sum(len(entry.docs) for entry in essential) <= _EXACT_UP_TO:
+            docs = _union([entry.docs for entry in essential])
+            return docs, self._exact(terms, docs)
+        scores = self._dense(terms)
+        reached = np.flatnonzero(scores >= floor if floor > 0 else scores != 0)
+        return reached, scores[reached]
 
     def _item(self, doc: int) -> T:
         item = self._items[doc]
