@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import multiprocessing
 import re
 from array import array
 from collections import Counter
@@ -104,7 +105,10 @@ class _WordTokens(dict[bytes, tuple[str, ...]]):
         return tokens
 
 
-_CACHED_WORDS = 1 << 14
+_CACHED_WORDS = 1 << 12
+"""Words in a generation in a long-lived process (a language server: a few MB)."""
+_CACHED_WORDS_BULK = 1 << 15
+"""Words in a generation in a worker process, which indexes many files and exits."""
 _word_cache = _WordTokens()
 
 
@@ -112,7 +116,8 @@ def _tokens_of() -> _WordTokens:
     """The current generation of the word cache."""
     global _word_cache
     cache = _word_cache
-    if len(cache) >= _CACHED_WORDS:
+    bulk = multiprocessing.parent_process() is not None
+    if len(cache) >= (_CACHED_WORDS_BULK if bulk else _CACHED_WORDS):
         cache.elder = {}
         cache = _word_cache = _WordTokens(cache)
     return cache

@@ -154,8 +154,16 @@ def test_both_ways_of_counting_agree(numpy_from: int, monkeypatch: pytest.Monkey
     assert rows.shape[1] > 0 and set(rows[1].tolist()) == {1, 2, 4, 5}
 
 
-def test_the_word_cache_stays_bounded_and_exact(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "_CACHED_WORDS", 64)
+@pytest.mark.parametrize("worker", [False, True])
+def test_the_word_cache_stays_bounded_and_exact(
+    worker: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a long-lived process keeps fewer words than a worker process does
+    monkeypatch.setattr(search, "_CACHED_WORDS", 64 if not worker else 10**9)
+    monkeypatch.setattr(search, "_CACHED_WORDS_BULK", 64 if worker else 10**9)
+    monkeypatch.setattr(
+        search.multiprocessing, "parent_process", lambda: object() if worker else None
+    )
     monkeypatch.setattr(search, "_word_cache", search._WordTokens())
     for cycle in range(300):
         docs = [f"def f{cycle}_{i}():\n    return g{cycle}Value{i}" for i in range(5)]
