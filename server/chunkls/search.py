@@ -40,7 +40,7 @@ _SNAKE = b"_abcdefghijklmnopqrstuvwxyz"
 _count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
     collections, "_count_elements", None
 ) or (lambda counts, items: counts.update(Counter(items)))
-"""Counts items into a plain dict at C speed (CPython's helper of ``Counter``)."""
+"""Counts items into an empty dict, at C speed (CPython's helper of ``Counter``)."""
 
 
 def _word_tokens(word: str) -> tuple[str, ...]:
@@ -85,10 +85,11 @@ def _ascii_word_tokens(word: bytes) -> tuple[str, ...]:
 class _WordTokens(dict[bytes, tuple[str, ...]]):
     """word -> tokens, for the words seen lately.
 
-    Two generations bound it: once this one holds ``_CACHED_WORDS`` words a
-    fresh one replaces it and keeps it as its elder, from which it takes back
-    the words still in use; the generation before is dropped. Bulk indexing
-    keeps its common words, and a long session cannot make it grow."""
+    Two generations bound it: once this one is full (``_CACHED_WORDS``, or
+    ``_CACHED_WORDS_BULK`` in a worker process) a fresh one replaces it and
+    keeps it as its elder, from which it takes back the words still in use;
+    the generation before is dropped. Bulk indexing keeps its common words,
+    and a long session cannot make it grow."""
 
     def __init__(self, elder: dict[bytes, tuple[str, ...]] | None = None) -> None:
         super().__init__()
@@ -175,7 +176,7 @@ _EMPTY = np.zeros(0, dtype=_I32)
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
 _CACHE_FROM = 1_000
-"""Terms with this many documents keep their BM25 denominators between queries."""
+"""Terms with this many documents keep their BM25 scores between queries."""
 _CACHE_BUDGET = 2_000_000
 """Most postings whose scores are kept (about 12 bytes each)."""
 _SCORE_ALL_BELOW = 1_000
