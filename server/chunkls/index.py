@@ -38,6 +38,8 @@ logger = logging.getLogger("chunkls")
 
 UNPACKED_FILES = 64
 """Files whose chunks stay unpacked after a lookup (hovers come in runs)."""
+REUSE_STEP = 500
+"""Cached files linked between two yields of a warm start."""
 SUGGEST_POOL = 40
 """Paths compared in full (difflib) when suggesting for an unknown path: those
 sharing the most trigrams with it."""
@@ -72,6 +74,8 @@ class Folder:
     """Root-relative path -> generation of its cache row (see ``chunkls.cache``)."""
     snapshot_stale: bool = True
     """Whether the cache's search snapshot misses changes made since."""
+    touched: set[str] | None = None
+    """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
 
     def __post_init__(self) -> None:
         self.root_resolved = self.root.resolve()
@@ -302,7 +306,8 @@ class WorkspaceIndex:
         deleted, and whole folders created or deleted. Returns the root-relative
         paths of the files whose entry changed."""
         changed: list[str] = []
-        for rel_path in dict.fromkeys(rel_paths):
+        rel_paths = list(dict.fromkeys(rel_paths))
+        for rel_path in rel_paths:
             path = folder.absolute(rel_path)
             below = [p for p in (*folder.files, *folder.skipped) if p.startswith(rel_path + "/")]
             if path.is_dir() and not path.is_symlink():
@@ -325,6 +330,8 @@ class WorkspaceIndex:
                 changed += self._refresh_file(folder, rel_path)
             else:
                 changed += self._refresh_file(folder, rel_path)
+        if folder.touched is not None:  # an indexing pass is running: leave these be
+            folder.touched.update(rel_paths, changed)
         if folder.cache is not None:
             folder.cache.flush()  # one commit for the whole batch
         return changed
@@ -370,37 +377,53 @@ class WorkspaceIndex:
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all)
-        after each file, so a server can answer requests in between."""
-        with bulk_gc():
-            walk = walk_corpus(folder.root, folder.rules)
-            seen = {file.rel_path for file in walk.files}
-            for rel_path in [p for p in (*folder.files, *folder.skipped) if p not in seen]:
-                self.forget_file(folder, rel_path)
-            for skipped in walk.skipped:
-                self.skip_file(folder, skipped.rel_path, skipped.reason)
-            total = len(walk.files)
-            todo = self._reuse(folder, walk.files, seen)
-            done = total - len(todo)
-            yield done, total
-            for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
-                if result is not None:
-                    self._apply(folder, result)
-                    done += 1
-                yield done, total
-            # the index is long-lived and acyclic: keep the collector off it for good
-            gc.freeze()
-        self.save(folder)
-        release_memory()  # what indexing and the snapshot freed
+        after each step, so a server can answer requests in between.
 
-    def _reuse(self, folder: Folder, files: list[CorpusFile], seen: set[str]) -> list[CorpusFile]:
+        Files that ``refresh`` re-reads meanwhile (a save, a disk change) are
+        current already: what this pass read or cached for them earlier is not
+        linked over them."""
+        folder.touched = set()
+        try:
+            with bulk_gc():
+                walk = walk_corpus(folder.root, folder.rules)
+                seen = {file.rel_path for file in walk.files}
+                for rel_path in [p for p in (*folder.files, *folder.skipped) if p not in seen]:
+                    self.forget_file(folder, rel_path)
+                for skipped in walk.skipped:
+                    self.skip_file(folder, skipped.rel_path, skipped.reason)
+                total = len(walk.files)
+                todo: list[CorpusFile] = []
+                for settled in self._reuse(folder, walk.files, seen, todo):
+                    yield settled, total
+                done = total - len(todo)
+                yield done, total
+                for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
+                    if result is not None:
+                        if result.rel_path not in folder.touched:
+                            self._apply(folder, result)
+                        done += 1
+                    yield done, total
+                # the index is long-lived and acyclic: keep the collector off it for good
+                gc.freeze()
+            self.save(folder)
+            release_memory()  # what indexing and the snapshot freed
+        finally:
+            folder.touched = None
+
+    def _reuse(
+        self, folder: Folder, files: list[CorpusFile], seen: set[str], todo: list[CorpusFile]
+    ) -> Iterator[int]:
         """Install the files that are unchanged since they were indexed (in memory
-        or in the cache); returns the files that must be chunked."""
+        or in the cache), in steps (yielding how many files are settled); adds
+        the files that must be chunked to ``todo``."""
         cache = folder.cache
         loaded = cache.load() if cache is not None else None
         rows = loaded.rows if loaded is not None else {}
-        todo: list[CorpusFile] = []
+        touched = folder.touched if folder.touched is not None else set()
         reused: list[tuple[str, Row]] = []
-        for file in files:
+        for number, file in enumerate(files):
+            if number % REUSE_STEP == REUSE_STEP - 1:
+                yield number - len(todo) - len(reused)
             rel_path = file.rel_path
             current = folder.files.get(rel_path)
             row = rows.get(rel_path)
@@ -431,13 +454,18 @@ class WorkspaceIndex:
             else:
                 todo.append(file)
         if cache is None or loaded is None:
-            return todo
+            return
         stale = not reused or bool(todo) or loaded.snapshot is None
-        for rel_path in rows.keys() - seen:
+        for rel_path in rows.keys() - seen - touched:
             cache.delete(rel_path)
             stale = True
         searchable: list[str] = []
-        for rel_path, row in reused:
+        settled = len(files) - len(todo) - len(reused)
+        for number, (rel_path, row) in enumerate(reused):
+            if number % REUSE_STEP == REUSE_STEP - 1:
+                yield settled + number
+            if rel_path in touched:
+                continue  # re-read since: current already
             folder.generations[rel_path] = row.generation
             if row.skipped is not None:
                 self._link(folder, rel_path, None)
@@ -454,9 +482,9 @@ class WorkspaceIndex:
             stored = StoredFile(rel_path, stubs, row.texts, row.mtime_ns, row.size)
             self._link(folder, rel_path, stored, None, False)
             searchable.append(rel_path)
+        searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
         folder.snapshot_stale = stale
-        return todo
 
     def _search_reused(
         self,

@@ -300,3 +300,27 @@ def test_a_cache_of_an_older_schema_is_replaced_quietly(
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []
     assert _state(warm) == _state(index)
+
+
+def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(
+    tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_index([tree], cache_dir=cache, workers=1)
+    monkeypatch.setattr(chunkls.index, "REUSE_STEP", 3)
+    index = WorkspaceIndex(cache, workers=1)
+    folder = index.add_folder(tree)
+    steps = index.iter_index_folder(folder)
+    for _ in range(4):  # well into linking the cached files
+        next(steps)
+    saved, deleted = tree / "pkg" / "m11.py", tree / "notes11.md"
+    saved.write_text("def saved_meanwhile():\n    return 1\n")
+    deleted.unlink()
+    index.refresh(folder, ["pkg/m11.py", "notes11.md"])
+    for _ in steps:
+        pass
+    assert index.lookup("pkg/m11.py#function-saved_meanwhile")
+    assert not index.lookup("pkg/m11.py#function-alpha_11")
+    assert _state(index) == _state(build_index([tree], workers=1))
+    index.close()
+    again = build_index([tree], cache_dir=cache, workers=1)
+    assert _state(again) == _state(build_index([tree], workers=1))

@@ -311,26 +311,23 @@ class ChunkServer(LanguageServer):
 
     # -- the index: the one path that changes it --------------------------------
 
-    async def index_folders(
+    def index_folders(
         self, folders: Iterable[Folder], title: str = "Indexing chunks"
-    ) -> None:
-        """Index folders from disk in the background, with progress and status."""
-        folders = list(folders)
+    ) -> asyncio.Task[None]:
+        """Index folders from disk in the background, with progress and status.
+
+        The server counts as indexing from this call on (a request that comes
+        right after ``initialized`` sees it), not from when the task first runs."""
         self.indexing += 1
         self.send_status()
+        return self.spawn(self._index_folders(list(folders), title), "index")
+
+    async def _index_folders(self, folders: list[Folder], title: str) -> None:
         token: str | None = None
-        if self.capability("window", "work_done_progress"):
-            token = f"chunkls-index-{uuid.uuid4().hex[:8]}"
-            try:
-                await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
-                self.work_done_progress.begin(
-                    token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
-                )
-            except Exception:
-                logger.info("client refused a progress token", exc_info=True)
-                token = None
         started = time.perf_counter()
         try:
+            if self.capability("window", "work_done_progress"):
+                token = await self._progress_token(title)
             for folder in folders:
                 last_yield = time.perf_counter()
                 last_percent = -1
@@ -368,6 +365,19 @@ class ChunkServer(LanguageServer):
             gc.freeze()
             release_memory()
             self.index_changed()
+
+    async def _progress_token(self, title: str) -> str | None:
+        """A begun ``$/progress`` token, or ``None`` if the client refuses one."""
+        token = f"chunkls-index-{uuid.uuid4().hex[:8]}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+            self.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
+            )
+        except Exception:
+            logger.info("client refused a progress token", exc_info=True)
+            return None
+        return token
 
     def report_skipped(self, folder: Folder) -> None:
         """Report each file that could not be chunked, once."""
@@ -460,7 +470,7 @@ class ChunkServer(LanguageServer):
                 affected.append(folder)
         self.buffers.clear()
         if affected:
-            self.spawn(self.index_folders(affected, "Re-indexing chunks"), "re-index")
+            self.index_folders(affected, "Re-indexing chunks")
         else:
             self.index_changed()
 

@@ -37,7 +37,7 @@ def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
     ls.apply_settings(params.initialization_options)
 
 
-async def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
+def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
     """initialized: register file watchers and index every workspace folder."""
     folders = [ls.add_folder(folder.uri) for folder in ls.workspace.folders.values()]
     if not ls.workspace.folders and ls.workspace.root_uri:
@@ -46,7 +46,7 @@ async def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
         ls.spawn(_register_watchers(ls), "register file watchers")
     added = [folder for folder in folders if folder is not None]
     if added:
-        ls.spawn(ls.index_folders(added), "index")
+        ls.index_folders(added)
     else:
         ls.log("no workspace folder: single-file mode (open documents only)")
         ls.send_status()
@@ -131,7 +131,7 @@ def workspace_did_change_workspace_folders(
     added = [ls.add_folder(folder.uri) for folder in params.event.added]
     new = [folder for folder in added if folder is not None]
     if new:
-        ls.spawn(ls.index_folders(new), "index added folders")
+        ls.index_folders(new, "Indexing added folders")
     else:
         ls.index_changed()
 
