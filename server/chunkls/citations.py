@@ -311,14 +311,16 @@ class ChunkHistory:
     """The text of chunks that left the index, by ID (bounded), so a renamed
     function can be recognised by what it said before."""
 
-    def __init__(self, limit: int = 20_000) -> None:
+    def __init__(self, limit: int = 10_000, chars: int = 2_000) -> None:
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._limit = limit
+        self._chars = chars
 
     def forget_ids(self, gone: dict[str, str]) -> None:
-        """Remember the texts of chunk IDs that just disappeared."""
+        """Remember the texts of chunk IDs that just disappeared (the start of
+        each: enough to recognise it, and bounded)."""
         for chunk_id, text in gone.items():
-            self._texts[chunk_id] = text
+            self._texts[chunk_id] = text[: self._chars]
             self._texts.move_to_end(chunk_id)
         while len(self._texts) > self._limit:
             self._texts.popitem(last=False)

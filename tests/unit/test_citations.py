@@ -120,6 +120,9 @@ def test_history_is_bounded() -> None:
     history.forget_ids({"a#function-x": "1", "a#function-y": "2", "a#function-z": "3"})
     assert history.text_of("a#function-x") is None
     assert history.text_of("a#function-z") == "3"
+    long = ChunkHistory(chars=10)
+    long.forget_ids({"a#function-x": "x" * 1_000_000})
+    assert long.text_of("a#function-x") == "x" * 10
 
 
 def test_check_text_reports_only_what_does_not_resolve(tree: Path) -> None:

@@ -35,8 +35,11 @@ INVALID_PARAMS = -32602
 
 
 class ChunkProtocol(LanguageServerProtocol):
-    """``LanguageServerProtocol`` that types the top-level message only, and
-    answers requests it cannot read."""
+    """``LanguageServerProtocol`` that types the top-level message only, answers
+    requests it cannot read, and keeps no future longer than it is pending."""
+
+    _sent = 0
+    """Requests sent to the client (their ids)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         return data  # typed in handle_message, once the whole message is read
@@ -81,6 +84,48 @@ class ChunkProtocol(LanguageServerProtocol):
             context.run(self._handle_response, message.id, None, message.error)
         else:
             context.run(self._handle_response, message.id, getattr(message, "result", None))
+
+    # -- futures pygls would keep forever --------------------------------------------
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls files a future under ``msg_id`` for every generator, async or
+        threaded handler, including each notification (``didChange``, ``didSave``)
+        and each step of its built-in handlers, and removes it only when a request
+        is answered: a long session grows by one future per notification. Here
+        every one is removed once it is done."""
+
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def send_request(
+        self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None
+    ) -> Any:
+        """pygls's, but a request that ends without an answer (cancelled, timed
+        out) leaves no entry behind, and a late answer to it is dropped instead
+        of being set on a cancelled future (which raised)."""
+        if msg_id is None:
+            self._sent += 1
+            msg_id = f"chunkls-{self._sent}"
+        future = super().send_request(method, params, callback, msg_id)
+
+        def forget(finished: Any) -> None:
+            if self._request_futures.get(msg_id) is finished:
+                del self._request_futures[msg_id]
+            self._result_types.pop(msg_id, None)
+
+        future.add_done_callback(forget)
+        return future
 
     def _refuse(self, message: dict[str, Any], code: int, text: str) -> None:
         """Answer a request that cannot be handled; log anything else."""

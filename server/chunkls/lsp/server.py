@@ -124,6 +124,8 @@ class ChunkServer(LanguageServer):
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
+        self._lens_refresh: asyncio.Task[Any] | None = None
+        self._lens_refresh_again = False
         self._encoding: Encoding | None = None
         self._located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
         self._pending: dict[Folder, set[str]] = {}
@@ -360,6 +362,7 @@ class ChunkServer(LanguageServer):
             message = f"Indexed {len(self.index)} chunks in {elapsed:.1f} s"
             if token is not None:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+                self.work_done_progress.tokens.pop(token, None)  # pygls keeps it otherwise
             self.log(message)
             gc.collect()
             gc.freeze()
@@ -429,12 +432,21 @@ class ChunkServer(LanguageServer):
             return
         self.send_status()
         if self.capability("workspace", "code_lens", "refresh_support"):
-            self.spawn(self._refresh_lenses(), "codeLens refresh")
+            if self._lens_refresh is None or self._lens_refresh.done():
+                self._lens_refresh = self.spawn(self._refresh_lenses(), "codeLens refresh")
+            else:
+                self._lens_refresh_again = True  # one more when the client has answered
         for callback in self.on_index_changed:
             callback()
 
     async def _refresh_lenses(self) -> None:
-        await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
+        """Ask the client to refresh lenses; one request at a time (a burst of
+        saves asks once more at the end, not once per save)."""
+        while True:
+            self._lens_refresh_again = False
+            await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
+            if not self._lens_refresh_again or self.shutting_down:
+                return
 
     def send_status(self) -> None:
         """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""

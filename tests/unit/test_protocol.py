@@ -1,0 +1,105 @@
+"""The JSON-RPC layer keeps nothing after it is done with it: no future per
+notification, no entry for a request the client never answered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chunkls.lsp.server import ChunkServer, create_server
+
+
+class Capture:
+    """A writer that keeps what the server sends."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.messages.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+
+    def close(self) -> None:
+        pass
+
+
+def _feed(server: ChunkServer, message: dict[str, Any]) -> None:
+    protocol = server.protocol
+    protocol.handle_message(
+        json.loads(
+            json.dumps({"jsonrpc": "2.0", **message}), object_hook=protocol.structure_message
+        )
+    )
+
+
+async def _started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ChunkServer, Capture]:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.py").write_text("def f():\n    pass\n")
+    server = create_server()
+    writer = Capture()
+    server.protocol.set_writer(writer)
+    root = (tmp_path / "ws").as_uri()
+    _feed(
+        server, {"id": 1, "method": "initialize", "params": {"rootUri": root, "capabilities": {}}}
+    )
+    _feed(server, {"method": "initialized", "params": {}})
+    for _ in range(200):
+        if not server.indexing:
+            break
+        await asyncio.sleep(0.02)
+    return server, writer
+
+
+async def test_notifications_leave_no_futures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, _ = await _started(tmp_path, monkeypatch)
+    uri = (tmp_path / "ws" / "a.py").as_uri()
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
+    _feed(server, {"method": "textDocument/didOpen", "params": {"textDocument": document}})
+    for version in range(2, 102):
+        _feed(
+            server,
+            {
+                "method": "textDocument/didChange",
+                "params": {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"text": f"x = {version}\n"}],
+                },
+            },
+        )
+        _feed(server, {"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.05)
+    assert server.protocol._request_futures == {}
+
+
+async def test_a_request_the_client_never_answers_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, writer = await _started(tmp_path, monkeypatch)
+    pending = dict(server.protocol._request_futures)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(server.workspace_code_lens_refresh_async(None), 0.05)
+    await asyncio.sleep(0)
+    assert server.protocol._request_futures == pending
+    assert not [key for key in server.protocol._result_types if key not in pending]
+    sent = [m for m in writer.messages if m.get("method") == "workspace/codeLens/refresh"]
+    assert sent
+    # the answer comes late: dropped with a warning, nothing raised
+    with caplog.at_level(logging.WARNING):
+        _feed(server, {"id": sent[-1]["id"], "result": None})
+    assert any("unknown message id" in r.getMessage() for r in caplog.records)
+    # and the server still answers
+    _feed(
+        server,
+        {"id": 7, "method": "workspace/executeCommand", "params": {"command": "chunkls.stats"}},
+    )
+    await asyncio.sleep(0.01)
+    answer = next(m for m in writer.messages if m.get("id") == 7)
+    assert answer["result"]["files"] == 1
