@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from chunkls.chunk_ids import MAX_IDENTITY, MAX_PATH, find_chunk_refs, find_chunk_refs_in, ref_at
 from tests.hardening.conftest import scaled
+from tests.unit.test_chunk_ids import reference_find_chunk_refs_in, tokenize_is_the_reference
 
 MB = 1 << 20
 
@@ -133,3 +134,100 @@ def test_hundred_kilobyte_ids_are_not_taken() -> None:
     assert refs == []  # over MAX_PATH / MAX_IDENTITY: not chunk IDs
     ok = f"{'p' * (MAX_PATH - 3)}.py#function-{'i' * (MAX_IDENTITY - 9)}"
     assert [ref.chunk_id for ref in find_chunk_refs(f"x {ok} y")] == [ok]
+
+
+# --- adversarial documents: linear growth ------------------------------------
+
+MARKDOWN_SHAPES = {
+    "function-kind run": ("", "a.py#function-", ""),
+    "slashes": ("", "x/", ""),
+    "word hashes": ("", "a#", ""),
+    "path characters": ("", "a.b-c_d", ""),
+    "dense IDs": ("", "a.py#function-f ", ""),
+    "dense IDs, one a line": ("", "a.py#function-f\n", ""),
+    "dense local IDs": ("", " #heading-a", ""),
+    "dense links": ("", "[x](a.py#heading-b) ", ""),
+    "dense backticks": ("", "`a.py#class-C` ", ""),
+    "IDs after a colon": ("", "x:a.py#class-C ", ""),
+    "IDs in URLs": ("", "http://x/a.py#function-f ", ""),
+    "dot-slashes": ("", "./././a.py#class-C ", ""),
+    "other suffixes": ("", "a.txt#function-f ", ""),
+    "long module numbers": ("", "a.py#module-" + "1" * 40 + "x ", ""),
+    "long headings": ("", "a.py#heading-" + "a-" * 40 + " ", ""),
+}
+
+ID_COMMENT = "\n# a.py#function-f\n"
+PYTHON_SHAPES = {
+    "one-line statements": ("", "x=1\n", ID_COMMENT),
+    "a line of commas": ("", "a,", ID_COMMENT),
+    "blank lines": ("", "\n", ID_COMMENT),
+    "IDs in comments": ("", "# a.py#function-f\n", ""),
+    "IDs in strings": ("", "'a.py#function-f'\n", ""),
+    "IDs in calls": ("", "f('a.py#function-f')\n", ""),
+    "IDs before comments": ("", "a.py#function-f\n", ""),
+    "IDs in statements over lines": ("", "x = (1, # a.py#function-f\n 2)\n", ""),
+    "IDs in deep brackets": ("", "((((((# a.py#function-f\n))))))\n", ""),
+    "open brackets": ("", "(\n", ID_COMMENT),
+    "deep brackets": ("", "((((((\n))))))\n", ID_COMMENT),
+    "brackets below zero": (")", "(\n)\n", ID_COMMENT),
+    "indentation zigzag": ("", "if x:\n y\n", ID_COMMENT),
+    "indentation staircase": ("", "a\n b\n  c\n", ID_COMMENT),
+    "tab zigzag": ("", "if x:\n\ty\n", ID_COMMENT),
+    "backslash lines": ("", "x\\\n", "\n" + ID_COMMENT),
+    "a string over backslash lines": ("x = '", "\\\n", "'" + ID_COMMENT),
+    "a dropped string, then a triple quote": ('x = "\\\n\n"""', "\\\n", '"""' + ID_COMMENT),
+    "unterminated quotes": ("", "'\\", ID_COMMENT),
+    "one-line docstrings": ("", '"""a"""\n', ID_COMMENT),
+    "empty strings": ("", "'',", ID_COMMENT),
+}
+
+
+def _document(shape: tuple[str, str, str], size: int) -> str:
+    prefix, unit, suffix = shape
+    return prefix + unit * ((size - len(prefix) - len(suffix)) // len(unit)) + suffix
+
+
+def _cpu_best_of(function: Callable[[], object], runs: int = 3) -> float:
+    """The least CPU time of a few runs (less noisy than wall time on a shared
+    machine)."""
+    best = float("inf")
+    for _ in range(runs):
+        started = time.process_time()
+        function()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def _assert_linear(text_at: Callable[[int], str], language: str) -> None:
+    """A 4x larger document takes less than 12x the time (quadratic would be
+    16x): the work grows linearly with the size."""
+    small, big = text_at(MB // 4), text_at(MB)
+    t_small = _cpu_best_of(lambda: find_chunk_refs_in(small, language))
+    t_big = _cpu_best_of(lambda: find_chunk_refs_in(big, language))
+    assert t_big < 12 * t_small, (t_big, t_small)
+
+
+@pytest.mark.parametrize("name", list(MARKDOWN_SHAPES))
+def test_near_id_documents_grow_linearly(name: str) -> None:
+    _assert_linear(lambda size: _document(MARKDOWN_SHAPES[name], size), "markdown")
+
+
+@pytest.mark.parametrize("name", list(PYTHON_SHAPES))
+def test_python_documents_grow_linearly(name: str) -> None:
+    """In Python, references count in strings and comments: the scan that
+    finds those must be linear too (brackets, indentation, strings)."""
+    _assert_linear(lambda size: _document(PYTHON_SHAPES[name], size), "python")
+
+
+@tokenize_is_the_reference
+@pytest.mark.parametrize(
+    ("shapes", "name"),
+    [("markdown", name) for name in MARKDOWN_SHAPES] + [("python", name) for name in PYTHON_SHAPES],
+)
+def test_adversarial_documents_are_recognised_as_before(shapes: str, name: str) -> None:
+    """The same references as the implementation before the rewrite (the
+    tokenize-based one, at 64 KB: it takes seconds a megabyte)."""
+    shape = (MARKDOWN_SHAPES if shapes == "markdown" else PYTHON_SHAPES)[name]
+    text = _document(shape, 64 * 1024)
+    for language in ("markdown", "python"):
+        assert find_chunk_refs_in(text, language) == reference_find_chunk_refs_in(text, language)
