@@ -215,7 +215,9 @@ def _in_workers(
                 future = executor.submit(_run_batch, index, batch)
                 waiting[future] = index
                 future.add_done_callback(done.put)
-        except BrokenProcessPool as error:  # the rest were never submitted
+        except (BrokenProcessPool, OSError) as error:
+            # a worker died already, or one could not be started (fork failed):
+            # the rest were never submitted
             broken = error
         while waiting:
             try:
@@ -275,9 +277,11 @@ def _log_lost(
             )
     files = sum(len(batches[index]) for index in unfinished)
     logger.warning(
-        "a worker process died (killed? out of memory?) and the pool broke (%s);"
-        " lost with it: %s; chunking the %d files without a result in this process",
+        "the worker pool broke: a worker process died (killed? out of memory?) or could"
+        " not start (%s: %s); lost with it: %s; chunking the %d files without a result"
+        " in this process",
         type(error).__name__,
+        error,
         "; ".join(lost) or "no batch in progress",
         files,
     )

@@ -10,6 +10,7 @@ own in-process work is left alone.
 
 from __future__ import annotations
 
+import errno
 import logging
 import multiprocessing
 import os
@@ -227,3 +228,20 @@ def test_chunk_one_turns_an_unexpected_error_into_a_skipped_result(
         "unexpected error while chunking: RecursionError: maximum recursion depth exceeded",
         None,
     )
+
+
+@fork_only
+def test_workers_that_cannot_start_fall_back_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    root, files, rules, serial = _setup(tmp_path)
+
+    def fork() -> int:
+        raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    _fork(monkeypatch)
+    monkeypatch.setattr(os, "fork", fork)
+    with caplog.at_level(logging.WARNING, logger="chunkls"):
+        got = _consume(chunk_many(root, files, rules, 2))
+    _assert_each_file_once(got, serial)
+    assert len([r for r in caplog.records if "worker process died" in r.getMessage()]) == 1
