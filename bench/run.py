@@ -281,7 +281,7 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
         for file in walk_corpus(corpus, rules).files[:200]:
             result = chunk_one(corpus.resolve(), file, rules)
             if result.chunks is not None:
-                ids += [c.chunk_id for c in result.chunks.chunks if "#function-" in c.chunk_id]
+                ids += [cid for cid in result.chunks.chunk_ids() if "#function-" in cid]
             if len(ids) >= 20:
                 break
         notes_lines = [f"- see `{chunk_id}` here" for chunk_id in ids] or ["nothing"]

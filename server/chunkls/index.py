@@ -190,16 +190,22 @@ class WorkspaceIndex:
         self,
         folder: Folder,
         rel_path: str,
-        chunks: FileChunks | None,
+        chunks: FileChunks | StoredFile | None,
         terms: FileTerms | None = None,
         digest: bytes | None = None,
     ) -> None:
-        """Replace one file's chunks (``None``: the file is gone or skipped).
+        """Replace one file's chunks (``None``: the file is gone or skipped),
+        given as chunks or already packed (by a worker).
 
         ``terms`` are the chunks' search terms when already counted (by a worker),
         ``digest`` the content hash of what was read (for the cache)."""
-        stored = pack(chunks) if chunks is not None else None
-        self._link(folder, rel_path, stored, terms, chunks=chunks)
+        if isinstance(chunks, StoredFile):
+            stored: StoredFile | None = chunks
+            located = None
+        else:
+            stored = pack(chunks) if chunks is not None else None
+            located = chunks
+        self._link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
             folder.generations.pop(rel_path, None)

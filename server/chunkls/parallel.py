@@ -14,6 +14,7 @@ chunked again in this process too.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import hashlib
@@ -29,9 +30,10 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, FileSkipped
+from chunkls.chunking import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
 from chunkls.search import FileTerms, file_terms
+from chunkls.store import StoredFile, pack
 
 if TYPE_CHECKING:
     _Marks = ctypes.Array[ctypes.c_int64]
@@ -40,15 +42,19 @@ logger = logging.getLogger("chunkls")
 
 SERIAL_BELOW = 64
 """Fewer files than this are chunked in this process (workers cost a start-up)."""
+NICENESS = 10
+"""How much lower workers run than the process that started them: an editor's
+requests, answered by the language server's own process, come first."""
 WAIT = 0.004
 """Longest wait for a worker's batch before ``None`` is yielded (stay responsive)."""
 
 
 class Chunked(NamedTuple):
-    """One corpus file's result: its chunks and their term counts, or why not."""
+    """One corpus file's result: its chunks (packed as the index keeps them) and
+    their term counts, or why not."""
 
     rel_path: str
-    chunks: FileChunks | None
+    chunks: StoredFile | None
     terms: FileTerms | None
     skipped: str | None
     digest: bytes | None
@@ -70,6 +76,7 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
     try:
         entry, data = read_and_chunk(root_resolved, file, rules)
         terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks)
+        stored = pack(entry)
     except FileSkipped as error:
         try:
             info = os.stat(file.path)
@@ -84,7 +91,7 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
         reason = f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
         reason = f"unexpected error while chunking: {reason}"
         return Chunked(file.rel_path, None, None, reason, None)
-    return Chunked(file.rel_path, entry, terms, None, content_digest(data))
+    return Chunked(file.rel_path, stored, terms, None, content_digest(data))
 
 
 def default_workers() -> int:
@@ -118,6 +125,8 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     # collector would spend most of the run walking it for nothing.
     gc.disable()
     gc.freeze()
+    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
+        os.nice(NICENESS)
 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:

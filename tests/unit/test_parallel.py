@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusRules, scan_corpus, walk_corpus
+from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
 from chunkls.index import build_index
 from chunkls.parallel import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search import file_terms
+from chunkls.store import unpack
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
 
@@ -43,7 +46,7 @@ def test_workers_equal_serial(tmp_path: Path, workers: int) -> None:
     assert parallel == serial
     scan = scan_corpus(root, rules)
     assert [f.chunks for f in scan.files] == [
-        parallel[f.rel_path].chunks.chunks  # type: ignore[union-attr]
+        unpack(parallel[f.rel_path].chunks)  # type: ignore[arg-type]
         for f in scan.files
     ]
     assert {s.rel_path: s.reason for s in scan.skipped} == {
@@ -57,7 +60,7 @@ def test_results_carry_the_serial_search_terms(tmp_path: Path) -> None:
     files = walk_corpus(root, rules).files
     for result in _results(list(chunk_many(root.resolve(), files, rules, 2))).values():
         if result.chunks is not None:
-            texts = [f"{c.chunk_id}\n{c.text}" for c in result.chunks.chunks]
+            texts = [f"{c.chunk_id}\n{c.text}" for c in unpack(result.chunks)]
             assert result.terms == file_terms(texts)
             assert result.digest is not None
 
@@ -82,3 +85,26 @@ def test_fixture_workspace(tmp_path: Path) -> None:
 
 def test_default_workers_is_positive() -> None:
     assert default_workers() >= 1
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "nice") or "fork" not in multiprocessing.get_all_start_methods(),
+    reason="no os.nice or fork here",
+)
+def test_workers_run_below_the_editor_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chunkls.parallel as parallel
+
+    root = _tree(tmp_path, 70)
+    rules = CorpusRules()
+    files = walk_corpus(root, rules).files
+
+    def niceness(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chunked:
+        return Chunked(file.rel_path, None, None, f"nice {os.nice(0)}", None)
+
+    monkeypatch.setattr(parallel, "chunk_one", niceness)
+    # fork, so the workers run the patched function (other start methods import afresh)
+    monkeypatch.setattr(parallel, "_context", lambda: multiprocessing.get_context("fork"))
+    found = {r.skipped for r in chunk_many(root.resolve(), files, rules, 2) if r is not None}
+    assert found == {f"nice {min(os.nice(0) + parallel.NICENESS, 19)}"}

@@ -103,3 +103,18 @@ async def test_a_request_the_client_never_answers_leaves_nothing(
     await asyncio.sleep(0.01)
     answer = next(m for m in writer.messages if m.get("id") == 7)
     assert answer["result"]["files"] == 1
+
+
+async def test_shutdown_with_requests_pending_is_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, writer = await _started(tmp_path, monkeypatch)
+    waiting = asyncio.ensure_future(server.workspace_code_lens_refresh_async(None))
+    await asyncio.sleep(0)
+    assert server.protocol._request_futures
+    _feed(server, {"id": 9, "method": "shutdown"})
+    await asyncio.sleep(0.01)
+    answer = next(m for m in writer.messages if m.get("id") == 9)
+    assert answer == {"jsonrpc": "2.0", "id": 9, "result": None}
+    assert server.protocol._request_futures == {}
+    waiting.cancel()

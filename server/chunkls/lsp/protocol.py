@@ -41,6 +41,10 @@ class ChunkProtocol(LanguageServerProtocol):
     _sent = 0
     """Requests sent to the client (their ids)."""
 
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self._request_futures = _Futures()
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         return data  # typed in handle_message, once the whole message is read
 
@@ -139,6 +143,15 @@ class ChunkProtocol(LanguageServerProtocol):
         self._send_data(
             {"jsonrpc": VERSION, "id": message_id, "error": {"code": code, "message": text}}
         )
+
+
+class _Futures(dict[Any, Any]):
+    """Pending futures by message id. Cancelling one (pygls's ``shutdown`` does
+    it to every pending one while iterating) removes it at once: iterating
+    goes over a copy."""
+
+    def items(self) -> Any:
+        return list(super().items())
 
 
 def _summary(error: BaseException) -> str:

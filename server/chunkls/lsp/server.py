@@ -43,6 +43,8 @@ STATUS_NOTIFICATION = "chunkls/status"
 
 _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
+TRIM_EVERY = 1.0
+"""Least seconds between two returns of free heap memory after index changes."""
 _PAUSE = 0.0005
 """How long each pause lets requests run (several loop turns: read, handle, write)."""
 
@@ -124,6 +126,7 @@ class ChunkServer(LanguageServer):
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
+        self._trimmed = 0.0
         self._lens_refresh: asyncio.Task[Any] | None = None
         self._lens_refresh_again = False
         self._encoding: Encoding | None = None
@@ -431,6 +434,10 @@ class ChunkServer(LanguageServer):
         if self.shutting_down:
             return
         self.send_status()
+        now = time.monotonic()
+        if now - self._trimmed >= TRIM_EVERY:  # saves churn the heap: give back what is free
+            self._trimmed = now
+            release_memory()
         if self.capability("workspace", "code_lens", "refresh_support"):
             if self._lens_refresh is None or self._lens_refresh.done():
                 self._lens_refresh = self.spawn(self._refresh_lenses(), "codeLens refresh")
