@@ -8,15 +8,16 @@ watcher event or a CLI run calls.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from chunkls.cache import FolderCache, Row, store_path
 from chunkls.chunking import (
@@ -120,6 +121,37 @@ class ChunkAt(NamedTuple):
     folder: Folder
     rel_path: str
     position: int
+
+
+class ChunkAts(Sequence[ChunkAt]):
+    """The search items of consecutive files, made when asked for: the search
+    index keeps this one object per file instead of one per chunk."""
+
+    def __init__(self, folder: Folder, files: list[tuple[str, int]]) -> None:
+        self.folder = folder
+        self.paths = [rel_path for rel_path, _ in files]
+        self.starts = [0]
+        for _, count in files:
+            self.starts.append(self.starts[-1] + count)
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> ChunkAt: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ChunkAt]: ...
+
+    def __getitem__(self, index: int | slice) -> ChunkAt | Sequence[ChunkAt]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        number = bisect.bisect_right(self.starts, index) - 1
+        return ChunkAt(self.folder, self.paths[number], index - self.starts[number])
 
 
 Progress = Callable[[int, int], None]
@@ -263,7 +295,7 @@ class WorkspaceIndex:
         chunks: FileChunks | None = None,
     ) -> None:
         rel_path = stored.rel_path
-        items = [ChunkAt(folder, rel_path, position) for position in range(len(stored.stubs))]
+        items = ChunkAts(folder, [(rel_path, len(stored.stubs))])
         if terms is not None:
             self.search_index.add_file_terms((folder.position, rel_path), items, terms)
             return
@@ -517,11 +549,9 @@ class WorkspaceIndex:
                 part = select_files(
                     snapshot, lambda key: (folder.position, key[1]) if key[1] in via else None
                 )
-                items = [
-                    ChunkAt(folder, key[1], position)
-                    for key, _ in part.files
-                    for position in range(len(folder.files[key[1]].stubs))
-                ]
+                items = ChunkAts(
+                    folder, [(key[1], len(folder.files[key[1]].stubs)) for key, _ in part.files]
+                )
                 try:
                     self.search_index.load_snapshot(part, items)
                 except ValueError:

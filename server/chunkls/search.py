@@ -436,10 +436,14 @@ class BM25Index(Generic[T]):
         """document id -> token count; -1 once the document is removed."""
         self._docs = 0
         """Document ids handed out so far."""
-        self._items: list[T | None] = []
-        """document id -> the caller's item (a chunk)."""
-        self._order: list[tuple[FileKey, int] | None] = []
-        """document id -> corpus order key."""
+        self._slots: list[tuple[FileKey, Sequence[T], int, int] | None] = []
+        """file slot -> (file key, items, index of its first item in ``items``, its
+        first document id); ``None`` once removed. Items are kept per file, as the
+        caller gave them (a lazy sequence costs nothing per document)."""
+        self._slot_of: dict[FileKey, int] = {}
+        """file key -> its slot."""
+        self._doc_slot = np.zeros(1024, dtype=_I32)
+        """document id -> its file's slot."""
         self._files: dict[FileKey, range] = {}
         """file key -> its document ids (consecutive)."""
         self._live = 0
@@ -469,9 +473,7 @@ class BM25Index(Generic[T]):
             raise ValueError(f"{len(items)} items for {len(lengths)} documents")
         first = self._reserve(len(items))
         self._length[first : first + len(items)] = lengths
-        self._items.extend(items)
-        self._order.extend((file_key, position) for position in range(len(items)))
-        self._files[file_key] = range(first, first + len(items))
+        self._add_slot(file_key, items, 0, first, len(items))
         self._live += len(items)
         self._total_length += int(lengths.sum())
         rows = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1)
@@ -490,13 +492,26 @@ class BM25Index(Generic[T]):
                     ids[i] = vocabulary.setdefault(term, len(vocabulary))
         return np.array(ids, dtype=_I32)
 
+    def _add_slot(
+        self, file_key: FileKey, items: Sequence[T], base: int, first: int, count: int
+    ) -> None:
+        slot = len(self._slots)
+        self._slots.append((file_key, items, base, first))
+        self._slot_of[file_key] = slot
+        self._doc_slot[first : first + count] = slot
+        self._files[file_key] = range(first, first + count)
+
     def _reserve(self, count: int) -> int:
         first = self._docs
         needed = first + count
         if needed > len(self._length):
-            grown = np.zeros(max(needed, 2 * len(self._length)), dtype=_I32)
+            size = max(needed, 2 * len(self._length))
+            grown = np.zeros(size, dtype=_I32)
             grown[:first] = self._length[:first]
             self._length = grown
+            slots = np.zeros(size, dtype=_I32)
+            slots[:first] = self._doc_slot[:first]
+            self._doc_slot = slots
         self._docs = needed
         return first
 
@@ -511,9 +526,9 @@ class BM25Index(Generic[T]):
         lengths[:] = -1
         self._live -= len(ids)
         self._dead += len(ids)
-        for doc in ids:
-            self._items[doc] = None
-            self._order[doc] = None
+        slot = self._slot_of.pop(file_key, None)
+        if slot is not None:
+            self._slots[slot] = None
 
     def _changed(self) -> None:
         """Document counts, lengths or ids change: cached term scores are stale."""
@@ -548,13 +563,24 @@ class BM25Index(Generic[T]):
             terms, docs, tfs = terms[keep], docs[keep], tfs[keep]
             renumber = np.cumsum(live, dtype=np.int64) - 1
             docs = renumber[docs].astype(_I32)
-            old_ids = np.flatnonzero(live)
-            count = len(old_ids)
+            count = int(live.sum())
             self._length = self._length[: self._docs][live].copy()
-            self._items = [self._items[i] for i in old_ids]
-            self._order = [self._order[i] for i in old_ids]
-            self._docs = count
             new_of = renumber
+            # the live files' slots, renumbered in order, with their new first ids
+            old_slots = self._doc_slot[: self._docs][live]
+            kept = [slot for slot, entry in enumerate(self._slots) if entry is not None]
+            slot_of_old = np.full(max(len(self._slots), 1), -1, dtype=_I32)
+            slot_of_old[kept] = np.arange(len(kept), dtype=_I32)
+            before = np.zeros(self._docs + 1, dtype=np.int64)  # live documents before each id
+            np.cumsum(live, out=before[1:])
+            slots: list[tuple[FileKey, Sequence[T], int, int] | None] = []
+            for slot in kept:
+                key, items, base, first = self._slots[slot]  # type: ignore[misc]
+                slots.append((key, items, base, int(before[first])))
+            self._slots = slots
+            self._slot_of = {entry[0]: n for n, entry in enumerate(slots) if entry is not None}
+            self._doc_slot = slot_of_old[old_slots].astype(_I32)
+            self._docs = count
             self._files = {
                 key: range(int(new_of[r.start]), int(new_of[r.start]) + len(r)) if len(r) else r
                 for key, r in self._files.items()
@@ -626,11 +652,9 @@ class BM25Index(Generic[T]):
         self._changed()
         first = self._reserve(len(items))
         self._length[first : first + len(items)] = lengths
-        self._items.extend(items)
         doc = first
         for key, count in snapshot.files:
-            self._order.extend((key, position) for position in range(count))
-            self._files[key] = range(doc, doc + count)
+            self._add_slot(key, items, doc - first, doc, count)
             doc += count
         self._live += len(items)
         self._total_length += int(lengths.sum())
@@ -741,10 +765,9 @@ class BM25Index(Generic[T]):
             kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
             tied = scores >= kth  # everything that can rank, ties included
             docs, scores = docs[tied], scores[tied]
-        order = self._order
         ranked = sorted(
             zip(docs.tolist(), scores.tolist(), strict=True),
-            key=lambda pair: (-pair[1], order[pair[0]]),
+            key=lambda pair: (-pair[1], self._order_key(pair[0])),
         )[:top_k]
         return [Hit(score, self._item(doc)) for doc, score in ranked]
 
@@ -803,10 +826,17 @@ class BM25Index(Generic[T]):
         reached = np.flatnonzero(scores >= floor if floor > 0 else scores != 0)
         return reached, scores[reached]
 
+    def _order_key(self, doc: int) -> tuple[FileKey, int]:
+        """A document's place in corpus order: its file's key, its position there."""
+        entry = self._slots[int(self._doc_slot[doc])]
+        assert entry is not None
+        return entry[0], doc - entry[3]
+
     def _item(self, doc: int) -> T:
-        item = self._items[doc]
-        assert item is not None
-        return item
+        entry = self._slots[int(self._doc_slot[doc])]
+        assert entry is not None
+        _, items, base, first = entry
+        return items[base + doc - first]
 
     def file_items(self, file_key: FileKey) -> Sequence[T]:
         """The live items of one file, in order."""
