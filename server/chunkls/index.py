@@ -177,10 +177,9 @@ class WorkspaceIndex:
         self.version = 0
         """Bumped whenever a file's chunks change."""
         self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
-        self._sources_version = 0
-        """Bumped when a ``source_path`` appears or disappears."""
-        self._paths: tuple[int, list[str], dict[str, list[int]]] | None = None
-        """(sources version, source paths, trigram -> indexes into them) for ``suggest``."""
+        self._paths = _PathGrams()
+        """Every source path by trigram, for ``suggest`` (kept up to date as files come
+        and go, built on first use)."""
 
     # -- folders ---------------------------------------------------------------
 
@@ -271,7 +270,7 @@ class WorkspaceIndex:
                 sources.remove(rel_path)
                 if not sources:
                     del folder.by_source[source]
-                    self._sources_version += 1
+                    self._paths.discard(source, self.folders)
             self.search_index.remove_file((folder.position, rel_path))
         if stored is None:
             return
@@ -282,7 +281,7 @@ class WorkspaceIndex:
         if stored.stubs:
             sources = folder.by_source.setdefault(stored.stubs[0][1], [])
             if not sources:
-                self._sources_version += 1
+                self._paths.add(stored.stubs[0][1])
             sources.append(rel_path)
         if searchable:
             self._make_searchable(folder, stored, terms, chunks)
@@ -679,26 +678,68 @@ class WorkspaceIndex:
 
     def _near_paths(self, path: str) -> list[str]:
         """The source paths sharing the most trigrams with ``path`` (a few)."""
-        if self._paths is None or self._paths[0] != self._sources_version:
-            paths = sorted(self.source_paths())
-            grams: dict[str, list[int]] = {}
-            for number, each in enumerate(paths):
-                for gram in _trigrams(each):
-                    grams.setdefault(gram, []).append(number)
-            self._paths = (self._sources_version, paths, grams)
-        _, paths, grams = self._paths
-        if len(paths) <= SUGGEST_POOL:
-            return paths
+        if not self._paths.built:
+            self._paths.build(self.source_paths())
+        return self._paths.near(path[:SUGGEST_CHARS])
+
+
+class _PathGrams:
+    """Source paths indexed by trigram. Paths are added and dropped one by one
+    (a cold index adds thousands while hovers ask for suggestions); a dropped
+    path leaves a hole, and the whole is rebuilt when holes are most of it."""
+
+    def __init__(self) -> None:
+        self.built = False
+        self.paths: list[str | None] = []
+        self.numbers: dict[str, int] = {}
+        self.grams: dict[str, list[int]] = {}
+        self.holes = 0
+
+    def build(self, paths: Iterable[str]) -> None:
+        """Index these paths, from scratch."""
+        self.paths, self.numbers, self.grams, self.holes = [], {}, {}, 0
+        self.built = True
+        for path in sorted(paths):
+            self.add(path)
+
+    def add(self, path: str) -> None:
+        """A source path appeared (in some folder)."""
+        if not self.built or path in self.numbers:
+            return
+        number = len(self.paths)
+        self.paths.append(path)
+        self.numbers[path] = number
+        for gram in _trigrams(path):
+            self.grams.setdefault(gram, []).append(number)
+
+    def discard(self, path: str, folders: Iterable[Folder]) -> None:
+        """A source path left a folder: dropped unless another folder has it."""
+        if not self.built or any(path in folder.by_source for folder in folders):
+            return
+        number = self.numbers.pop(path, None)
+        if number is None:
+            return
+        self.paths[number] = None
+        self.holes += 1
+        if self.holes > max(1000, len(self.numbers)):
+            self.build(self.numbers)
+
+    def near(self, path: str) -> list[str]:
+        """The paths sharing the most trigrams with ``path``, in index order."""
+        live = len(self.numbers)
+        if live <= SUGGEST_POOL:
+            return sorted(self.numbers)
         shared: dict[int, int] = {}
-        common = max(SUGGEST_POOL, len(paths) // 8)
-        for gram in _trigrams(path[:SUGGEST_CHARS]):
-            numbers = grams.get(gram, ())
+        common = max(SUGGEST_POOL, live // 8)
+        for gram in _trigrams(path):
+            numbers = self.grams.get(gram, ())
             if len(numbers) > common:
                 continue  # ".py", "/__": says nothing
             for number in numbers:
                 shared[number] = shared.get(number, 0) + 1
-        best = sorted(shared, key=lambda number: (-shared[number], number))[:SUGGEST_POOL]
-        return [paths[number] for number in sorted(best)]
+        ranked = sorted(shared, key=lambda number: (-shared[number], number))
+        best = [number for number in ranked if self.paths[number] is not None][:SUGGEST_POOL]
+        return [self.paths[number] for number in sorted(best)]  # type: ignore[misc]
 
 
 def _trigrams(text: str) -> set[str]:

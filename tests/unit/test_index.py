@@ -257,3 +257,20 @@ def test_suggest_at_scale_finds_the_near_path_and_follows_changes(tmp_path: Path
     assert index.suggest("services/refunds/gateway.py#function-refnd")[0] == (
         "services/refunds/gateway.py#function-refund"
     )
+
+
+def test_suggestions_follow_files_that_come_and_go(tmp_path: Path) -> None:
+    tree = {f"pkg{i // 50}/module_{i}.py": f"def f{i}():\n    pass\n" for i in range(300)}
+    write_tree(tmp_path, tree)
+    index = build_index([tmp_path])
+    folder = index.folders[0]
+    assert index.suggest("pkg1/modul_77.py#function-f77")[0] == "pkg1/module_77.py#function-f77"
+    for round_ in range(3):  # removed paths are never suggested, re-added ones are
+        (tmp_path / "pkg1" / "module_77.py").unlink()
+        index.refresh(folder, ["pkg1/module_77.py"])
+        assert not any("module_77.py" in s for s in index.suggest("pkg1/modul_77.py#function-f77"))
+        write_tree(tmp_path, {"pkg1/module_77.py": f"def f77():\n    return {round_}\n"})
+        index.refresh(folder, ["pkg1/module_77.py"])
+        assert index.suggest("pkg1/modul_77.py#function-f77")[0] == (
+            "pkg1/module_77.py#function-f77"
+        )

@@ -113,10 +113,11 @@ def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hov
 def preview(entry: IndexedChunk) -> str:
     """Markdown for one chunk: ID, path and lines, symbol, and its first lines."""
     chunk = entry.chunk
-    lines = chunk.text.split("\n")
+    lines = chunk.text.split("\n", PREVIEW_LINES)  # the first lines only: chunks can be long
     shown = "\n".join(lines[:PREVIEW_LINES])
     if len(lines) > PREVIEW_LINES:
-        shown += f"\n… ({len(lines) - PREVIEW_LINES} more lines)"
+        more = chunk.text.count("\n", len(shown))
+        shown += f"\n… ({more} more lines)"
     fence = "````" if "```" in shown else "```"
     symbol = f" · symbol `{chunk.symbol}`" if chunk.symbol else ""
     return (

@@ -1,0 +1,24 @@
+"""Hover previews: the first lines of a chunk, and how many more there are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkls.chunking import CorpusRules, LocatedChunk
+from chunkls.index import Folder, IndexedChunk
+from chunkls.lsp.navigation import PREVIEW_LINES, preview
+
+
+@pytest.mark.parametrize("lines", [1, PREVIEW_LINES, PREVIEW_LINES + 1, PREVIEW_LINES + 40])
+def test_preview_shows_the_first_lines_and_counts_the_rest(lines: int) -> None:
+    text = "\n".join(f"line {i}" for i in range(1, lines + 1))
+    chunk = LocatedChunk("a.py#function-f", text, "a.py", "code", "f", 1, lines)
+    shown = preview(IndexedChunk(Folder(Path("/tmp"), CorpusRules()), chunk))
+    body = shown.split("```python\n", 1)[1].rsplit("\n```", 1)[0]
+    expected = "\n".join(f"line {i}" for i in range(1, min(lines, PREVIEW_LINES) + 1))
+    if lines > PREVIEW_LINES:
+        expected += f"\n… ({lines - PREVIEW_LINES} more lines)"
+    assert body == expected
+    assert f"lines 1-{lines}" in shown
