@@ -43,7 +43,7 @@ STATUS_NOTIFICATION = "chunkls/status"
 
 _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
-TRIM_EVERY = 1.0
+TRIM_EVERY = 0.2
 """Least seconds between two returns of free heap memory after index changes."""
 _PAUSE = 0.0005
 """How long each pause lets requests run (several loop turns: read, handle, write)."""
