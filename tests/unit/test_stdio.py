@@ -56,12 +56,16 @@ def _responses(stdout: bytes) -> dict[Any, dict[str, Any]]:
     return found
 
 
-def _serve(stdin: Any, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+def _serve(
+    tmp_path: Path, data: bytes | None = None, stdin: Any = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the server on ``data`` through a pipe, or on ``stdin`` as given."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     return subprocess.run(
         [sys.executable, "-m", "chunkls", "serve"],
         cwd=REPO,
         env=env,
+        input=data,
         stdin=stdin,
         capture_output=True,
         timeout=120,
@@ -70,27 +74,19 @@ def _serve(stdin: Any, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
 
 
 def test_a_pipe_is_served_and_exits_cleanly(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "chunkls", "serve"],
-        cwd=REPO,
-        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    stdout, stderr = process.communicate(_session(), timeout=120)
-    assert process.returncode == 0, stderr.decode()
-    responses = _responses(stdout)
+    done = _serve(tmp_path, _session())
+    assert done.returncode == 0, done.stderr.decode()
+    responses = _responses(done.stdout)
     assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
     assert responses[2]["result"] is None
-    assert b"reading stdin in a thread" not in stderr
+    assert b"reading stdin in a thread" not in done.stderr
 
 
 def test_a_regular_file_as_stdin_is_read_in_a_thread(tmp_path: Path) -> None:
     script = tmp_path / "session.bin"
     script.write_bytes(_session())
     with script.open("rb") as stdin:
-        done = _serve(stdin, tmp_path)
+        done = _serve(tmp_path, stdin=stdin)
     assert done.returncode == 0, done.stderr.decode()
     assert b"reading stdin in a thread" in done.stderr
     responses = _responses(done.stdout)
@@ -100,17 +96,9 @@ def test_a_regular_file_as_stdin_is_read_in_a_thread(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("size", [3 << 20])
 def test_an_oversized_header_line_is_skipped(tmp_path: Path, size: int) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "chunkls", "serve"],
-        cwd=REPO,
-        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    stdout, stderr = process.communicate(_session(b"X" * size + b"\r\n"), timeout=120)
-    assert process.returncode == 0, stderr.decode()[-2000:]
-    assert b"skipped a header line longer than" in stderr
-    responses = _responses(stdout)
+    done = _serve(tmp_path, _session(b"X" * size + b"\r\n"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert b"skipped a header line longer than" in done.stderr
+    responses = _responses(done.stdout)
     assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
     assert responses[2]["result"] is None
