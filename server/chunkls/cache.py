@@ -73,9 +73,8 @@ class Row(NamedTuple):
     digest: bytes | None
     skipped: str | None
     stubs: bytes | None
-    """The chunks without their texts (``chunkls.store.encode_stubs``)."""
-    texts: bytes | None
-    """Their texts, compressed (``StoredFile.texts``)."""
+    """The chunks without their texts (``chunkls.store.encode_stubs``); the
+    texts stay on disk until ``FolderCache.texts`` asks for them."""
     generation: int
     checked_ns: int
 
@@ -116,6 +115,10 @@ CREATE TABLE IF NOT EXISTS snapshot (
 """
 
 
+_Put = tuple[str, int, int, bytes | None, str | None, bytes | None, bytes | None, int, int]
+"""A row to write: the columns of ``files`` in order."""
+
+
 class FolderCache:
     """The cache file of one workspace folder."""
 
@@ -130,7 +133,10 @@ class FolderCache:
         }
         self._db: sqlite3.Connection | None = None
         self._disabled = False
-        self._puts: dict[str, tuple[object, ...] | None] = {}
+        self._puts: dict[str, _Put | None] = {}
+        self._touches: dict[str, tuple[int, int, str, int]] = {}
+        """rel_path -> (mtime_ns, checked_ns, rel_path, generation) of rows whose
+        file has a new mtime but the same content."""
         self._generation = time.time_ns()
         self.problem: str | None = None
         """What went wrong with the cache file, if anything (logged once)."""
@@ -210,7 +216,7 @@ class FolderCache:
                 rows = {
                     rel_path: Row(*rest)
                     for rel_path, *rest in db.execute(
-                        "SELECT rel_path, mtime_ns, size, digest, skipped, stubs, texts,"
+                        "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
                         " generation, checked_ns FROM files"
                     )
                 }
@@ -309,17 +315,7 @@ class FolderCache:
 
     def touch(self, rel_path: str, row: Row, mtime_ns: int) -> None:
         """A file's mtime changed but its content hash did not."""
-        self._puts[rel_path] = (
-            rel_path,
-            mtime_ns,
-            row.size,
-            row.digest,
-            row.skipped,
-            row.stubs,
-            row.texts,
-            row.generation,
-            time.time_ns(),
-        )
+        self._touches[rel_path] = (mtime_ns, time.time_ns(), rel_path, row.generation)
 
     def delete(self, rel_path: str) -> None:
         """Forget a file (written by the next ``flush``)."""
@@ -328,16 +324,19 @@ class FolderCache:
     @property
     def dirty(self) -> bool:
         """Whether there are writes waiting for ``flush``."""
-        return bool(self._puts)
+        return bool(self._puts or self._touches)
 
-    def flush(self) -> None:
-        """Write the recorded changes in one transaction."""
-        if not self._puts:
-            return
+    def flush(self) -> dict[str, int]:
+        """Write the recorded changes in one transaction; returns the rows written
+        with their chunks (rel_path -> generation), none if the write failed."""
+        if not self._puts and not self._touches:
+            return {}
         puts, self._puts = self._puts, {}
+        touches, self._touches = self._touches, {}
         db = self._connect()
         if db is None:
-            return
+            return {}
+        rows = [row for row in puts.values() if row is not None]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
@@ -346,11 +345,38 @@ class FolderCache:
                     [(rel_path,) for rel_path, row in puts.items() if row is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [row for row in puts.values() if row is not None],
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+                db.executemany(
+                    "UPDATE files SET mtime_ns = ?, checked_ns = ?"
+                    " WHERE rel_path = ? AND generation = ?",
+                    [touch for rel_path, touch in touches.items() if rel_path not in puts],
                 )
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
+            return {}
+        return {row[0]: row[7] for row in rows if row[6] is not None}
+
+    def texts(self, rel_path: str, generation: int) -> bytes | None:
+        """The texts blob of a file's row of this generation (``None``: no such
+        row any more, or the cache cannot be read)."""
+        pending = self._puts.get(rel_path)
+        if pending is not None and pending[7] == generation:
+            return pending[6]
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            found = db.execute(
+                "SELECT texts FROM files WHERE rel_path = ? AND generation = ?",
+                (rel_path, generation),
+            ).fetchone()
+        except (sqlite3.Error, OSError) as error:
+            if self.problem is None:
+                logger.warning("index cache %s: cannot read texts (%s)", self.path, error)
+                self.problem = str(error)
+            return None
+        return found[0] if found is not None and isinstance(found[0], bytes) else None
 
     def _write_failed(self, error: sqlite3.Error | OSError) -> None:
         """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""

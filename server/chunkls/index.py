@@ -174,6 +174,8 @@ class WorkspaceIndex:
         """Bumped whenever a folder is added or removed (memoised lookups check it)."""
         self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
         """The files unpacked last (a few), with the stored entry they came from."""
+        self._texts_lost: set[Folder] = set()
+        """Folders whose cache lost texts the index relied on (logged once each)."""
         self.version = 0
         """Bumped whenever a file's chunks change."""
         self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
@@ -308,25 +310,52 @@ class WorkspaceIndex:
         )
 
     def _unpack(self, folder: Folder, stored: StoredFile) -> tuple[LocatedChunk, ...]:
-        """A stored file's chunks with their texts (the last few are kept)."""
+        """A stored file's chunks with their texts (the last few are kept); texts
+        the index let go of are read back from the folder's cache."""
         key = (folder, stored.rel_path)
         known = self._unpacked.get(key)
         if known is not None and known[0] is stored:
             return known[1]
+        blob = stored.texts
+        if blob is None:
+            blob = self._cached_texts(folder, stored.rel_path)
+            if blob is None:
+                # the row is gone (the cache deleted, rebuilt or rewritten by
+                # another process): the file itself is the truth
+                self._refresh_file(folder, stored.rel_path)
+                fresh = folder.files.get(stored.rel_path)
+                if fresh is None or fresh.texts is None:
+                    return ()
+                return self._unpack(folder, fresh)
         try:
-            chunks = unpack(stored)
+            chunks = unpack(stored, blob)
         except ValueError as error:
             # a damaged blob (from a damaged cache): read the file again
             logger.warning("%s: %s; re-reading the file", folder.absolute(stored.rel_path), error)
             self._refresh_file(folder, stored.rel_path)
             fresh = folder.files.get(stored.rel_path)
-            if fresh is None or fresh is stored:
+            if fresh is None or fresh is stored or fresh.texts is None:
                 return ()
             return self._unpack(folder, fresh)
         if len(self._unpacked) >= UNPACKED_FILES:
             del self._unpacked[next(iter(self._unpacked))]
         self._unpacked[key] = (stored, chunks)
         return chunks
+
+    def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
+        generation = folder.generations.get(rel_path)
+        if folder.cache is None or generation is None:
+            return None
+        blob = folder.cache.texts(rel_path, generation)
+        if blob is None and folder not in self._texts_lost:
+            self._texts_lost.add(folder)
+            logger.info(
+                "%s: chunk texts are no longer in the index cache (cleared, or rewritten by"
+                " another chunkls); re-reading files from disk as they are needed (first: %s)",
+                folder.root,
+                rel_path,
+            )
+        return blob
 
     def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
         """Record that a file cannot be chunked (its old chunks are dropped)."""
@@ -370,7 +399,7 @@ class WorkspaceIndex:
         if folder.touched is not None:  # an indexing pass is running: leave these be
             folder.touched.update(rel_paths, changed)
         if folder.cache is not None:
-            folder.cache.flush()  # one commit for the whole batch
+            self._let_go_of_texts(folder, folder.cache.flush())  # one commit for the batch
         return changed
 
     def _refresh_file(self, folder: Folder, rel_path: str) -> list[str]:
@@ -509,14 +538,12 @@ class WorkspaceIndex:
                 folder.skipped[rel_path] = row.skipped
                 continue
             try:
-                if row.texts is None:
-                    raise ValueError("no texts")
                 stubs = decode_stubs(row.stubs or b"")
             except ValueError:
                 cache.delete(rel_path)
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
                 continue
-            stored = StoredFile(rel_path, stubs, row.texts, row.mtime_ns, row.size)
+            stored = StoredFile(rel_path, stubs, None, row.mtime_ns, row.size)
             self._link(folder, rel_path, stored, None, False)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
@@ -568,11 +595,26 @@ class WorkspaceIndex:
             cache = each.cache
             if cache is None:
                 continue
-            cache.flush()
+            self._let_go_of_texts(each, cache.flush())
             if each.snapshot_stale:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
                 cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
                 each.snapshot_stale = False
+
+    def _let_go_of_texts(self, folder: Folder, written: dict[str, int]) -> None:
+        """Drop the texts of files whose cache row now holds them."""
+        files = folder.files
+        for rel_path, generation in written.items():
+            stored = files.get(rel_path)
+            if (
+                stored is not None
+                and stored.texts is not None
+                and folder.generations.get(rel_path) == generation
+            ):
+                files[rel_path] = lighter = stored._replace(texts=None)
+                known = self._unpacked.get((folder, rel_path))
+                if known is not None and known[0] is stored:
+                    self._unpacked[(folder, rel_path)] = (lighter, known[1])
 
     def close(self) -> None:
         """Save and close every folder's cache."""

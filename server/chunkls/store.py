@@ -4,8 +4,9 @@ The index holds ~100,000 chunks. What it looks up by (ID, path, symbol, lines)
 is kept as plain tuples, a *stub* per chunk; the texts, needed only for a
 preview, a search result's first line or a listing, are kept per file in one
 zlib-compressed blob (about a quarter of their size) and unpacked on demand.
-The cache stores the very same blob, so a warm start reads it without
-decompressing anything, and a row waiting to be written shares it.
+The cache stores the very same blob: once it is written there, the index lets
+go of it (``texts`` is ``None``) and reads it back from the cache when a
+preview or a listing asks for it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ class StoredFile(NamedTuple):
 
     rel_path: str
     stubs: tuple[Stub, ...]
-    texts: bytes
-    """The chunks' texts, in order: a marshalled tuple of str, compressed."""
+    texts: bytes | None
+    """The chunks' texts, in order: a marshalled tuple of str, compressed;
+    ``None`` while they are kept in the folder's cache only."""
     mtime_ns: int
     size: int
 
@@ -57,9 +59,13 @@ def pack(entry: FileChunks) -> StoredFile:
     return StoredFile(entry.rel_path, stubs, texts, entry.mtime_ns, entry.size)
 
 
-def unpack(stored: StoredFile) -> tuple[LocatedChunk, ...]:
-    """The file's chunks with their texts; ``ValueError`` if the blob is bad."""
-    texts = decode_texts(stored.texts, len(stored.stubs))
+def unpack(stored: StoredFile, blob: bytes | None = None) -> tuple[LocatedChunk, ...]:
+    """The file's chunks with their texts (from ``blob`` when given, else its
+    own); ``ValueError`` if the blob is bad or missing."""
+    blob = stored.texts if blob is None else blob
+    if blob is None:
+        raise ValueError("no texts")
+    texts = decode_texts(blob, len(stored.stubs))
     return tuple(
         LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
         for stub, text in zip(stored.stubs, texts, strict=True)

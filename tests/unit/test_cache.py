@@ -324,3 +324,49 @@ def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(
     index.close()
     again = build_index([tree], cache_dir=cache, workers=1)
     assert _state(again) == _state(build_index([tree], workers=1))
+
+
+def _holding_texts(index: WorkspaceIndex) -> list[str]:
+    return [rel for f in index.folders for rel, stored in f.files.items() if stored.texts]
+
+
+def test_texts_once_cached_are_read_back_from_the_cache(tree: Path, cache: Path) -> None:
+    index = WorkspaceIndex(cache, workers=1)
+    folder = index.add_folder(tree)
+    index.index_folder(folder)
+    assert _holding_texts(index) == []  # written to the cache, so not held twice
+    (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
+    index.refresh(folder, ["pkg/m2.py"])
+    assert _holding_texts(index) == []
+    assert [c.text for c in index.file_chunks(folder, "pkg/m2.py")] == [
+        "def saved_edit():\n    return 'helper value'"
+    ]
+    uncached = build_index([tree], workers=1)
+    assert len(_holding_texts(uncached)) == 24  # no cache: kept in memory (not broken.py)
+    assert _state(index) == _state(uncached)
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert _holding_texts(warm) == []
+    assert _state(warm) == _state(uncached)
+
+
+@pytest.mark.parametrize("how", ["deleted", "rewritten"])
+def test_texts_gone_from_the_cache_are_read_from_the_file(
+    tree: Path, cache: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    index = build_index([tree], cache_dir=cache, workers=1)
+    folder = index.folders[0]
+    path = store_path(tree.resolve(), cache)
+    other = sqlite3.connect(path)
+    if how == "deleted":  # e.g. the user cleared the cache directory
+        other.execute("DELETE FROM files")
+    else:  # another chunkls process wrote newer rows
+        other.execute("UPDATE files SET generation = generation + 1000000")
+    other.commit()
+    other.close()
+    with caplog.at_level(logging.INFO, logger="chunkls"):
+        assert _state(index) == _state(build_index([tree], workers=1))
+    assert len([r for r in caplog.records if "no longer in the index cache" in r.message]) == 1
+    assert index.lookup("pkg/m3.py#function-alpha_3")[0].chunk.text.startswith("def alpha_3")
+    assert "pkg/m3.py" in _holding_texts(index)  # read again, kept until cached again
+    index.save(folder)
+    assert _holding_texts(index) == []
