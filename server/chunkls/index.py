@@ -64,9 +64,10 @@ class Folder:
     """Root-relative path -> that file's chunks, texts compressed (``chunkls.store``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
-    by_id: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    """Chunk ID -> (root-relative path, position in the file) of each chunk with
-    that ID (several for ``@overload`` stubs)."""
+    by_id: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
+    """Chunk ID -> the root-relative path of the file with chunks of that ID (or
+    the paths, when several files have some). A file may have several (the
+    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None
@@ -259,13 +260,15 @@ class WorkspaceIndex:
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path), None)
         self.version += 1
+        by_id = folder.by_id
         if old is not None:
             for chunk_id in old.chunk_ids():
-                entries = folder.by_id.get(chunk_id)
-                if entries is not None:
-                    entries[:] = [entry for entry in entries if entry[0] != rel_path]
-                    if not entries:
-                        del folder.by_id[chunk_id]
+                holders = by_id.get(chunk_id)
+                if holders == rel_path:
+                    del by_id[chunk_id]
+                elif isinstance(holders, tuple) and rel_path in holders:
+                    rest = tuple(holder for holder in holders if holder != rel_path)
+                    by_id[chunk_id] = rest[0] if len(rest) == 1 else rest
             source = old.stubs[0][1] if old.stubs else None
             sources = folder.by_source.get(source) if source is not None else None
             if source is not None and sources is not None and rel_path in sources:
@@ -278,8 +281,13 @@ class WorkspaceIndex:
             return
         folder.files[rel_path] = stored
         folder.skipped.pop(rel_path, None)
-        for position, stub in enumerate(stored.stubs):
-            folder.by_id.setdefault(stub[0], []).append((rel_path, position))
+        for stub in stored.stubs:
+            holders = by_id.setdefault(stub[0], rel_path)
+            if holders is not rel_path and holders != rel_path:
+                if isinstance(holders, str):
+                    by_id[stub[0]] = (holders, rel_path)
+                elif rel_path not in holders:
+                    by_id[stub[0]] = (*holders, rel_path)
         if stored.stubs:
             sources = folder.by_source.setdefault(stored.stubs[0][1], [])
             if not sources:
@@ -654,12 +662,22 @@ class WorkspaceIndex:
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
     def _entries(self, folder: Folder, chunk_id: str) -> list[IndexedChunk]:
+        holders = folder.by_id.get(chunk_id)
+        if holders is None:
+            return []
         found = []
-        for rel_path, position in list(folder.by_id.get(chunk_id, ())):
+        for rel_path in (holders,) if isinstance(holders, str) else holders:
             stored = folder.files.get(rel_path)
-            chunks = self._unpack(folder, stored) if stored is not None else ()
-            if position < len(chunks) and chunks[position].chunk_id == chunk_id:
-                found.append(IndexedChunk(folder, chunks[position]))
+            if stored is None:
+                continue
+            positions = [n for n, stub in enumerate(stored.stubs) if stub[0] == chunk_id]
+            if positions:
+                chunks = self._unpack(folder, stored)
+                found += [
+                    IndexedChunk(folder, chunks[n])
+                    for n in positions
+                    if n < len(chunks) and chunks[n].chunk_id == chunk_id  # not re-read since
+                ]
         return found
 
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:

@@ -42,7 +42,7 @@ def state(index: WorkspaceIndex) -> tuple[object, ...]:
             for hit_list in (index.search(query, top_k=50) for query in queries)
         ],
         [
-            sorted((cid, len(entries)) for cid, entries in folder.by_id.items())
+            sorted((cid, len(index.lookup(cid, folder))) for cid in folder.by_id)
             for folder in index.folders
         ],
         [
