@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from chunkls.lsp.server import ChunkServer, create_server
 
@@ -118,3 +120,40 @@ async def test_shutdown_with_requests_pending_is_answered(
     assert answer == {"jsonrpc": "2.0", "id": 9, "result": None}
     assert server.protocol._request_futures == {}
     waiting.cancel()
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [(None, None), (ValueError("boom"), -32603), (JsonRpcInvalidParams("no such thing"), -32602)],
+)
+async def test_plain_handlers_are_answered_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: Exception | None, code: int | None
+) -> None:
+    """A plain handler's result (or error) is written in the same call, as pygls
+    would write it, with nothing left behind."""
+    server, writer = await _started(tmp_path, monkeypatch)
+    calls: list[Any] = []
+
+    def probe(params: Any) -> Any:
+        calls.append(params)
+        if raised is not None:
+            raise raised
+        return None if len(calls) == 1 else types.Hover(contents="x")
+
+    monkeypatch.setitem(server.protocol.fm.features, types.TEXT_DOCUMENT_HOVER, probe)
+    uri = (tmp_path / "ws" / "a.py").as_uri()
+    params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 4}}
+    for number in (41, 42):
+        writer.messages.clear()
+        _feed(server, {"id": number, "method": types.TEXT_DOCUMENT_HOVER, "params": params})
+        [answer] = writer.messages  # no await: answered within the call
+        assert answer["id"] == number
+        if code is None:
+            assert answer["result"] == (None if number == 41 else {"contents": "x"})
+        else:
+            assert answer["error"]["code"] == code
+            assert "result" not in answer
+    assert isinstance(calls[0], types.HoverParams)
+    assert calls[0].position == types.Position(0, 4)
+    assert 41 not in server.protocol._result_types and 42 not in server.protocol._result_types
+    assert not server.protocol._request_futures

@@ -19,12 +19,17 @@ dropped (nobody waits for them).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.feature_manager import is_thread_function
 from pygls.protocol import LanguageServerProtocol
 
 logger = logging.getLogger("chunkls")
@@ -44,6 +49,8 @@ class ChunkProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         self._request_futures = _Futures()
+        self._plain: dict[Callable[..., Any], bool] = {}
+        """Handler -> whether it is a plain function (answered in the same call)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         return data  # typed in handle_message, once the whole message is read
@@ -88,6 +95,38 @@ class ChunkProtocol(LanguageServerProtocol):
             context.run(self._handle_response, message.id, None, message.error)
         else:
             context.run(self._handle_response, message.id, getattr(message, "result", None))
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """pygls's, but the result of a plain (not async, threaded or generator)
+        handler is sent as soon as it returns, without the future and callbacks
+        pygls goes through (a sixth of a hover's time in the server)."""
+        features = self.fm.features
+        handler = self.fm.builtin_features.get(method_name) or features.get(method_name)
+        if handler is None or not self._is_plain(handler):
+            super()._handle_request(msg_id, method_name, params)
+            return
+        self._ctx_msg_id.set(msg_id)
+        try:
+            result = handler(params)
+        except Exception as error:  # answered as pygls answers it
+            failed: Future[Any] = Future()
+            failed.set_exception(error)
+            self._send_handler_result(failed, msg_id=msg_id)
+            return
+        self._result_types.pop(msg_id, None)
+        self._send_data(
+            {"jsonrpc": VERSION, "id": msg_id, "result": self._converter.unstructure(result)}
+        )
+
+    def _is_plain(self, handler: Callable[..., Any]) -> bool:
+        plain = self._plain.get(handler)
+        if plain is None:
+            plain = self._plain[handler] = not (
+                asyncio.iscoroutinefunction(handler)
+                or bool(is_thread_function(handler))  # type: ignore[no-untyped-call]
+                or inspect.isgeneratorfunction(handler)
+            )
+        return plain
 
     # -- futures pygls would keep forever --------------------------------------------
 
