@@ -30,10 +30,11 @@ import numpy as np
 from chunkls import __version__
 from chunkls.search import Segment, Snapshot
 from chunkls.store import StoredFile, encode_stubs
+from chunkls.terms import TermTable
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 2
+SCHEMA = 3
 """Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
@@ -107,6 +108,7 @@ CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     files BLOB NOT NULL,
     terms BLOB NOT NULL,
+    term_ids BLOB NOT NULL,
     offsets BLOB NOT NULL,
     docs BLOB NOT NULL,
     tfs BLOB NOT NULL,
@@ -234,13 +236,13 @@ class FolderCache:
     @staticmethod
     def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
         row = db.execute(
-            "SELECT files, terms, offsets, docs, tfs, lengths FROM snapshot WHERE id = 1"
+            "SELECT files, terms, term_ids, offsets, docs, tfs, lengths FROM snapshot WHERE id = 1"
         ).fetchone()
         if row is None:
             return None, {}
-        files_blob, terms_blob, offsets, docs, tfs, lengths = row
+        files_blob, terms_blob, term_ids, offsets, docs, tfs, lengths = row
         files = marshal.loads(files_blob)
-        terms = terms_blob.decode("utf-8").split("\0") if terms_blob else []
+        terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
         segment = Segment(
             np.frombuffer(offsets, dtype=np.int64),
             np.frombuffer(docs, dtype=np.int32),
@@ -254,6 +256,8 @@ class FolderCache:
             or int(segment.offsets[-1]) != len(segment.docs)
             or counts != len(lengths_array)
             or (len(segment.docs) and int(segment.docs.max()) >= counts)
+            or (len(terms) and np.bincount(terms.ids, minlength=len(terms)).max() != 1)
+            or not bool(np.all(terms.prefixes[1:] >= terms.prefixes[:-1]))
         ):
             raise ValueError("inconsistent snapshot")
         snapshot = Snapshot(
@@ -398,10 +402,11 @@ class FolderCache:
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 db.execute(
-                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         files,
-                        "\0".join(snapshot.terms).encode("utf-8"),
+                        snapshot.terms.blob,
+                        snapshot.terms.ids.tobytes(),
                         segment.offsets.astype(np.int64).tobytes(),
                         segment.docs.astype(np.int32).tobytes(),
                         segment.tfs.astype(np.int32).tobytes(),

@@ -22,6 +22,8 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from chunkls.terms import TermTable, Vocabulary
+
 K1 = 1.5
 """Term-frequency saturation."""
 B = 0.75
@@ -375,7 +377,8 @@ class Snapshot(NamedTuple):
 
     files: list[tuple[FileKey, int]]
     """Files in document order, with how many documents each has."""
-    terms: list[str]
+    terms: TermTable
+    """The terms, with ids 0 to n-1 (those of ``segment``)."""
     segment: Segment
     lengths: npt.NDArray[np.int32]
 
@@ -401,12 +404,10 @@ def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) 
     used = np.zeros(len(snapshot.terms), dtype=bool)
     used[terms] = True
     names = np.flatnonzero(used)
-    local = np.zeros(len(snapshot.terms), dtype=_I32)
+    local = np.full(len(snapshot.terms), -1, dtype=_I32)
     local[names] = np.arange(len(names), dtype=_I32)
     segment = Segment.build(local[terms], renumber[docs[kept]].astype(_I32), tfs[kept], len(names))
-    return Snapshot(
-        files, [snapshot.terms[i] for i in names.tolist()], segment, snapshot.lengths[mask]
-    )
+    return Snapshot(files, snapshot.terms.select(local), segment, snapshot.lengths[mask])
 
 
 class BM25Index(Generic[T]):
@@ -423,7 +424,7 @@ class BM25Index(Generic[T]):
     """
 
     def __init__(self) -> None:
-        self._vocabulary: dict[str, int] = {}
+        self._vocabulary = Vocabulary()
         """term -> term id."""
         self._main = _NO_SEGMENT
         self._small = _NO_SEGMENT
@@ -484,13 +485,7 @@ class BM25Index(Generic[T]):
 
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Term ids for terms, new ones added to the vocabulary."""
-        vocabulary = self._vocabulary
-        ids = list(map(vocabulary.get, terms))
-        if None in ids:
-            for i, term in enumerate(terms):
-                if ids[i] is None:
-                    ids[i] = vocabulary.setdefault(term, len(vocabulary))
-        return np.array(ids, dtype=_I32)
+        return self._vocabulary.ids(terms)
 
     def _add_slot(
         self, file_key: FileKey, items: Sequence[T], base: int, first: int, count: int
@@ -594,22 +589,17 @@ class BM25Index(Generic[T]):
     def _drop_unused_terms(self, terms: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         """Forget the terms no posting has any more (those of removed files): term
         ids are renumbered in the same order, so ``terms`` are returned renumbered."""
-        size = len(self._vocabulary)
-        used = np.zeros(size, dtype=bool)
+        used = np.zeros(len(self._vocabulary), dtype=bool)
         used[terms] = True
-        if used.all():
-            return terms
-        kept = np.flatnonzero(used)
-        renumber = np.zeros(size, dtype=_I32)
-        renumber[kept] = np.arange(len(kept), dtype=_I32)
-        names = list(self._vocabulary)
-        self._vocabulary = {names[old]: new for new, old in enumerate(kept.tolist())}
-        return renumber[terms]
+        renumber = self._vocabulary.keep(used)
+        return terms if renumber is None else renumber[terms]
 
     def compact(self) -> None:
-        """Merge everything into one segment (after a bulk load, before a save)."""
+        """Merge everything into one segment and freeze the vocabulary (after a
+        bulk load, before a save)."""
         if self._pending or self._small_triples or self._dead:
             self._merge()
+        self._vocabulary.freeze()
 
     # -- snapshots ------------------------------------------------------------------
 
@@ -631,13 +621,12 @@ class BM25Index(Generic[T]):
         terms, tfs = terms[keep], tfs[keep]
         local_docs = mapped[keep].astype(_I32)
         used = np.unique(terms)
-        local = np.zeros(len(self._vocabulary), dtype=_I32)
+        local = np.full(len(self._vocabulary), -1, dtype=_I32)
         local[used] = np.arange(len(used), dtype=_I32)
-        names = list(self._vocabulary)
         segment = Segment.build(local[terms], local_docs, tfs, len(used))
         return Snapshot(
             [(key, len(r)) for key, r in files],
-            [names[i] for i in used.tolist()],
+            self._vocabulary.freeze().select(local),
             segment,
             self._length[old].copy(),
         )
@@ -658,11 +647,11 @@ class BM25Index(Generic[T]):
             doc += count
         self._live += len(items)
         self._total_length += int(lengths.sum())
-        if not self._vocabulary and not len(self._main.docs) and first == 0:
-            self._vocabulary = dict(zip(snapshot.terms, range(len(snapshot.terms)), strict=True))
+        if not len(self._vocabulary) and not len(self._main.docs) and first == 0:
+            self._vocabulary = Vocabulary(snapshot.terms)
             self._main = _ascending(snapshot.segment)
             return
-        ids = self._term_ids(snapshot.terms)
+        ids = self._term_ids(snapshot.terms.names())
         terms, docs, tfs = _ascending(snapshot.segment).triples()
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)

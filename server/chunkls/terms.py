@@ -1,0 +1,224 @@
+"""The search vocabulary, kept compactly.
+
+A dict of half a million terms costs about 60 MB of Python objects, and
+building it from a saved snapshot costs a quarter of a second. Here most terms
+live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with numpy arrays
+for where each starts, its first eight bytes (to narrow a lookup down with a
+binary search) and its term id. A table is what a snapshot saves and loads
+as is. Terms added since the table was built sit in a small dict beside it
+(``Vocabulary``) until ``freeze`` folds them in.
+
+Terms never contain NUL (they are ``\\w+`` pieces): NUL ends each one in the
+blob, and pads the eight-byte prefixes, so a prefix orders terms as their
+bytes do.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_I32 = np.int32
+_PREFIX = 8
+"""Bytes of a term in its prefix key."""
+_FULL_REBUILD = 8
+"""Adding more than 1/8 of a table's size of terms rebuilds it by sorting all."""
+
+
+def _prefix(term: bytes) -> np.uint64:
+    return np.uint64(int.from_bytes(term[:_PREFIX].ljust(_PREFIX, b"\0"), "big"))
+
+
+class TermTable:
+    """An immutable set of terms with ids, sorted by their UTF-8 bytes."""
+
+    __slots__ = ("blob", "ids", "prefixes", "starts")
+
+    def __init__(self, blob: bytes, ids: npt.NDArray[np.int32]) -> None:
+        """``blob``: the sorted, distinct terms, each followed by NUL; ``ids``: the
+        id of each, in that order (``ValueError`` if they do not fit together)."""
+        data = np.frombuffer(blob, dtype=np.uint8)
+        ends = np.flatnonzero(data == 0)
+        if len(ends) != len(ids) or (len(blob) and blob[-1:] != b"\0"):
+            raise ValueError(f"a term table of {len(ends)} terms with {len(ids)} ids")
+        self.blob = blob
+        self.ids = np.ascontiguousarray(ids, dtype=_I32)
+        """Term id of each term, in sorted order."""
+        starts = np.zeros(len(ends) + 1, dtype=np.int64)
+        starts[1:] = ends + 1
+        self.starts = starts
+        """Where each term begins in ``blob`` (and, last, the blob's length)."""
+        prefixes = np.zeros(len(ends), dtype=np.uint64)
+        padded = np.zeros(len(blob) + _PREFIX, dtype=np.uint8)
+        padded[: len(blob)] = data
+        at = starts[:-1]
+        for k in range(_PREFIX):
+            byte = padded[at + k].astype(np.uint64)
+            byte[at + k >= ends] = 0
+            prefixes <<= np.uint64(8)
+            prefixes |= byte
+        self.prefixes = prefixes
+        """The first eight bytes of each term, NUL-padded, as a big-endian number."""
+
+    @classmethod
+    def from_terms(cls, terms: Iterable[tuple[str, int]]) -> TermTable:
+        """A table of (term, id) pairs, in any order."""
+        pairs = sorted((term.encode("utf-8"), term_id) for term, term_id in terms)
+        blob = b"".join(term + b"\0" for term, _ in pairs)
+        return cls(blob, np.array([term_id for _, term_id in pairs], dtype=_I32))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _bytes(self, rank: int) -> bytes:
+        starts = self.starts
+        return self.blob[starts[rank] : starts[rank + 1] - 1]
+
+    def term(self, rank: int) -> str:
+        """The term at a place in sorted order."""
+        return self._bytes(rank).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        """The terms in sorted order."""
+        if not self.blob:
+            return iter(())
+        return (term.decode("utf-8") for term in self.blob[:-1].split(b"\0"))
+
+    def rank(self, term: bytes) -> int:
+        """Where ``term`` is or would be inserted in sorted order."""
+        key = _prefix(term)
+        prefixes = self.prefixes
+        lo = int(np.searchsorted(prefixes, key, "left"))
+        hi = int(np.searchsorted(prefixes, key, "right"))
+        if hi - lo <= 1 or len(term) < _PREFIX:
+            # a prefix shorter than eight bytes is the whole term: at most one has it
+            if lo < hi and self._bytes(lo) < term:
+                return hi
+            return lo
+        return lo + bisect.bisect_left(range(lo, hi), term, key=self._bytes)
+
+    def find(self, term: str) -> int:
+        """The id of ``term``, or -1."""
+        if not len(self.ids):
+            return -1
+        encoded = term.encode("utf-8")
+        rank = self.rank(encoded)
+        if rank < len(self.ids) and self._bytes(rank) == encoded:
+            return int(self.ids[rank])
+        return -1
+
+    def names(self) -> list[str]:
+        """Every term, by id (ids must be 0 to n-1)."""
+        names = [""] * len(self.ids)
+        for term, term_id in zip(self, self.ids.tolist(), strict=True):
+            names[term_id] = term
+        return names
+
+    def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
+        """The terms whose id maps to a new id (-1: dropped), with the new ids."""
+        new_ids = renumber[self.ids]
+        kept = new_ids >= 0
+        if kept.all():
+            return TermTable(self.blob, new_ids)
+        lengths = np.diff(self.starts)  # with their NUL
+        mask = np.repeat(kept, lengths)
+        blob = np.frombuffer(self.blob, dtype=np.uint8)[mask].tobytes()
+        return TermTable(blob, new_ids[kept])
+
+    def merged(self, added: dict[str, int]) -> TermTable:
+        """This table plus terms it does not have."""
+        if not added:
+            return self
+        if len(added) * _FULL_REBUILD > len(self.ids):
+            pairs = zip(self, self.ids.tolist(), strict=True)
+            return TermTable.from_terms([*pairs, *added.items()])
+        new = sorted((term.encode("utf-8"), term_id) for term, term_id in added.items())
+        ranks = [self.rank(term) for term, _ in new]
+        starts = self.starts
+        pieces: list[bytes] = []
+        last = 0
+        for (term, _), rank in zip(new, ranks, strict=True):
+            cut = int(starts[rank])
+            pieces.append(self.blob[last:cut])
+            pieces.append(term + b"\0")
+            last = cut
+        pieces.append(self.blob[last:])
+        ids = np.insert(self.ids, ranks, [term_id for _, term_id in new]).astype(_I32)
+        return TermTable(b"".join(pieces), ids)
+
+
+EMPTY_TABLE = TermTable(b"", np.zeros(0, dtype=_I32))
+
+
+class Vocabulary:
+    """term -> term id (ids 0 to n-1): a ``TermTable`` plus the terms added since."""
+
+    __slots__ = ("added", "size", "table")
+
+    def __init__(self, table: TermTable = EMPTY_TABLE) -> None:
+        self.table = table
+        """The terms frozen in a table (ids 0 to ``len(table) - 1``)."""
+        self.added: dict[str, int] = {}
+        """Terms added since, with their ids (``len(table)`` and up)."""
+        self.size = len(table)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def get(self, term: str) -> int | None:
+        """A term's id, or ``None``."""
+        found = self.added.get(term)
+        if found is not None:
+            return found
+        found = self.table.find(term)
+        return found if found >= 0 else None
+
+    def ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
+        """The ids of terms, adding the new ones."""
+        added = self.added
+        table = self.table
+        ids = list(map(added.get, terms))
+        if None in ids:
+            for i, term in enumerate(terms):
+                if ids[i] is None:
+                    found = table.find(term) if len(table) else -1
+                    if found < 0:
+                        found = added.get(term, -1)  # repeated in ``terms``
+                    if found < 0:
+                        found = added[term] = self.size
+                        self.size += 1
+                    ids[i] = found
+        return np.array(ids, dtype=_I32)
+
+    def names(self) -> list[str]:
+        """Every term, by id."""
+        names = self.table.names() if len(self.table) else []
+        names.extend(self.added)  # ids follow the table's, in insertion order
+        return names
+
+    def freeze(self) -> TermTable:
+        """Fold the added terms into the table; returns it."""
+        if self.added:
+            self.table = self.table.merged(self.added)
+            self.added = {}
+        return self.table
+
+    def keep(self, used: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32] | None:
+        """Drop the terms whose id is not ``used``, the others renumbered in the
+        same order; returns old id -> new id (-1: dropped), ``None`` if all are used."""
+        if used.all():
+            return None
+        renumber = np.full(len(used), -1, dtype=_I32)
+        kept = np.flatnonzero(used)
+        renumber[kept] = np.arange(len(kept), dtype=_I32)
+        self.table = self.table.select(renumber[: len(self.table)])
+        self.added = {
+            term: int(renumber[term_id])
+            for term, term_id in self.added.items()
+            if renumber[term_id] >= 0
+        }
+        self.size = len(kept)
+        return renumber
