@@ -110,7 +110,7 @@ class _WordTokens(dict[bytes, tuple[str, ...]]):
 
 _CACHED_WORDS = 1 << 12
 """Words in a generation in a long-lived process (a language server: a few MB)."""
-_CACHED_WORDS_BULK = 1 << 15
+_CACHED_WORDS_BULK = 1 << 17
 """Words in a generation in a worker process, which indexes many files and exits."""
 _word_cache = _WordTokens()
 
