@@ -24,12 +24,14 @@ import numpy.typing as npt
 _I32 = np.int32
 _PREFIX = 8
 """Bytes of a term in its prefix key."""
-_FULL_REBUILD = 8
-"""Adding more than 1/8 of a table's size of terms rebuilds it by sorting all."""
+
+
+def _prefix_int(term: bytes) -> int:
+    return int.from_bytes(term[:_PREFIX].ljust(_PREFIX, b"\0"), "big")
 
 
 def _prefix(term: bytes) -> np.uint64:
-    return np.uint64(int.from_bytes(term[:_PREFIX].ljust(_PREFIX, b"\0"), "big"))
+    return np.uint64(_prefix_int(term))
 
 
 class TermTable:
@@ -132,20 +134,31 @@ class TermTable:
         """This table plus terms it does not have."""
         if not added:
             return self
-        if len(added) * _FULL_REBUILD > len(self.ids):
-            pairs = zip(self, self.ids.tolist(), strict=True)
-            return TermTable.from_terms([*pairs, *added.items()])
         new = sorted((term.encode("utf-8"), term_id) for term, term_id in added.items())
-        ranks = [self.rank(term) for term, _ in new]
+        if not len(self.ids):
+            blob = b"".join(term + b"\0" for term, _ in new)
+            return TermTable(blob, np.array([term_id for _, term_id in new], dtype=_I32))
+        keys = np.fromiter((_prefix_int(term) for term, _ in new), np.uint64, len(new))
+        lows = np.searchsorted(self.prefixes, keys, "left").tolist()
+        highs = np.searchsorted(self.prefixes, keys, "right").tolist()
         starts = self.starts
+        blob = self.blob
         pieces: list[bytes] = []
+        ranks: list[int] = []
         last = 0
-        for (term, _), rank in zip(new, ranks, strict=True):
+        for (term, _), lo, hi in zip(new, lows, highs, strict=True):
+            if hi - lo > 1:
+                rank = lo + bisect.bisect_left(range(lo, hi), term, key=self._bytes)
+            elif hi > lo and self._bytes(lo) < term:
+                rank = hi
+            else:
+                rank = lo
+            ranks.append(rank)
             cut = int(starts[rank])
-            pieces.append(self.blob[last:cut])
+            pieces.append(blob[last:cut])
             pieces.append(term + b"\0")
             last = cut
-        pieces.append(self.blob[last:])
+        pieces.append(blob[last:])
         ids = np.insert(self.ids, ranks, [term_id for _, term_id in new]).astype(_I32)
         return TermTable(b"".join(pieces), ids)
 

@@ -72,16 +72,16 @@ def test_merging_and_selecting_keep_each_term_with_its_id(
 def test_a_vocabulary_behaves_as_a_dict(steps: list[tuple[str, list[str]]]) -> None:
     vocabulary = Vocabulary()
     reference: dict[str, int] = {}
-    for op, terms in steps:
+    for op, words in steps:
         if op == "add":
-            ids = vocabulary.ids(terms).tolist()
-            assert ids == [reference.setdefault(term, len(reference)) for term in terms]
+            ids = vocabulary.ids(words).tolist()
+            assert ids == [reference.setdefault(term, len(reference)) for term in words]
         elif op == "freeze":
             vocabulary.freeze()
             assert not vocabulary.added
         else:  # keep the terms not named
             used = np.ones(len(reference), dtype=bool)
-            for term in terms:
+            for term in words:
                 if term in reference:
                     used[reference[term]] = False
             renumber = vocabulary.keep(used)
@@ -93,7 +93,7 @@ def test_a_vocabulary_behaves_as_a_dict(steps: list[tuple[str, list[str]]]) -> N
                 assert renumber.tolist() == [reference.get(term, -1) for term in names]
         assert len(vocabulary) == len(reference)
         assert vocabulary.names() == sorted(reference, key=reference.__getitem__)
-        for term in [*reference, *terms, "never"]:
+        for term in [*reference, *words, "never"]:
             assert vocabulary.get(term) == reference.get(term)
 
 
@@ -105,7 +105,7 @@ def test_a_table_rejects_ids_that_do_not_fit() -> None:
     assert len(EMPTY_TABLE) == 0 and EMPTY_TABLE.find("a") == -1 and list(EMPTY_TABLE) == []
 
 
-def test_a_large_merge_rebuilds_and_a_small_one_inserts() -> None:
+def test_a_large_merge_and_a_small_one() -> None:
     base = _table({f"t{n:05d}" for n in range(0, 2000, 2)})
     few = {f"t{n:05d}": 1000 + i for i, n in enumerate(range(1, 41, 2))}
     many = {f"t{n:05d}": 1000 + i for i, n in enumerate(range(1, 2000, 2))}
