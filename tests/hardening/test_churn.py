@@ -301,6 +301,9 @@ class Churn(RuleBasedStateMachine):
             ]
             for query in QUERIES
         }
+        # the server re-reads watched changes in batches (50 ms later): wait for them.
+        # The search results are waited for too: a change of text alone leaves the
+        # chunk IDs and ranges as they were, and the status says nothing is pending
         deadline = time.monotonic() + 5
         while True:
             got = [
@@ -309,15 +312,27 @@ class Churn(RuleBasedStateMachine):
             ]
             stats = self.server.command("chunkls.stats")
             skipped = sorted(item["path"] for item in stats["skipped"])
-            if got == expected and skipped == expected_skipped and not stats["indexing"]:
+            search = {
+                query: [
+                    (r["chunkId"], r["score"])
+                    for r in self.server.command("chunkls.search", {"query": query, "topK": 20})
+                ]
+                for query in QUERIES
+            }
+            if (
+                got == expected
+                and skipped == expected_skipped
+                and search == expected_search
+                and not stats["indexing"]
+            ):
                 break
             if time.monotonic() > deadline:
                 assert got == expected, self.server.stderr_tail()
                 assert skipped == expected_skipped
+                for query, hits in expected_search.items():
+                    assert search[query] == hits, query
+                assert not stats["indexing"]
             time.sleep(0.03)
-        for query, hits in expected_search.items():
-            results = self.server.command("chunkls.search", {"query": query, "topK": 20})
-            assert [(r["chunkId"], r["score"]) for r in results] == hits, query
         STATS["checks"] += 1
         self.steps_since_start += 1
 
