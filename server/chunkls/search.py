@@ -337,7 +337,8 @@ class Segment(NamedTuple):
 
     offsets: npt.NDArray[np.int64]
     docs: npt.NDArray[np.int32]
-    tfs: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16]
+    """Term frequencies: 16-bit when they all fit (almost always), else 32-bit."""
 
     @staticmethod
     def build(
@@ -352,9 +353,11 @@ class Segment(NamedTuple):
         counts = np.bincount(term_ids, minlength=vocabulary)
         offsets = np.zeros(vocabulary + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return Segment(offsets, docs[order], tfs[order])
+        return Segment(offsets, docs[order], _narrow(tfs[order]))
 
-    def postings(self, term: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    def postings(
+        self, term: int
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32] | npt.NDArray[np.uint16]]:
         """A term's (docs, tfs); empty arrays for a term it does not have."""
         if term + 1 >= len(self.offsets):
             return _EMPTY, _EMPTY
@@ -366,7 +369,15 @@ class Segment(NamedTuple):
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """Every (term, doc, tf) posting."""
         terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=_I32), np.diff(self.offsets))
-        return terms, self.docs, self.tfs
+        return terms, self.docs, self.tfs.astype(_I32, copy=False)
+
+
+def _narrow(tfs: npt.NDArray[Any]) -> npt.NDArray[np.int32] | npt.NDArray[np.uint16]:
+    """Term frequencies in 16 bits when they fit (scores are the same: each is
+    converted to float64 exactly either way)."""
+    if len(tfs) and (int(tfs.max()) > 0xFFFF or int(tfs.min()) < 0):
+        return tfs.astype(_I32, copy=False)
+    return tfs.astype(np.uint16)
 
 
 _NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), _EMPTY, _EMPTY)
@@ -649,7 +660,8 @@ class BM25Index(Generic[T]):
         self._total_length += int(lengths.sum())
         if not len(self._vocabulary) and not len(self._main.docs) and first == 0:
             self._vocabulary = Vocabulary(snapshot.terms)
-            self._main = _ascending(snapshot.segment)
+            main = _ascending(snapshot.segment)
+            self._main = Segment(main.offsets, main.docs, _narrow(main.tfs))
             return
         ids = self._term_ids(snapshot.terms.names())
         terms, docs, tfs = _ascending(snapshot.segment).triples()

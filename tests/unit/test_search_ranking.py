@@ -196,3 +196,23 @@ def test_snapshots_with_documents_out_of_order_still_search_right() -> None:
         expected = {**corpus, **base}
         for query in QUERIES:
             assert found(target, query, 10) == brute_force(expected, query, 10), query
+
+
+@pytest.mark.parametrize("repeat", [3, 70_000])
+def test_term_frequencies_past_16_bits_score_the_same(repeat: int) -> None:
+    """Postings keep frequencies in 16 bits when they fit, in 32 otherwise: the
+    scores are the brute-force ones either way, merged, snapshotted or not."""
+    corpus = {
+        "big.py": [" ".join(["value"] * repeat) + " parse", "value json"],
+        "small.py": ["value lock", "parse thread value"],
+    }
+    index = build(corpus)
+    index.compact()
+    assert index._main.tfs.dtype == (np.uint16 if repeat < 0x10000 else np.int32)
+    snapshot = index.snapshot(sorted(index.file_keys()))
+    loaded: BM25Index[str] = BM25Index()
+    loaded.load_snapshot(snapshot, [f"{k[1]}:{i}" for k, n in snapshot.files for i in range(n)])
+    for query in ["value", "parse value", "json lock thread"]:
+        expected = brute_force(corpus, query, 10)
+        assert found(index, query, 10) == expected
+        assert found(loaded, query, 10) == expected
