@@ -112,6 +112,23 @@ class TermTable:
             return int(self.ids[rank])
         return -1
 
+    def find_many(self, terms: Sequence[str]) -> list[int]:
+        """The id of each term, or -1 (one numpy search for all of them)."""
+        if not len(self.ids) or not terms:
+            return [-1] * len(terms)
+        encoded = [term.encode("utf-8") for term in terms]
+        keys = np.fromiter(map(_prefix_int, encoded), np.uint64, len(encoded))
+        lows = np.searchsorted(self.prefixes, keys, "left").tolist()
+        highs = np.searchsorted(self.prefixes, keys, "right").tolist()
+        ids = self.ids
+        found: list[int] = []
+        for term, lo, hi in zip(encoded, lows, highs, strict=True):
+            if hi - lo > 1:
+                lo += bisect.bisect_left(range(lo, hi), term, key=self._bytes)
+                hi = lo + 1 if lo < len(ids) else lo
+            found.append(int(ids[lo]) if lo < hi and self._bytes(lo) == term else -1)
+        return found
+
     def names(self) -> list[str]:
         """Every term, by id (ids must be 0 to n-1)."""
         names = [""] * len(self.ids)
@@ -195,15 +212,16 @@ class Vocabulary:
         table = self.table
         ids = list(map(added.get, terms))
         if None in ids:
-            for i, term in enumerate(terms):
-                if ids[i] is None:
-                    found = table.find(term) if len(table) else -1
-                    if found < 0:
-                        found = added.get(term, -1)  # repeated in ``terms``
+            missing = [i for i, term_id in enumerate(ids) if term_id is None]
+            in_table = table.find_many([terms[i] for i in missing])
+            for i, found in zip(missing, in_table, strict=True):
+                if found < 0:
+                    term = terms[i]
+                    found = added.get(term, -1)  # repeated in ``terms``
                     if found < 0:
                         found = added[term] = self.size
                         self.size += 1
-                    ids[i] = found
+                ids[i] = found
         return np.array(ids, dtype=_I32)
 
     def names(self) -> list[str]:

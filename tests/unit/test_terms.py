@@ -34,6 +34,7 @@ def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> N
     ordered = sorted(term.encode() for term in terms)
     assert [term.encode() for term in table] == ordered
     assert len(table) == len(terms)
+    assert table.find_many([*terms, *probes]) == [ids.get(t, -1) for t in [*terms, *probes]]
     for term in [*terms, *probes]:
         assert table.find(term) == ids.get(term, -1)
         assert table.rank(term.encode()) == bisect.bisect_left(ordered, term.encode())
