@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
 
+from chunkls.lsp.protocol import _position_request
 from chunkls.lsp.server import ChunkServer, create_server
 
 
@@ -157,3 +159,37 @@ async def test_plain_handlers_are_answered_at_once(
     assert calls[0].position == types.Position(0, 4)
     assert 41 not in server.protocol._result_types and 42 not in server.protocol._result_types
     assert not server.protocol._request_futures
+
+
+_POSITION = {"textDocument": {"uri": "file:///w/notes.md"}, "position": {"line": 3, "character": 7}}
+
+
+@pytest.mark.parametrize("method", [types.TEXT_DOCUMENT_HOVER, types.TEXT_DOCUMENT_DEFINITION])
+@pytest.mark.parametrize(
+    ("message_id", "params", "typed_by_hand"),
+    [
+        (1, _POSITION, True),
+        ("a-1", _POSITION, True),
+        (1, {**_POSITION, "workDoneToken": "t"}, False),  # more fields: cattrs
+        (1, {**_POSITION, "position": {"line": True, "character": 0}}, False),
+        (1, {**_POSITION, "position": {"line": -1, "character": 0}}, False),
+        (1, {**_POSITION, "position": {"line": 2**31, "character": 0}}, False),
+        (1, {**_POSITION, "position": {"line": 0}}, False),
+        (1, {**_POSITION, "textDocument": {"uri": 5}}, False),
+        (1, {"position": {"line": 0, "character": 0}}, False),
+        (1.5, _POSITION, False),
+        (1, None, False),
+        (1, [], False),
+    ],
+)
+def test_position_requests_typed_by_hand_equal_cattrs(
+    method: str, message_id: Any, params: Any, typed_by_hand: bool
+) -> None:
+    """Hovers and definitions in their plain form skip cattrs, with the very same
+    result; anything else goes to cattrs (which types it or says what is wrong)."""
+    server = create_server()
+    message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
+    fast = _position_request(message)
+    assert (fast is not None) == typed_by_hand
+    if fast is not None:
+        assert fast == LanguageServerProtocol.structure_message(server.protocol, message)

@@ -63,7 +63,7 @@ class ChunkProtocol(LanguageServerProtocol):
             self._refuse(message, INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0")
             return
         try:
-            typed = super().structure_message(message)
+            typed = _position_request(message) or super().structure_message(message)
         except JsonRpcException as error:
             method = message.get("method")
             if isinstance(method, str):
@@ -182,6 +182,55 @@ class ChunkProtocol(LanguageServerProtocol):
         self._send_data(
             {"jsonrpc": VERSION, "id": message_id, "error": {"code": code, "message": text}}
         )
+
+
+_POSITION_REQUESTS: dict[str, tuple[Any, Any]] = {
+    types.TEXT_DOCUMENT_HOVER: (types.HoverRequest, types.HoverParams),
+    types.TEXT_DOCUMENT_DEFINITION: (types.DefinitionRequest, types.DefinitionParams),
+}
+"""The requests an editor sends most (on every mouse rest), typed by hand."""
+
+
+def _position_request(message: dict[str, Any]) -> Any:
+    """A hover or definition request in its plain form (a document and a
+    position, nothing else) typed directly, as cattrs would type it but a
+    fifth of a hover's time faster; ``None`` for anything else (cattrs types
+    it, and reports what is wrong with it)."""
+    method = message.get("method")
+    kinds = _POSITION_REQUESTS.get(method) if type(method) is str else None
+    if kinds is None or len(message) != 4:  # jsonrpc, id, method, params
+        return None
+    params = message.get("params")
+    message_id = message.get("id")
+    if type(params) is not dict or len(params) != 2 or type(message_id) not in (int, str):
+        return None
+    document, position = params.get("textDocument"), params.get("position")
+    if type(document) is not dict or type(position) is not dict:
+        return None
+    uri = document.get("uri")
+    line, character = position.get("line"), position.get("character")
+    if (
+        len(document) != 1
+        or len(position) != 2
+        or type(uri) is not str
+        or type(line) is not int
+        or type(character) is not int
+        or not 0 <= line <= _UINTEGER
+        or not 0 <= character <= _UINTEGER
+    ):
+        return None
+    request, params_type = kinds
+    return request(
+        id=message_id,
+        params=params_type(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+        ),
+    )
+
+
+_UINTEGER = 2**31 - 1
+"""The largest LSP ``uinteger``."""
 
 
 class _Futures(dict[Any, Any]):
