@@ -1,15 +1,18 @@
 """A minimal LSP client over stdio for timing the real server.
 
-Latency is taken from just before a request is written to when its response
-has been read by the reader thread, so the client's own thread scheduling
-does not inflate it.
+One thread: a request is written, then the server's output is read until its
+response comes, answering the server's own requests and keeping its
+notifications on the way (an editor's client is an event loop, not a thread
+waiting on another). Latency is taken from just before a request is written
+to just after its response is parsed.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,7 +20,6 @@ from typing import Any, BinaryIO
 
 class Response:
     def __init__(self) -> None:
-        self.event = threading.Event()
         self.sent = 0.0
         self.received = 0.0
         self.message: dict[str, Any] = {}
@@ -45,71 +47,68 @@ class Client:
             stdout=subprocess.PIPE,
             stderr=stderr if stderr is not None else subprocess.DEVNULL,
         )
-        self.lock = threading.Lock()
+        assert self.process.stdout is not None
+        self._fd = self.process.stdout.fileno()
+        self._buffer = bytearray()
         self.next_id = 0
-        self.waiting: dict[int, Response] = {}
         self.notifications: list[tuple[float, dict[str, Any]]] = []
-        self.notified = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
 
     def _write(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         assert self.process.stdin is not None
-        with self.lock:
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            self.process.stdin.flush()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
 
-    def _read(self) -> None:
-        stream = self.process.stdout
-        assert stream is not None
+    def _next_message(self, deadline: float) -> dict[str, Any] | None:
+        """The next message from the server, or ``None`` at the deadline."""
+        buffer = self._buffer
         while True:
-            length = 0
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            message = json.loads(stream.read(length))
-            now = time.perf_counter()
-            if "id" in message and "method" in message:
-                self._answer(message)
-            elif "id" in message:
-                response = self.waiting.pop(message["id"], None)
-                if response is not None:
-                    response.received = now
-                    response.message = message
-                    response.event.set()
-            else:
-                with self.notified:
-                    self.notifications.append((now, message))
-                    self.notified.notify_all()
+            end = buffer.find(b"\r\n\r\n")
+            if end >= 0:
+                length = 0
+                for line in bytes(buffer[:end]).split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                if len(buffer) >= end + 4 + length:
+                    body = bytes(buffer[end + 4 : end + 4 + length])
+                    del buffer[: end + 4 + length]
+                    message: dict[str, Any] = json.loads(body)
+                    return message
+            left = max(0.0, deadline - time.monotonic())  # 0: what has come already
+            if not select.select([self._fd], [], [], left)[0]:
+                return None
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                raise EOFError("the server closed its output")
+            buffer += chunk
 
-    def _answer(self, message: dict[str, Any]) -> None:
-        result: Any = None
-        if message["method"] == "workspace/configuration":
-            result = [None for _ in message.get("params", {}).get("items", [])]
-        self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
-
-    def send(self, method: str, params: Any) -> Response:
-        with self.lock:
-            self.next_id += 1
-            number = self.next_id
-        response = Response()
-        self.waiting[number] = response
-        response.sent = time.perf_counter()
-        self._write({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
-        return response
+    def _take(self, message: dict[str, Any], now: float) -> None:
+        """A message that is not the awaited response."""
+        if "id" in message and "method" in message:
+            result: Any = None
+            if message["method"] == "workspace/configuration":
+                result = [None for _ in message.get("params", {}).get("items", [])]
+            self._write({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        elif "method" in message:
+            self.notifications.append((now, message))
 
     def request(self, method: str, params: Any, timeout: float = 120) -> Response:
-        response = self.send(method, params)
-        if not response.event.wait(timeout):
-            raise TimeoutError(f"{method}: no answer in {timeout} s")
-        return response
+        self.next_id += 1
+        number = self.next_id
+        response = Response()
+        deadline = time.monotonic() + timeout
+        response.sent = time.perf_counter()
+        self._write({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+        while True:
+            message = self._next_message(deadline)
+            now = time.perf_counter()
+            if message is None:
+                raise TimeoutError(f"{method}: no answer in {timeout} s")
+            if message.get("id") == number and "method" not in message:
+                response.received = now
+                response.message = message
+                return response
+            self._take(message, now)
 
     def notify(self, method: str, params: Any) -> None:
         self._write({"jsonrpc": "2.0", "method": method, "params": params})
@@ -118,16 +117,15 @@ class Client:
         """The first notification (new or past) that ``predicate`` accepts."""
         deadline = time.monotonic() + timeout
         seen = 0
-        with self.notified:
-            while True:
-                for _, message in self.notifications[seen:]:
-                    if predicate(message):
-                        return message
-                seen = len(self.notifications)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("notification did not come")
-                self.notified.wait(left)
+        while True:
+            for _, message in self.notifications[seen:]:
+                if predicate(message):
+                    return message
+            seen = len(self.notifications)
+            message = self._next_message(deadline)
+            if message is None:
+                raise TimeoutError("notification did not come")
+            self._take(message, time.perf_counter())
 
     def close(self) -> None:
         try:

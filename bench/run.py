@@ -169,7 +169,7 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
     # one-file update: a save of a mid-sized file (postings replaced, segment rebuilt)
     folder = index.folders[0]
     files = sorted(folder.files.items(), key=lambda kv: len(kv[1].stubs))
-    picks = [files[len(files) // 2 + i][0] for i in range(20)]
+    picks = [rel_path for rel_path, _ in files[len(files) // 2 :][:20]]
     updates = []
     for rel_path in picks:
         located = index.file_chunks(folder, rel_path)
@@ -226,7 +226,8 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
 
     def okapi_query(query: str) -> Any:
         scores = okapi.get_scores(tokenize(query))
-        return np.argpartition(-scores, 10)[:10]
+        top = min(10, len(scores) - 1)
+        return np.argpartition(-scores, top)[:10]
 
     samples = time_calls(okapi_query, queries[: max(10, len(queries) // 5)], repeat=1)
     out["rank_bm25"] = {
