@@ -75,7 +75,7 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
     ``MemoryError``) skips it with the error as the reason."""
     try:
         entry, data = read_and_chunk(root_resolved, file, rules)
-        terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks)
+        terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks).packed()
         stored = pack(entry)
     except FileSkipped as error:
         try:

@@ -259,12 +259,27 @@ class FileTerms(NamedTuple):
     Plain strings, bytes and ints, so worker processes can compute it and the
     cache can keep it."""
 
-    terms: tuple[str, ...]
+    terms: tuple[str, ...] | bytes
+    """The file's distinct terms, or them UTF-8 encoded and NUL-joined (as a worker
+    sends them: one object to unpickle, not hundreds of short strings whose holes
+    would be left in the heap among the chunks unpickled with them)."""
     rows: bytes
     """int32 arrays of equal length, one after the other: term index in ``terms``,
     document position in the file, term frequency."""
     lengths: bytes
     """int32 token count of each document."""
+
+    def packed(self) -> FileTerms:
+        """The same, with the terms in one blob."""
+        if isinstance(self.terms, bytes):
+            return self
+        return self._replace(terms="\0".join(self.terms).encode("utf-8"))
+
+    def names(self) -> Sequence[str]:
+        """The terms, as strings."""
+        if isinstance(self.terms, bytes):
+            return self.terms.decode("utf-8").split("\0") if self.terms else ()
+        return self.terms
 
 
 def file_terms(texts: Iterable[str]) -> FileTerms:
@@ -490,7 +505,7 @@ class BM25Index(Generic[T]):
         self._total_length += int(lengths.sum())
         rows = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1)
         if rows.shape[1]:
-            ids = self._term_ids(terms.terms)
+            ids = self._term_ids(terms.names())
             self._pending.append((ids[rows[0]], rows[1] + first, rows[2].copy()))
             self._pending_size += rows.shape[1]
 

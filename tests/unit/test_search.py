@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.index import build_index
-from chunkls.search import K1, B, BM25Index, term_counts, tokenize
+from chunkls.search import K1, B, BM25Index, file_terms, term_counts, tokenize
 
 from .strategies import write_tree
 
@@ -332,3 +332,21 @@ PINNED = [
     ("app/ingest.py#function-_make_chunk", 2.369),
     ("app/retriever.py#class-HybridRetriever", 0.794),
 ]
+
+
+@pytest.mark.parametrize(
+    "texts", [[], [""], ["chunk_id HybridRetriever", "naïve café x_y"], ["a\nb", "b c", "c"]]
+)
+def test_file_terms_packed_in_one_blob_index_the_same(texts: list[str]) -> None:
+    """Workers send a file's terms as one blob; indexed, it is the same file."""
+    terms = file_terms(texts)
+    packed = terms.packed()
+    assert isinstance(packed.terms, bytes) and packed.packed() is packed
+    assert tuple(packed.names()) == terms.terms
+    items = [f"f:{i}" for i in range(len(texts))]
+    plain: BM25Index[str] = BM25Index()
+    plain.add_file_terms((0, "f"), items, terms)
+    blob: BM25Index[str] = BM25Index()
+    blob.add_file_terms((0, "f"), items, packed)
+    for query in ["chunk", "café x", "b c", "retriever"]:
+        assert blob.search(query) == plain.search(query)
