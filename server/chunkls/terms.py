@@ -26,12 +26,8 @@ _PREFIX = 8
 """Bytes of a term in its prefix key."""
 
 
-def _prefix_int(term: bytes) -> int:
+def _prefix(term: bytes) -> int:
     return int.from_bytes(term[:_PREFIX].ljust(_PREFIX, b"\0"), "big")
-
-
-def _prefix(term: bytes) -> np.uint64:
-    return np.uint64(_prefix_int(term))
 
 
 class TermTable:
@@ -79,55 +75,41 @@ class TermTable:
         starts = self.starts
         return self.blob[starts[rank] : starts[rank + 1] - 1]
 
-    def term(self, rank: int) -> str:
-        """The term at a place in sorted order."""
-        return self._bytes(rank).decode("utf-8")
-
     def __iter__(self) -> Iterator[str]:
         """The terms in sorted order."""
         if not self.blob:
             return iter(())
         return (term.decode("utf-8") for term in self.blob[:-1].split(b"\0"))
 
-    def rank(self, term: bytes) -> int:
-        """Where ``term`` is or would be inserted in sorted order."""
-        key = _prefix(term)
-        prefixes = self.prefixes
-        lo = int(np.searchsorted(prefixes, key, "left"))
-        hi = int(np.searchsorted(prefixes, key, "right"))
-        if hi - lo <= 1 or len(term) < _PREFIX:
-            # a prefix shorter than eight bytes is the whole term: at most one has it
-            if lo < hi and self._bytes(lo) < term:
-                return hi
-            return lo
-        return lo + bisect.bisect_left(range(lo, hi), term, key=self._bytes)
-
-    def find(self, term: str) -> int:
-        """The id of ``term``, or -1."""
-        if not len(self.ids):
-            return -1
-        encoded = term.encode("utf-8")
-        rank = self.rank(encoded)
-        if rank < len(self.ids) and self._bytes(rank) == encoded:
-            return int(self.ids[rank])
-        return -1
+    def ranks(self, terms: Sequence[bytes]) -> list[int]:
+        """Where each term is or would be inserted in sorted order: one numpy
+        search of the prefix keys, then the few terms sharing a key compared."""
+        keys = np.fromiter(map(_prefix, terms), np.uint64, len(terms))
+        lows = np.searchsorted(self.prefixes, keys, "left").tolist()
+        highs = np.searchsorted(self.prefixes, keys, "right").tolist()
+        ranks: list[int] = []
+        for term, lo, hi in zip(terms, lows, highs, strict=True):
+            if hi - lo > 1:  # eight bytes or longer, sharing their first eight
+                lo += bisect.bisect_left(range(lo, hi), term, key=self._bytes)
+            elif lo < hi and self._bytes(lo) < term:
+                lo = hi
+            ranks.append(lo)
+        return ranks
 
     def find_many(self, terms: Sequence[str]) -> list[int]:
-        """The id of each term, or -1 (one numpy search for all of them)."""
+        """The id of each term, or -1."""
         if not len(self.ids) or not terms:
             return [-1] * len(terms)
         encoded = [term.encode("utf-8") for term in terms]
-        keys = np.fromiter(map(_prefix_int, encoded), np.uint64, len(encoded))
-        lows = np.searchsorted(self.prefixes, keys, "left").tolist()
-        highs = np.searchsorted(self.prefixes, keys, "right").tolist()
-        ids = self.ids
-        found: list[int] = []
-        for term, lo, hi in zip(encoded, lows, highs, strict=True):
-            if hi - lo > 1:
-                lo += bisect.bisect_left(range(lo, hi), term, key=self._bytes)
-                hi = lo + 1 if lo < len(ids) else lo
-            found.append(int(ids[lo]) if lo < hi and self._bytes(lo) == term else -1)
-        return found
+        ids, size = self.ids, len(self.ids)
+        return [
+            int(ids[rank]) if rank < size and self._bytes(rank) == term else -1
+            for term, rank in zip(encoded, self.ranks(encoded), strict=True)
+        ]
+
+    def find(self, term: str) -> int:
+        """The id of ``term``, or -1."""
+        return self.find_many([term])[0]
 
     def names(self) -> list[str]:
         """Every term, by id (ids must be 0 to n-1)."""
@@ -155,22 +137,12 @@ class TermTable:
         if not len(self.ids):
             blob = b"".join(term + b"\0" for term, _ in new)
             return TermTable(blob, np.array([term_id for _, term_id in new], dtype=_I32))
-        keys = np.fromiter((_prefix_int(term) for term, _ in new), np.uint64, len(new))
-        lows = np.searchsorted(self.prefixes, keys, "left").tolist()
-        highs = np.searchsorted(self.prefixes, keys, "right").tolist()
+        ranks = self.ranks([term for term, _ in new])
         starts = self.starts
         blob = self.blob
         pieces: list[bytes] = []
-        ranks: list[int] = []
         last = 0
-        for (term, _), lo, hi in zip(new, lows, highs, strict=True):
-            if hi - lo > 1:
-                rank = lo + bisect.bisect_left(range(lo, hi), term, key=self._bytes)
-            elif hi > lo and self._bytes(lo) < term:
-                rank = hi
-            else:
-                rank = lo
-            ranks.append(rank)
+        for (term, _), rank in zip(new, ranks, strict=True):
             cut = int(starts[rank])
             pieces.append(blob[last:cut])
             pieces.append(term + b"\0")

@@ -37,7 +37,7 @@ def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> N
     assert table.find_many([*terms, *probes]) == [ids.get(t, -1) for t in [*terms, *probes]]
     for term in [*terms, *probes]:
         assert table.find(term) == ids.get(term, -1)
-        assert table.rank(term.encode()) == bisect.bisect_left(ordered, term.encode())
+        assert table.ranks([term.encode()]) == [bisect.bisect_left(ordered, term.encode())]
     assert table.names() == sorted(terms, key=str.encode)
 
 
