@@ -330,25 +330,26 @@ class WorkspaceIndex:
             if blob is None:
                 # the row is gone (the cache deleted, rebuilt or rewritten by
                 # another process): the file itself is the truth
-                self._refresh_file(folder, stored.rel_path)
-                fresh = folder.files.get(stored.rel_path)
-                if fresh is None or fresh.texts is None:
-                    return ()
-                return self._unpack(folder, fresh)
+                return self._reread(folder, stored)
         try:
             chunks = unpack(stored, blob)
         except ValueError as error:
             # a damaged blob (from a damaged cache): read the file again
             logger.warning("%s: %s; re-reading the file", folder.absolute(stored.rel_path), error)
-            self._refresh_file(folder, stored.rel_path)
-            fresh = folder.files.get(stored.rel_path)
-            if fresh is None or fresh is stored or fresh.texts is None:
-                return ()
-            return self._unpack(folder, fresh)
+            return self._reread(folder, stored)
         if len(self._unpacked) >= UNPACKED_FILES:
             del self._unpacked[next(iter(self._unpacked))]
         self._unpacked[key] = (stored, chunks)
         return chunks
+
+    def _reread(self, folder: Folder, stored: StoredFile) -> tuple[LocatedChunk, ...]:
+        """The chunks of a file read again from disk (its texts are not to be had
+        from memory or the cache)."""
+        self._refresh_file(folder, stored.rel_path)
+        fresh = folder.files.get(stored.rel_path)
+        if fresh is None or fresh is stored or fresh.texts is None:
+            return ()
+        return self._unpack(folder, fresh)
 
     def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
         generation = folder.generations.get(rel_path)
