@@ -724,11 +724,9 @@ class BM25Index(Generic[T]):
         avgdl = self._total_length / n or 1.0
         base = K1 * (1 - B)
         scale = K1 * B / avgdl
-        vocabulary = self._vocabulary
         found: dict[int, _Term | None] = {}
         terms: list[_Term] = []
-        for token in tokenize(query):
-            term = vocabulary.get(token)
+        for term in self._vocabulary.get_many(tokenize(query)):
             if term is None:
                 continue
             if term in found:

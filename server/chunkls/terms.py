@@ -172,28 +172,31 @@ class Vocabulary:
 
     def get(self, term: str) -> int | None:
         """A term's id, or ``None``."""
-        found = self.added.get(term)
-        if found is not None:
-            return found
-        found = self.table.find(term)
-        return found if found >= 0 else None
+        return self.get_many([term])[0]
+
+    def get_many(self, terms: Sequence[str]) -> list[int | None]:
+        """The id of each term (``None`` for an unknown one), the table searched once."""
+        found = list(map(self.added.get, terms))
+        missing = [i for i, term_id in enumerate(found) if term_id is None]
+        if missing and len(self.table):
+            in_table = self.table.find_many([terms[i] for i in missing])
+            for i, term_id in zip(missing, in_table, strict=True):
+                found[i] = term_id if term_id >= 0 else None
+        return found
 
     def ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """The ids of terms, adding the new ones."""
         added = self.added
-        table = self.table
-        ids = list(map(added.get, terms))
+        ids = self.get_many(terms)
         if None in ids:
-            missing = [i for i, term_id in enumerate(ids) if term_id is None]
-            in_table = table.find_many([terms[i] for i in missing])
-            for i, found in zip(missing, in_table, strict=True):
-                if found < 0:
+            for i, found in enumerate(ids):
+                if found is None:
                     term = terms[i]
-                    found = added.get(term, -1)  # repeated in ``terms``
-                    if found < 0:
+                    found = added.get(term)  # repeated in ``terms``
+                    if found is None:
                         found = added[term] = self.size
                         self.size += 1
-                ids[i] = found
+                    ids[i] = found
         return np.array(ids, dtype=_I32)
 
     def names(self) -> list[str]:
