@@ -308,26 +308,7 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
         client = Client([sys.executable, "-m", "chunkls", "serve"], REPO, stderr=log, env=env)
         out: Result = {}
         try:
-            client.request(
-                "initialize",
-                {
-                    "processId": os.getpid(),
-                    "rootUri": _uri(corpus),
-                    "workspaceFolders": [
-                        {"uri": _uri(corpus), "name": "corpus"},
-                        {"uri": _uri(work), "name": "work"},
-                    ],
-                    "capabilities": {
-                        "window": {"workDoneProgress": True},
-                        "workspace": {"workspaceFolders": True, "configuration": True},
-                        "textDocument": {
-                            "codeLens": {},
-                            "hover": {"contentFormat": ["markdown", "plaintext"]},
-                            "definition": {},
-                        },
-                    },
-                },
-            )
+            _initialize(client, corpus, work)
             started = time.perf_counter()
             client.notify("initialized", {})
             for path, language, text in (
@@ -441,6 +422,30 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _initialize(client: Any, corpus: Path, work: Path) -> None:
+    """Initialize a server on the corpus and the work folder, as an editor would."""
+    client.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": _uri(corpus),
+            "workspaceFolders": [
+                {"uri": _uri(corpus), "name": "corpus"},
+                {"uri": _uri(work), "name": "work"},
+            ],
+            "capabilities": {
+                "window": {"workDoneProgress": True},
+                "workspace": {"workspaceFolders": True, "configuration": True},
+                "textDocument": {
+                    "codeLens": {},
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "definition": {},
+                },
+            },
+        },
+    )
+
+
 def _warm_server(corpus: Path, work: Path, env: dict[str, str]) -> Result:
     """A second server on the cache the first one wrote (an editor reopened):
     how long until it is indexed, and its resident memory then."""
@@ -449,18 +454,7 @@ def _warm_server(corpus: Path, work: Path, env: dict[str, str]) -> Result:
     with (work / "server-warm.log").open("wb") as log:
         client = Client([sys.executable, "-m", "chunkls", "serve"], REPO, stderr=log, env=env)
         try:
-            client.request(
-                "initialize",
-                {
-                    "processId": os.getpid(),
-                    "rootUri": _uri(corpus),
-                    "workspaceFolders": [
-                        {"uri": _uri(corpus), "name": "corpus"},
-                        {"uri": _uri(work), "name": "work"},
-                    ],
-                    "capabilities": {"window": {"workDoneProgress": True}},
-                },
-            )
+            _initialize(client, corpus, work)
             started = time.perf_counter()
             client.notify("initialized", {})
             done = client.wait_for(
