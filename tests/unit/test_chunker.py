@@ -440,6 +440,7 @@ def test_chunk_source_parses_a_text_once_and_never_serves_a_stale_one(
 
     monkeypatch.setattr(chunker, "parse_python", counting)
     monkeypatch.setattr(chunker, "_recent", {})
+    monkeypatch.setattr(chunker, "_parsed", {})
     first = "def a():\n    return 1\n"
     chunks = chunker.chunk_source(first, "m.py", "m.py")
     chunks.append(chunks[0])  # the caller's list is its own
@@ -450,11 +451,11 @@ def test_chunk_source_parses_a_text_once_and_never_serves_a_stale_one(
     assert [c.chunk_id for c in chunker.chunk_source(first, "n.py", "n.py")] == ["n.py#function-a"]
     changed = chunker.chunk_source("def b():\n    return 2\n", "m.py", "m.py")
     assert [c.chunk_id for c in changed] == ["m.py#function-b"]
-    assert len(parses) == 3
+    assert len(parses) == 2  # m.py's new text: only the edited statement is re-parsed
     for _ in range(2):
         with pytest.raises(ChunkingError, match="SyntaxError"):
             chunker.chunk_source("def (:\n", "m.py", "m.py")
-    assert len(parses) == 4
+    assert len(parses) == 3  # the full parse that reports the error, once
     for i in range(chunker.RECENT_TEXTS + 2):
         chunker.chunk_source(f"x = {i}\n", f"f{i}.py", f"f{i}.py")
     assert len(chunker._recent) == chunker.RECENT_TEXTS

@@ -16,8 +16,10 @@ import ast
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.outline import Outline, Parsed, outline_of, reparse
 
 _MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NON_EDITOR_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -132,17 +134,6 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
         raise ChunkingError(f"ValueError: {error}") from None
 
 
-def top_level_definitions(
-    tree: ast.Module,
-) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    """Top-level functions and classes in source order (methods stay inside)."""
-    return [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    ]
-
-
 def chunk_python_source(
     source: str, source_path: str, filename: str = "<unknown>"
 ) -> list[LocatedChunk]:
@@ -151,11 +142,11 @@ def chunk_python_source(
     ``source`` must already have its newlines normalised (``read_text()`` does).
     Raises ``ChunkingError`` when the text does not parse.
     """
-    return chunk_python_tree(parse_python(source, filename), source, source_path)
+    return chunk_python_outline(outline_of(parse_python(source, filename)), source, source_path)
 
 
-def chunk_python_tree(tree: ast.Module, source: str, source_path: str) -> list[LocatedChunk]:
-    """The tutorial's ``chunk_python`` loop over an already parsed module."""
+def chunk_python_outline(outline: Outline, source: str, source_path: str) -> list[LocatedChunk]:
+    """The tutorial's ``chunk_python`` loop over a parsed module's outline."""
     text_lines = _Lines(source)
     lines = text_lines.lines
     chunks: list[LocatedChunk] = []
@@ -172,19 +163,18 @@ def chunk_python_tree(tree: ast.Module, source: str, source_path: str) -> list[L
                 )
             )
 
-    for node in top_level_definitions(tree):
-        start_line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    for start_line, end_line, kind, name in outline:
+        if kind is None:
+            continue  # not a function or class: part of a module chunk
         module_chunk(next_module_line, start_line - 1)
-        kind = "class" if isinstance(node, ast.ClassDef) else "function"
-        end_line = node.end_lineno or node.lineno
         first, last = text_lines.span(start_line - 1, end_line)
         chunks.append(
             LocatedChunk(
-                f"{prefix}{kind}-{node.name}",
+                f"{prefix}{kind}-{name}",
                 "\n".join(lines[start_line - 1 : end_line]).strip(),
                 source_path,
                 "code",
-                node.name,
+                name,
                 first,
                 last,
             )
@@ -242,6 +232,8 @@ def chunk_markdown_source(source: str, source_path: str) -> list[LocatedChunk]:
 RECENT_TEXTS = 8
 """How many recent chunkings ``chunk_source`` remembers (by path and exact text)."""
 _recent: dict[tuple[str, str], tuple[str, tuple[LocatedChunk, ...] | ChunkingError]] = {}
+_parsed: dict[tuple[str, str], Parsed] = {}
+"""The last text of each recent Python file that parsed, with its outline."""
 
 
 def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
@@ -249,7 +241,9 @@ def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]
 
     The last few results are remembered: an editor chunks a buffer for its
     lenses, then the same text again when the buffer is saved and re-read from
-    disk, and parsing a large Python file is the dearest step of a save.
+    disk, and parsing a large Python file is the dearest step of a save. A new
+    text of a recent Python file is parsed only where it changed (see
+    ``outline.reparse``).
     """
     key = (source_path, name)
     known = _recent.get(key)
@@ -261,25 +255,31 @@ def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]
     try:
         chunks = _chunk_source(source, source_path, name)
     except ChunkingError as error:
-        _remember(key, source, error)
+        _remember(_recent, key, (source, error))
         raise
-    _remember(key, source, tuple(chunks))
+    _remember(_recent, key, (source, tuple(chunks)))
     return chunks
 
 
-def _remember(
-    key: tuple[str, str], source: str, result: tuple[LocatedChunk, ...] | ChunkingError
-) -> None:
-    _recent.pop(key, None)
-    _recent[key] = (source, result)
-    while len(_recent) > RECENT_TEXTS:
-        del _recent[next(iter(_recent))]
+def _remember(recent: dict[tuple[str, str], Any], key: tuple[str, str], value: Any) -> None:
+    recent.pop(key, None)
+    recent[key] = value
+    while len(recent) > RECENT_TEXTS:
+        del recent[next(iter(recent))]
 
 
 def _chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
     file_type = file_type_for(name)
     if file_type == "code":
-        return chunk_python_source(source, source_path, name)
+        key = (source_path, name)
+        previous = _parsed.get(key)
+        parsed = None
+        if previous is not None and not source.startswith("\ufeff") and "\0" not in source:
+            parsed = reparse(previous, source)
+        if parsed is None:
+            parsed = Parsed(source, outline_of(parse_python(source, name)))
+        _remember(_parsed, key, parsed)
+        return chunk_python_outline(parsed.outline, source, source_path)
     if file_type == "prose":
         return chunk_markdown_source(source, source_path)
     raise ChunkingError(f"Unsupported file type: {suffix_of(name) or '<none>'}")
