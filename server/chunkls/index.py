@@ -656,6 +656,10 @@ class WorkspaceIndex:
             for rel_path in sorted(folder.skipped):
                 yield folder, rel_path, folder.skipped[rel_path]
 
+    def has_id(self, chunk_id: str) -> bool:
+        """Whether any folder has a chunk with this ID (no chunk is read)."""
+        return any(chunk_id in folder.by_id for folder in self.folders)
+
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
         if prefer is not None and chunk_id in prefer.by_id:

@@ -418,7 +418,7 @@ class ChunkServer(LanguageServer):
         }
         changed = self.index.refresh(folder, rel_paths)
         self.history.forget_ids(
-            {cid: text for cid, text in before.items() if not self.index.lookup(cid, folder)}
+            {cid: text for cid, text in before.items() if not self.index.has_id(cid)}
         )
         self.citations.refresh(folder, rel_paths)
         for rel_path in changed:
