@@ -102,3 +102,88 @@ def test_an_oversized_header_line_is_skipped(tmp_path: Path, size: int) -> None:
     responses = _responses(done.stdout)
     assert responses[1]["result"]["serverInfo"]["name"] == "chunkls"
     assert responses[2]["result"] is None
+
+
+# -- Framing, in process: the bytes of a session cut anywhere ---------------------
+
+
+class _Protocol:
+    def __init__(self) -> None:
+        self.handled: list[Any] = []
+
+    def structure_message(self, data: Any) -> Any:
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        self.handled.append(message)
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.protocol = _Protocol()
+        self.errors: list[BaseException] = []
+
+    def report_server_error(self, error: BaseException, kind: Any) -> None:
+        self.errors.append(error)
+
+
+def _feed(data: bytes, size: int, eof: bool = True) -> tuple[_Server, bool]:
+    import asyncio
+    import threading
+
+    from chunkls.lsp.stdio import Framing
+
+    async def run() -> tuple[_Server, bool]:
+        server = _Server()
+        framing = Framing(server, threading.Event())  # type: ignore[arg-type]
+        for at in range(0, len(data), size):
+            framing.data_received(data[at : at + size])
+        if eof:
+            framing.eof_received()
+        return server, framing.done.done()
+
+    return asyncio.run(run())
+
+
+MESSAGES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "a", "params": {"text": "x\r\n\r\ny"}},
+    {"jsonrpc": "2.0", "method": "b", "params": {"text": "é" * 300}},
+    {"jsonrpc": "2.0", "id": "c", "result": None},
+]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
+def test_framing_delivers_messages_however_the_bytes_are_cut(size: int) -> None:
+    data = b"".join(_frame(message) for message in MESSAGES)
+    data = data.replace(
+        b"Content-Length: %d\r\n" % len(json.dumps(MESSAGES[1]).encode()),
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+        + b"Content-Length: %d\r\n" % len(json.dumps(MESSAGES[1]).encode()),
+    )
+    server, done = _feed(data, size)
+    assert server.protocol.handled == MESSAGES
+    assert done and not server.errors
+
+
+def test_framing_skips_an_overlong_header_line_cut_in_pieces(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from chunkls.lsp.stdio import LINE_LIMIT
+
+    data = b"X" * (LINE_LIMIT * 2 + 5) + b"\r\n" + _frame(MESSAGES[0])
+    server, _ = _feed(data, 1 << 16)
+    assert server.protocol.handled == [MESSAGES[0]]
+    assert caplog.text.count("skipped a header line longer than") == 1
+
+
+def test_framing_hands_on_a_body_cut_short_by_end_of_input() -> None:
+    frame = _frame(MESSAGES[0])
+    server, done = _feed(frame[:-5], 4)
+    assert done and server.protocol.handled == []
+    assert len(server.errors) == 1  # the partial JSON: reported, nothing else lost
+
+
+def test_framing_waits_for_the_rest_of_a_message() -> None:
+    frame = _frame(MESSAGES[0])
+    server, done = _feed(frame[:-1], 1 << 20, eof=False)
+    assert not done and server.protocol.handled == []
