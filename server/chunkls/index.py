@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple, overload
 
@@ -33,7 +34,7 @@ from chunkls.chunking.corpus import CorpusFile
 from chunkls.memory import release_memory
 from chunkls.parallel import Chunked, chunk_many, chunk_one, content_digest
 from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
-from chunkls.store import StoredFile, decode_stubs, pack, unpack
+from chunkls.store import StoredFile, Stub, decode_stubs, pack, unpack
 
 logger = logging.getLogger("chunkls")
 
@@ -675,7 +676,7 @@ class WorkspaceIndex:
             stored = folder.files.get(rel_path)
             if stored is None:
                 continue
-            positions = [n for n, stub in enumerate(stored.stubs) if stub[0] == chunk_id]
+            positions = _positions_of(stored.stubs, chunk_id)
             if positions:
                 chunks = self._unpack(folder, stored)
                 found += [
@@ -845,3 +846,17 @@ def build_index(
         index.index_folder(index.add_folder(root, base_rules), progress)
     index.close()
     return index
+
+
+def _positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:
+    """Where a chunk ID sits among a file's stubs (a file can repeat an ID)."""
+    ids = list(map(_chunk_id_of, stubs))  # scanned in C, not in a Python loop
+    positions: list[int] = []
+    at = -1
+    for _ in range(ids.count(chunk_id)):
+        at = ids.index(chunk_id, at + 1)
+        positions.append(at)
+    return positions
+
+
+_chunk_id_of = itemgetter(0)

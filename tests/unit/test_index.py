@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from chunkls.chunking import scan_corpus
 from chunkls.index import WorkspaceIndex, build_index
 
@@ -274,3 +276,19 @@ def test_suggestions_follow_files_that_come_and_go(tmp_path: Path) -> None:
         assert index.suggest("pkg1/modul_77.py#function-f77")[0] == (
             "pkg1/module_77.py#function-f77"
         )
+
+
+@pytest.mark.parametrize(
+    ("ids", "wanted", "positions"),
+    [
+        ([], "a", []),
+        (["a", "b", "c"], "b", [1]),
+        (["a", "b", "a", "a"], "a", [0, 2, 3]),
+        (["a", "b"], "z", []),
+    ],
+)
+def test_positions_of_an_id_among_stubs(ids: list[str], wanted: str, positions: list[int]) -> None:
+    from chunkls.index import _positions_of
+
+    stubs = [(chunk_id, "p", "code", None, 1, 1) for chunk_id in ids]
+    assert _positions_of(stubs, wanted) == positions
