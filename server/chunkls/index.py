@@ -79,6 +79,8 @@ class Folder:
     """Whether the cache's search snapshot misses changes made since."""
     touched: set[str] | None = None
     """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
+    deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
+    """While files are chunked in bulk: their search terms, indexed at the end."""
 
     def __post_init__(self) -> None:
         self.root_resolved = self.root.resolve()
@@ -305,6 +307,9 @@ class WorkspaceIndex:
         chunks: FileChunks | None = None,
     ) -> None:
         rel_path = stored.rel_path
+        if terms is not None and folder.deferred is not None:
+            folder.deferred[rel_path] = (stored, terms)
+            return
         items = ChunkAts(folder, [(rel_path, len(stored.stubs))])
         if terms is not None:
             self.search_index.add_file_terms((folder.position, rel_path), items, terms)
@@ -473,11 +478,14 @@ class WorkspaceIndex:
                     yield settled, total
                 done = total - len(todo)
                 yield done, total
+                folder.deferred = {}
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
                     if result is not None:
                         if result.rel_path not in folder.touched:
                             self._apply(folder, result)
                         done += 1
+                    yield done, total
+                for _ in self._search_deferred(folder):
                     yield done, total
                 # the index is long-lived and acyclic: keep the collector off it for good
                 gc.freeze()
@@ -485,6 +493,34 @@ class WorkspaceIndex:
             release_memory()  # what indexing and the snapshot freed
         finally:
             folder.touched = None
+            folder.deferred = None
+
+    def _search_deferred(self, folder: Folder) -> Iterator[None]:
+        """Make the files chunked in bulk searchable, step by step: first every
+        new term into the vocabulary, which is then frozen into its compact table,
+        then the postings. The term strings of the first pass die together once
+        frozen; learned file by file among the long-lived chunk records, they
+        left ~50 MB of heap holes behind in a server that had indexed the stdlib.
+        A file changed meanwhile is skipped (it was indexed as it is now)."""
+        deferred, folder.deferred = folder.deferred or {}, None
+
+        def current(stored: StoredFile) -> StoredFile | None:
+            # the same chunks (the texts may have been let go of since)
+            now = folder.files.get(stored.rel_path)
+            return now if now is not None and now.stubs is stored.stubs else None
+
+        files = [(stored, terms) for stored, terms in deferred.values() if current(stored)]
+        deferred.clear()
+        search = self.search_index
+        for _, terms in files:
+            search.learn_terms(terms)
+            yield
+        search.freeze_vocabulary()
+        for stored, terms in files:
+            now = current(stored)
+            if now is not None:
+                self._make_searchable(folder, now, terms)
+            yield
 
     def _reuse(
         self, folder: Folder, files: list[CorpusFile], seen: set[str], todo: list[CorpusFile]

@@ -509,6 +509,16 @@ class BM25Index(Generic[T]):
             self._pending.append((ids[rows[0]], rows[1] + first, rows[2].copy()))
             self._pending_size += rows.shape[1]
 
+    def learn_terms(self, terms: FileTerms) -> None:
+        """Add a file's terms to the vocabulary only (a bulk load's first pass;
+        its postings are added later with ``add_file_terms``)."""
+        if terms.rows:
+            self._vocabulary.ids(terms.names())
+
+    def freeze_vocabulary(self) -> None:
+        """Fold the terms added since into the compact table (ids do not change)."""
+        self._vocabulary.freeze()
+
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Term ids for terms, new ones added to the vocabulary."""
         return self._vocabulary.ids(terms)
