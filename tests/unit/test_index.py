@@ -292,3 +292,32 @@ def test_positions_of_an_id_among_stubs(ids: list[str], wanted: str, positions: 
 
     stubs = [(chunk_id, "p", "code", None, 1, 1) for chunk_id in ids]
     assert _positions_of(stubs, wanted) == positions
+
+
+def test_bulk_search_pass_survives_searches_and_deletions_mid_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files chunked in bulk become searchable at the end of the pass; searches
+    meanwhile merge segments and drop the terms learned for files not added yet
+    (renumbering the others), a file goes: the result is a fresh build's."""
+    import chunkls.search as search_module
+
+    monkeypatch.setattr(search_module, "_MERGE_AT", 1)
+    tree = {
+        f"pkg/m{i}.py": f"def alpha_{i}():\n    return 'beta gamma {i} delta{i % 3}'\n"
+        for i in range(12)
+    }
+    tree["README.md"] = "# Alpha\nbeta words\n\n## Gamma\ndelta here\n"
+    write_tree(tmp_path, tree)
+    index = WorkspaceIndex(None, workers=1)
+    folder = index.add_folder(tmp_path)
+    for steps, _ in enumerate(index.iter_index_folder(folder), 1):
+        index.search("alpha beta delta1", 5)  # merges whatever was added so far
+        if steps == 20:  # during the search pass: a file goes, its terms with it
+            (tmp_path / "pkg" / "m3.py").unlink()
+            index.refresh(folder, ["pkg/m3.py"])
+    fresh = build_index([tmp_path], workers=1)
+    for query in ["alpha", "beta gamma", "delta0 delta2", "alpha_7", "here words"]:
+        got = [(h.score, h.item.chunk.chunk_id) for h in index.search(query, 20)]
+        assert got == [(h.score, h.item.chunk.chunk_id) for h in fresh.search(query, 20)]
+    assert len(index) == len(fresh)
