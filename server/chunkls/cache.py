@@ -135,6 +135,8 @@ class FolderCache:
         }
         self._db: sqlite3.Connection | None = None
         self._disabled = False
+        self.held = False
+        """While another process writes this folder's cache: writes wait for it."""
         self._puts: dict[str, _Put | None] = {}
         self._touches: dict[str, tuple[int, int, str, int]] = {}
         """rel_path -> (mtime_ns, checked_ns, rel_path, generation) of rows whose
@@ -330,10 +332,16 @@ class FolderCache:
         """Whether there are writes waiting for ``flush``."""
         return bool(self._puts or self._touches)
 
+    @property
+    def usable(self) -> bool:
+        """Whether the cache is in use (not given up on for this session)."""
+        return not self._disabled
+
     def flush(self) -> dict[str, int]:
         """Write the recorded changes in one transaction; returns the rows written
-        with their chunks (rel_path -> generation), none if the write failed."""
-        if not self._puts and not self._touches:
+        with their chunks (rel_path -> generation), none if the write failed (or
+        ``held``: they are written by a later flush)."""
+        if self.held or (not self._puts and not self._touches):
             return {}
         puts, self._puts = self._puts, {}
         touches, self._touches = self._touches, {}

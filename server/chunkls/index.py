@@ -9,13 +9,16 @@ watcher event or a CLI run calls.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import difflib
 import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple, overload
@@ -32,7 +35,15 @@ from chunkls.chunking import (
 )
 from chunkls.chunking.corpus import CorpusFile
 from chunkls.memory import release_memory
-from chunkls.parallel import Chunked, chunk_many, chunk_one, content_digest
+from chunkls.parallel import (
+    NICENESS,
+    Chunked,
+    chunk_many,
+    chunk_one,
+    content_digest,
+    detach,
+    process_context,
+)
 from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
 from chunkls.store import StoredFile, Stub, decode_stubs, pack, unpack
 
@@ -165,7 +176,12 @@ Progress = Callable[[int, int], None]
 class WorkspaceIndex:
     """All chunks of the workspace folders, searchable and resolvable by ID."""
 
-    def __init__(self, cache_dir: Path | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        workers: int | None = None,
+        elsewhere_from: int | None = None,
+    ) -> None:
         self.folders: list[Folder] = []
         """Workspace folders in order."""
         self.search_index: BM25Index[ChunkAt] = BM25Index()
@@ -174,6 +190,11 @@ class WorkspaceIndex:
         """Where folders keep their persistent index (``None``: no cache)."""
         self.workers = workers
         """Worker processes for indexing many files (``None``: one per CPU)."""
+        self.elsewhere_from = elsewhere_from
+        """Files to chunk from which a folder with a cache is chunked in a separate
+        process, then loaded from the cache (``None``: always in this one)."""
+        self._elsewhere: dict[Folder, BaseProcess] = {}
+        """The separate indexing processes running, by folder."""
         self.folders_version = 0
         """Bumped whenever a folder is added or removed (memoised lookups check it)."""
         self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
@@ -189,9 +210,14 @@ class WorkspaceIndex:
 
     # -- folders ---------------------------------------------------------------
 
-    def add_folder(self, root: Path, base_rules: CorpusRules | None = None) -> Folder:
-        """Register a folder with its configured rules (not indexed yet)."""
-        rules, problems = load_rules(root, base_rules)
+    def add_folder(
+        self, root: Path, base_rules: CorpusRules | None = None, rules: CorpusRules | None = None
+    ) -> Folder:
+        """Register a folder with its configured rules (not indexed yet), or with
+        ``rules`` as they are."""
+        problems: list[ConfigProblem] = []
+        if rules is None:
+            rules, problems = load_rules(root, base_rules)
         position = max((folder.position for folder in self.folders), default=-1) + 1
         folder = Folder(root, rules, position, problems)
         if self.cache_dir is not None:
@@ -478,6 +504,19 @@ class WorkspaceIndex:
                     yield settled, total
                 done = total - len(todo)
                 yield done, total
+                if (
+                    self.elsewhere_from is not None
+                    and len(todo) >= self.elsewhere_from
+                    and folder.cache is not None
+                    and folder.cache.usable
+                ):
+                    finished = yield from self._index_elsewhere(folder, done, total)
+                    if finished:  # the cache has it all: load it as a restart would
+                        todo = []
+                        for settled in self._reuse(folder, walk.files, seen, todo):
+                            yield settled, total
+                        done = total - len(todo)
+                        yield done, total
                 folder.deferred = {}
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
                     if result is not None:
@@ -494,6 +533,64 @@ class WorkspaceIndex:
         finally:
             folder.touched = None
             folder.deferred = None
+
+    def _index_elsewhere(
+        self, folder: Folder, done: int, total: int
+    ) -> Generator[tuple[int, int], None, bool]:
+        """Chunk a folder in a separate process that writes its cache, yielding its
+        progress; returns whether it finished. The bulk's short-lived objects then
+        never share this process's heap with the index it keeps: a server that
+        indexed the stdlib cold held ~130 MB more than one restarted on its cache,
+        in heap holes. Rows this process writes meanwhile (saves) wait until it
+        is done, so that they win over the other's."""
+        context = process_context()
+        cache = folder.cache
+        if context is None or cache is None:
+            return False
+        receiver, sender = context.Pipe(duplex=False)
+        process: BaseProcess = context.Process(  # type: ignore[attr-defined]
+            target=_index_in_child,
+            args=(folder.root, folder.rules, self.cache_dir, self.workers, sender),
+            name=f"chunkls-index-{folder.name}",
+        )
+        cache.held = True
+        try:
+            try:
+                process.start()
+            except OSError as error:
+                logger.warning("could not start an indexing process (%s); indexing here", error)
+                return False
+            finally:
+                sender.close()
+            self._elsewhere[folder] = process
+            while True:
+                if receiver.poll(0.002):  # a short wait: the caller may be an event loop
+                    try:
+                        message = receiver.recv()
+                    except EOFError:
+                        break
+                    if message is None:
+                        break
+                    done = max(done, message[0])
+                elif not process.is_alive():
+                    break
+                yield done, total
+            process.join()
+        finally:
+            cache.held = False
+            receiver.close()
+            self._elsewhere.pop(folder, None)
+            if process.is_alive():  # abandoned (the folder removed, the server exits)
+                process.terminate()
+                process.join(5)
+        if process.exitcode != 0:
+            logger.warning(
+                "%s: the indexing process failed (exit code %s); indexing here",
+                folder.root,
+                process.exitcode,
+            )
+            return False
+        return True
 
     def _search_deferred(self, folder: Folder) -> Iterator[None]:
         """Make the files chunked in bulk searchable, step by step: first every
@@ -639,8 +736,8 @@ class WorkspaceIndex:
         """Write pending cache rows, and the search snapshot when it is stale."""
         for each in [folder] if folder is not None else list(self.folders):
             cache = each.cache
-            if cache is None:
-                continue
+            if cache is None or cache.held:
+                continue  # (held: another process is writing the folder's cache)
             self._let_go_of_texts(each, cache.flush())
             if each.snapshot_stale:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
@@ -663,7 +760,10 @@ class WorkspaceIndex:
                     self._unpacked[(folder, rel_path)] = (lighter, known[1])
 
     def close(self) -> None:
-        """Save and close every folder's cache."""
+        """Stop any separate indexing process; save and close every folder's cache."""
+        for process in list(self._elsewhere.values()):
+            process.terminate()
+            process.join(5)
         self.save()
         for folder in self.folders:
             if folder.cache is not None:
@@ -896,3 +996,27 @@ def _positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:
 
 
 _chunk_id_of = itemgetter(0)
+
+
+def _index_in_child(
+    root: Path,
+    rules: CorpusRules,
+    cache_dir: Path | None,
+    workers: int | None,
+    progress: Connection,
+) -> None:
+    """A separate indexing process: chunk a folder into its cache, reporting
+    (files done, files in all) now and then, ``None`` when done."""
+    detach()  # it ends with the server, and keeps off its stdout
+    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
+        os.nice(NICENESS)  # the editor's server comes first
+    index = WorkspaceIndex(cache_dir, workers)
+    folder = index.add_folder(root, rules=rules)
+    last = 0.0
+    for done, total in index.iter_index_folder(folder):
+        now = time.monotonic()
+        if now - last >= 0.05:
+            progress.send((done, total))
+            last = now
+    index.close()
+    progress.send(None)

@@ -22,6 +22,8 @@ import logging
 import multiprocessing
 import os
 import queue
+import signal
+import sys
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -102,7 +104,8 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _context() -> BaseContext | None:
+def process_context() -> BaseContext | None:
+    """How to start worker processes here (``None``: they cannot be)."""
     methods = multiprocessing.get_all_start_methods()
     # fork is fastest, but forking a process that runs other threads (a language
     # server) can copy a lock held mid-operation; forkserver starts clean.
@@ -118,9 +121,32 @@ def _context() -> BaseContext | None:
 _job: tuple[Path, CorpusRules, _Marks] | None = None
 
 
+def detach() -> None:
+    """In a helper process: end with the process that started it (Linux: the
+    kernel kills it when its parent dies, instead of leaving it blocked on a
+    pipe nobody reads) and never write to the stdout it inherited (a server's
+    protocol channel, which it would also keep open)."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # it died before that took effect
+            os._exit(1)
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option (linux/prctl.h): a signal for when the parent dies."""
+
+
 def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None:
     global _job
     _job = (root_resolved, rules, marks)
+    detach()
     # Workers only allocate acyclic data (ASTs, strings, tuples): the cyclic
     # collector would spend most of the run walking it for nothing.
     gc.disable()
@@ -179,7 +205,7 @@ def chunk_many(
     (so an event loop can run in between). Every file gets exactly one result,
     even when a worker dies: what it had not finished is chunked in this process."""
     workers = default_workers() if workers is None else max(1, workers)
-    context = _context() if workers > 1 and len(files) >= SERIAL_BELOW else None
+    context = process_context() if workers > 1 and len(files) >= SERIAL_BELOW else None
     if context is None:
         for file in files:
             yield chunk_one(root_resolved, file, rules)

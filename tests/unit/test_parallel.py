@@ -105,6 +105,6 @@ def test_workers_run_below_the_editor_process(
 
     monkeypatch.setattr(parallel, "chunk_one", niceness)
     # fork, so the workers run the patched function (other start methods import afresh)
-    monkeypatch.setattr(parallel, "_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.setattr(parallel, "process_context", lambda: multiprocessing.get_context("fork"))
     found = {r.skipped for r in chunk_many(root.resolve(), files, rules, 2) if r is not None}
     assert found == {f"nice {min(os.nice(0) + parallel.NICENESS, 19)}"}

@@ -10,11 +10,14 @@ own in-process work is left alone.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -80,7 +83,7 @@ def _assert_each_file_once(got: list[Chunked], serial: dict[str, Chunked]) -> No
 def _fork(monkeypatch: pytest.MonkeyPatch) -> None:
     """Use fork even if the test process runs threads (so workers see the patches)."""
     context: BaseContext = multiprocessing.get_context("fork")
-    monkeypatch.setattr(parallel, "_context", lambda: context)
+    monkeypatch.setattr(parallel, "process_context", lambda: context)
 
 
 def _in_worker(parent: int) -> bool:
@@ -245,3 +248,42 @@ def test_workers_that_cannot_start_fall_back_to_this_process(
         got = _consume(chunk_many(root, files, rules, 2))
     _assert_each_file_once(got, serial)
     assert len([r for r in caplog.records if "worker process died" in r.getMessage()]) == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl: Linux only")
+def test_a_detached_helper_dies_with_its_parent_and_keeps_off_its_stdout() -> None:
+    """A helper process (a worker, the separate indexing process) ends when the
+    process that started it is killed, and does not hold its stdout open."""
+    script = (
+        "import os, sys, time\n"
+        "from chunkls.parallel import detach\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    detach()\n"
+        "    print('from the helper')\n"  # goes to /dev/null, not the pipe
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=Path(__file__).parents[2]
+    )
+    assert parent.stdout is not None
+    helper = int(parent.stdout.readline())
+    time.sleep(0.3)  # the helper has detached
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper, 0)
+        except ProcessLookupError:
+            break
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(helper, os.WNOHANG)
+        time.sleep(0.02)
+    else:
+        os.kill(helper, signal.SIGKILL)
+        pytest.fail("the helper outlived its parent")
+    assert parent.stdout.read() == b""  # EOF: nobody else held the pipe

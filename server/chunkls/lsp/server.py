@@ -45,6 +45,9 @@ _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
 TRIM_EVERY = 0.2
 """Least seconds between two returns of free heap memory after index changes."""
+INDEX_ELSEWHERE_FROM = 2_000
+"""Files to chunk from which a folder is indexed in a separate process (into its
+cache, then loaded from it): the server's heap stays that of a restart."""
 _PAUSE = 0.0005
 """How long each pause lets requests run (several loop turns: read, handle, write)."""
 
@@ -100,7 +103,7 @@ class ChunkServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=ChunkProtocol,
         )
-        self.index = WorkspaceIndex(cache_dir())
+        self.index = WorkspaceIndex(cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM)
         """Every workspace folder's chunks and the search postings."""
         self.citations = CitationIndex()
         """Every chunk ID cited in the workspace's Markdown and text files."""
