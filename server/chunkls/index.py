@@ -169,6 +169,9 @@ class ChunkAts(Sequence[ChunkAt]):
         return ChunkAt(self.folder, self.paths[number], index - self.starts[number])
 
 
+FREEZE_FROM = 10_000
+"""New terms from which a bulk pass folds them into the vocabulary's table."""
+
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a folder is indexed."""
 
@@ -620,7 +623,7 @@ class WorkspaceIndex:
             if now is not None:
                 self._make_searchable(folder, now, terms)
             yield
-        search.freeze_vocabulary()
+        search.freeze_vocabulary(least=FREEZE_FROM)
 
     def _reuse(
         self, folder: Folder, files: list[CorpusFile], seen: set[str], todo: list[CorpusFile]

@@ -515,9 +515,12 @@ class BM25Index(Generic[T]):
         if terms.rows:
             self._vocabulary.ids(terms.names())
 
-    def freeze_vocabulary(self) -> None:
-        """Fold the terms added since into the compact table (ids do not change)."""
-        self._vocabulary.freeze()
+    def freeze_vocabulary(self, least: int = 0) -> None:
+        """Fold the terms added since into the compact table (ids do not change),
+        if there are at least ``least`` of them (rebuilding the table for a few
+        costs more than keeping them in the dict)."""
+        if len(self._vocabulary.added) >= least:
+            self._vocabulary.freeze()
 
     def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """Term ids for terms, new ones added to the vocabulary."""
@@ -641,8 +644,11 @@ class BM25Index(Generic[T]):
 
     def snapshot(self, keys: Iterable[FileKey]) -> Snapshot:
         """The postings of some files, documents renumbered from 0 in the order
-        they are indexed in (so each term's documents stay ascending)."""
-        self.compact()
+        they are indexed in (so each term's documents stay ascending).
+
+        Nothing is merged or frozen for it: a small folder's snapshot costs
+        memory in proportion to its postings, not to the whole index's."""
+        self._settle()  # every posting in the main or the small segment
         files = [(key, self._files[key]) for key in keys if key in self._files]
         files.sort(key=lambda pair: pair[1].start)
         old = np.concatenate(
@@ -651,18 +657,24 @@ class BM25Index(Generic[T]):
         )
         new_of = np.full(self._docs, -1, dtype=np.int64)
         new_of[old] = np.arange(len(old))
-        terms, docs, tfs = self._main.triples()
-        mapped = new_of[docs]
-        keep = mapped >= 0
-        terms, tfs = terms[keep], tfs[keep]
-        local_docs = mapped[keep].astype(_I32)
+        wanted = new_of >= 0
+        parts: list[tuple[npt.NDArray[Any], ...]] = []
+        # the small segment's documents all came after the main one's: per term,
+        # main's postings then small's stay in ascending document order
+        for segment in (self._main, self._small):
+            if not len(segment.docs):
+                continue
+            at = np.flatnonzero(wanted[segment.docs])
+            terms = (np.searchsorted(segment.offsets, at, side="right") - 1).astype(_I32)
+            parts.append((terms, new_of[segment.docs[at]].astype(_I32), segment.tfs[at]))
+        terms, local_docs, tfs = _concat(parts) if parts else (_EMPTY, _EMPTY, _EMPTY)
         used = np.unique(terms)
         local = np.full(len(self._vocabulary), -1, dtype=_I32)
         local[used] = np.arange(len(used), dtype=_I32)
-        segment = Segment.build(local[terms], local_docs, tfs, len(used))
+        segment = Segment.build(local[terms], local_docs, tfs.astype(_I32, copy=False), len(used))
         return Snapshot(
             [(key, len(r)) for key, r in files],
-            self._vocabulary.freeze().select(local),
+            self._vocabulary.select(local),
             segment,
             self._length[old].copy(),
         )

@@ -212,6 +212,13 @@ class Vocabulary:
             self.added = {}
         return self.table
 
+    def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
+        """A table of the terms whose id maps to a new id (-1: dropped), with the
+        new ids; this vocabulary stays as it is."""
+        table = self.table.select(renumber[: len(self.table)])
+        extra = {term: int(renumber[i]) for term, i in self.added.items() if renumber[i] >= 0}
+        return table.merged(extra)
+
     def keep(self, used: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32] | None:
         """Drop the terms whose id is not ``used``, the others renumbered in the
         same order; returns old id -> new id (-1: dropped), ``None`` if all are used."""

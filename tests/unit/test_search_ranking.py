@@ -216,3 +216,30 @@ def test_term_frequencies_past_16_bits_score_the_same(repeat: int) -> None:
         expected = brute_force(corpus, query, 10)
         assert found(index, query, 10) == expected
         assert found(loaded, query, 10) == expected
+
+
+def test_a_snapshot_of_both_segments_keeps_each_terms_documents_ascending() -> None:
+    """A snapshot reads the main and the small segment as they are (nothing is
+    merged for it): each term's documents come out ascending, and a snapshot of
+    some files searches as those files alone."""
+    corpus = skewed_corpus(random.Random(5), 30)
+    names = sorted(corpus)
+    index = build({name: corpus[name] for name in names[:20]})
+    index.compact()  # these in the main segment
+    for name in names[20:]:  # these in the small one
+        index.add_file((0, name), [(t, f"{name}:{i}") for i, t in enumerate(corpus[name])])
+    index.search("self", 1)
+    assert len(index._main.docs) and len(index._small.docs)
+    for keys in (sorted(index.file_keys()), [(0, name) for name in names[15:25]]):
+        snapshot = index.snapshot(keys)
+        segment = snapshot.segment
+        for term in range(len(segment.offsets) - 1):
+            docs = segment.docs[segment.offsets[term] : segment.offsets[term + 1]]
+            assert (np.diff(docs) > 0).all(), term
+        loaded: BM25Index[str] = BM25Index()
+        items = [f"{key[1]}:{i}" for key, count in snapshot.files for i in range(count)]
+        loaded.load_snapshot(snapshot, items)
+        subset = {key[1]: corpus[key[1]] for key in keys}
+        for query in QUERIES:
+            assert found(loaded, query, 10) == brute_force(subset, query, 10), query
+    assert index._vocabulary.added, "a snapshot leaves the vocabulary as it is"
