@@ -55,3 +55,5 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert server["hover_resolves"] is True
     assert server["save_to_lenses"]["n"] == 50
     assert server["warm_server"]["chunks"] == server["chunks"]
+    assert server["transport_floor"]["hover"]["n"] == server["loaded"]["hover"]["n"]
+    assert "a stand-in server doing no work" in results["table"]
