@@ -4,9 +4,9 @@ pygls reads stdin in a worker thread: every message costs three thread hops
 (header, blank line, body) before it is handled, most of a hover's latency.
 Here stdin is a pipe registered with the event loop and ``Framing`` cuts
 messages out of the bytes as they arrive, handling each in the same callback
-(no stream reader, no task to wake: a fifth of a hover's round trip). Header
-lines are read as pygls reads them (``Content-Length: N`` then a blank line;
-other lines are ignored). Where a pipe cannot be watched (stdin is a regular
+(no stream reader, no task to wake: 0.03-0.04 ms of a hover's round trip here).
+Header lines are read as pygls reads them (``Content-Length: N`` then a blank
+line; other lines are ignored). Where a pipe cannot be watched (stdin is a regular
 file, or Windows, whose event loop cannot watch a console or an anonymous
 pipe), pygls's threaded reader is used.
 """
@@ -79,15 +79,15 @@ class Framing(asyncio.Protocol):
                         self.skip_line()
                         at = len(buffer)
                     break
-                line = bytes(buffer[at : newline + 1])
-                at = newline + 1
+                start, at = at, newline + 1
                 if self.skipping:
                     self.skipping = False  # the end of an overlong line
                     continue
-                if len(line) > LINE_LIMIT:
+                if at - start > LINE_LIMIT:
                     self.skip_line()
                     self.skipping = False
                     continue
+                line = bytes(buffer[start:at])
                 if not self.length:
                     match = _CONTENT_LENGTH.fullmatch(line)
                     if match:
