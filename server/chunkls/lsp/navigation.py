@@ -96,10 +96,12 @@ def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hov
         return None
     context, ref = found
     entries = resolve_ref(ls, context, ref)
+    shown = ref.chunk_id if ref.path else f"{context.rel_path or ''}#{ref.identity}"
     if entries:
         value = "\n\n---\n\n".join(preview(entry) for entry in entries)
+    elif ls.indexing:  # it may be in what is not indexed yet
+        value = f"Chunk ID `{shown}`: not in the index yet; the workspace is being indexed."
     else:
-        shown = ref.chunk_id if ref.path else f"{context.rel_path or ''}#{ref.identity}"
         value = f"Unknown chunk ID `{shown}`: no chunk in the index has it."
         suggestions = ls.index.suggest(shown)
         if suggestions:
