@@ -135,8 +135,8 @@ class FolderCache:
         }
         self._db: sqlite3.Connection | None = None
         self._disabled = False
-        self.held = False
-        """While another process writes this folder's cache: writes wait for it."""
+        self.held = 0
+        """While other processes write this folder's cache (how many): writes wait."""
         self._puts: dict[str, _Put | None] = {}
         self._touches: dict[str, tuple[int, int, str, int]] = {}
         """rel_path -> (mtime_ns, checked_ns, rel_path, generation) of rows whose

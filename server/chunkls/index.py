@@ -550,13 +550,15 @@ class WorkspaceIndex:
         cache = folder.cache
         if context is None or cache is None:
             return False
+        if folder in self._elsewhere:
+            return False  # one already runs (a second pass over the folder): chunk here
         receiver, sender = context.Pipe(duplex=False)
         process: BaseProcess = context.Process(  # type: ignore[attr-defined]
             target=_index_in_child,
             args=(folder.root, folder.rules, self.cache_dir, self.workers, sender),
             name=f"chunkls-index-{folder.name}",
         )
-        cache.held = True
+        cache.held += 1
         try:
             try:
                 process.start()
@@ -580,7 +582,7 @@ class WorkspaceIndex:
                 yield done, total
             process.join()
         finally:
-            cache.held = False
+            cache.held -= 1
             receiver.close()
             self._elsewhere.pop(folder, None)
             if process.is_alive():  # abandoned (the folder removed, the server exits)

@@ -126,3 +126,25 @@ def test_small_folders_and_folders_without_a_cache_are_indexed_here(tmp_path: Pa
             assert not index._elsewhere
         same_as_fresh(index, root)
         index.close()
+
+
+def test_a_second_pass_over_a_folder_being_indexed_elsewhere_chunks_here(
+    tmp_path: Path,
+) -> None:
+    """("Re-index Workspace" while indexing runs): no second process on the same
+    cache; the writes of the pass that chunks here wait for the other process."""
+    root = tmp_path / "ws"
+    write_tree(root, TREE)
+    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
+    folder = index.add_folder(root)
+    first = index.iter_index_folder(folder)
+    for _ in range(3):
+        next(first)
+    assert len(index._elsewhere) == 1
+    for _ in index.iter_index_folder(folder):
+        assert len(index._elsewhere) <= 1  # never a second process
+    for _ in first:
+        pass
+    assert not folder.cache.held  # type: ignore[union-attr]
+    same_as_fresh(index, root)
+    index.close()
