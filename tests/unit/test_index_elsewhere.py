@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import chunkls.index as index_module
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Folder, WorkspaceIndex, build_index
 
 from .strategies import write_tree
 
@@ -38,11 +38,16 @@ def same_as_fresh(index: WorkspaceIndex, root: Path) -> None:
     assert len(index) == len(fresh)
 
 
-def test_a_folder_indexed_elsewhere_equals_one_indexed_here(tmp_path: Path) -> None:
+def elsewhere(tmp_path: Path) -> tuple[Path, WorkspaceIndex, Folder]:
+    """The tree written, an index that chunks any folder elsewhere, its folder."""
     root = tmp_path / "ws"
     write_tree(root, TREE)
     index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    folder = index.add_folder(root)
+    return root, index, index.add_folder(root)
+
+
+def test_a_folder_indexed_elsewhere_equals_one_indexed_here(tmp_path: Path) -> None:
+    root, index, folder = elsewhere(tmp_path)
     progress = list(index.iter_index_folder(folder))
     assert progress[-1][0] == progress[-1][1] >= len(TREE) - 1
     same_as_fresh(index, root)
@@ -55,10 +60,7 @@ def test_a_folder_indexed_elsewhere_equals_one_indexed_here(tmp_path: Path) -> N
 def test_files_changed_while_the_other_process_runs_are_taken_as_they_are_now(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "ws"
-    write_tree(root, TREE)
-    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    folder = index.add_folder(root)
+    root, index, folder = elsewhere(tmp_path)
     for step, _ in enumerate(index.iter_index_folder(folder)):
         if step == 3:  # a save and a deletion while the other process chunks
             assert index._elsewhere
@@ -88,10 +90,7 @@ def test_a_failed_process_is_reported_and_the_folder_indexed_here(
     if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
         pytest.skip("the failing child is patched in: needs fork")
     monkeypatch.setattr(index_module, "_index_in_child", _fail)
-    root = tmp_path / "ws"
-    write_tree(root, TREE)
-    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    folder = index.add_folder(root)
+    root, index, folder = elsewhere(tmp_path)
     for _ in index.iter_index_folder(folder):
         pass
     assert "the indexing process failed (exit code 3); indexing here" in caplog.text
@@ -100,10 +99,7 @@ def test_a_failed_process_is_reported_and_the_folder_indexed_here(
 
 
 def test_an_abandoned_pass_stops_the_other_process(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    write_tree(root, TREE)
-    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    folder = index.add_folder(root)
+    _, index, folder = elsewhere(tmp_path)
     steps = index.iter_index_folder(folder)
     for _ in range(3):
         next(steps)
@@ -133,10 +129,7 @@ def test_a_second_pass_over_a_folder_being_indexed_elsewhere_chunks_here(
 ) -> None:
     """("Re-index Workspace" while indexing runs): no second process on the same
     cache; the writes of the pass that chunks here wait for the other process."""
-    root = tmp_path / "ws"
-    write_tree(root, TREE)
-    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    folder = index.add_folder(root)
+    root, index, folder = elsewhere(tmp_path)
     first = index.iter_index_folder(folder)
     for _ in range(3):
         next(first)
