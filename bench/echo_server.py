@@ -1,58 +1,55 @@
 """A stand-in language server for the benchmark: every request gets the same
 hover-sized answer, with no work behind it.
 
-It reads stdin on an asyncio event loop and cuts messages from the bytes in the
-read callback, as chunkls does, so that the time it takes over the same pipes,
-with the same client, is the floor of what any such server can answer in: the
-pipes, the two processes' wake-ups, JSON and the event loop.
+It reads stdin with chunkls's own ``Framing`` (on an asyncio event loop, messages
+cut from the bytes in the read callback), so that the time it takes over the same
+pipes, with the same client, is the floor of what chunkls can answer in: the pipes,
+the two processes' wake-ups, JSON and the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
+import threading
+from typing import Any
 
-_LENGTH = re.compile(rb"Content-Length: (\d+)")
+from chunkls.lsp.stdio import Framing
+
 _ANSWER = {"contents": {"kind": "markdown", "value": "x" * 600}, "range": None}
 
 
-class _Echo(asyncio.Protocol):
-    def __init__(self, done: asyncio.Future[None]) -> None:
-        self.buffer = bytearray()
-        self.done = done
+class _Echo:
+    """What ``Framing`` needs of a server: a protocol that handles messages."""
 
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            match = _LENGTH.search(self.buffer[:end])
-            length = int(match.group(1)) if match else 0
-            if len(self.buffer) < end + 4 + length:
-                return
-            message = json.loads(bytes(self.buffer[end + 4 : end + 4 + length]))
-            del self.buffer[: end + 4 + length]
-            if message.get("method") == "exit":
-                self.connection_lost(None)
-                return
-            if "id" in message and "method" in message:
-                body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": _ANSWER})
-                sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body.encode())
-                sys.stdout.buffer.flush()
+    def __init__(self, stop: threading.Event) -> None:
+        self.protocol = self
+        self.stop = stop
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.done.done():
-            self.done.set_result(None)
+    def structure_message(self, data: Any) -> Any:
+        return data
+
+    def handle_message(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "exit":
+            self.stop.set()
+        elif "id" in message and "method" in message:
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": _ANSWER})
+            sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body.encode())
+            sys.stdout.buffer.flush()
+
+    def report_server_error(self, error: Exception, kind: Any) -> None:
+        print(f"echo server: {error!r}", file=sys.stderr)
 
 
 async def _main() -> None:
+    stop = threading.Event()
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-    await loop.connect_read_pipe(lambda: _Echo(done), sys.stdin.buffer)
-    await done
+    _, framing = await loop.connect_read_pipe(
+        lambda: Framing(_Echo(stop), stop),  # type: ignore[arg-type]
+        sys.stdin.buffer,
+    )
+    await framing.done
 
 
 if __name__ == "__main__":
