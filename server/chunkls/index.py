@@ -44,7 +44,7 @@ from chunkls.parallel import (
     detach,
     process_context,
 )
-from chunkls.search import BM25Index, FileTerms, Hit, Snapshot, select_files
+from chunkls.search import BM25Index, FileTerms, Hit, LearnedTerms, Snapshot, select_files
 from chunkls.store import StoredFile, Stub, decode_stubs, pack, unpack
 
 logger = logging.getLogger("chunkls")
@@ -334,6 +334,7 @@ class WorkspaceIndex:
         stored: StoredFile,
         terms: FileTerms | None = None,
         chunks: FileChunks | None = None,
+        learned: LearnedTerms | None = None,
     ) -> None:
         rel_path = stored.rel_path
         if terms is not None and folder.deferred is not None:
@@ -341,7 +342,7 @@ class WorkspaceIndex:
             return
         items = ChunkAts(folder, [(rel_path, len(stored.stubs))])
         if terms is not None:
-            self.search_index.add_file_terms((folder.position, rel_path), items, terms)
+            self.search_index.add_file_terms((folder.position, rel_path), items, terms, learned)
             return
         located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
         self.search_index.add_file(
@@ -599,8 +600,8 @@ class WorkspaceIndex:
 
     def _search_deferred(self, folder: Folder) -> Iterator[None]:
         """Make the files chunked in bulk searchable, step by step: first every
-        new term into the vocabulary, then the postings (terms looked up in the
-        vocabulary's dict), then the vocabulary is frozen into its compact table.
+        new term into the vocabulary, then the postings (with the term ids the
+        first pass found), then the vocabulary is frozen into its compact table.
         The term strings, made together in the first pass, die together at the
         freeze; learned file by file among the long-lived chunk records, they
         left ~50 MB of heap holes behind after a cold index of the stdlib.
@@ -617,13 +618,14 @@ class WorkspaceIndex:
         files = [(stored, terms) for stored, terms in deferred.values() if current(stored)]
         deferred.clear()
         search = self.search_index
+        learned: list[LearnedTerms] = []
         for _, terms in files:
-            search.learn_terms(terms)
+            learned.append(search.learn_terms(terms))
             yield
-        for stored, terms in files:
+        for (stored, terms), ids in zip(files, learned, strict=True):
             now = current(stored)
             if now is not None:
-                self._make_searchable(folder, now, terms)
+                self._make_searchable(folder, now, terms, learned=ids)
             yield
         search.freeze_vocabulary(least=FREEZE_FROM)
 

@@ -253,6 +253,14 @@ class Hit(NamedTuple, Generic[T]):
     item: T
 
 
+class LearnedTerms(NamedTuple):
+    """A file's term ids, as ``BM25Index.learn_terms`` gave them."""
+
+    generation: int
+    """The vocabulary's generation then (its ids are stale once it changed)."""
+    ids: npt.NDArray[np.int32]
+
+
 class FileTerms(NamedTuple):
     """One file's documents as term counts: what ``BM25Index`` stores of them.
 
@@ -490,8 +498,15 @@ class BM25Index(Generic[T]):
         pairs = list(docs)
         self.add_file_terms(file_key, [item for _, item in pairs], file_terms(t for t, _ in pairs))
 
-    def add_file_terms(self, file_key: FileKey, items: Sequence[T], terms: FileTerms) -> None:
-        """Index a file's documents from term counts computed elsewhere."""
+    def add_file_terms(
+        self,
+        file_key: FileKey,
+        items: Sequence[T],
+        terms: FileTerms,
+        learned: LearnedTerms | None = None,
+    ) -> None:
+        """Index a file's documents from term counts computed elsewhere (with their
+        term ids, when ``learn_terms`` gave them)."""
         if file_key in self._files:
             self.remove_file(file_key)
         self._changed()
@@ -505,15 +520,18 @@ class BM25Index(Generic[T]):
         self._total_length += int(lengths.sum())
         rows = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1)
         if rows.shape[1]:
-            ids = self._term_ids(terms.names())
+            if learned is not None and learned.generation == self._vocabulary.generation:
+                ids = learned.ids
+            else:  # not learned, or renumbered since (terms no file used were dropped)
+                ids = self._term_ids(terms.names())
             self._pending.append((ids[rows[0]], rows[1] + first, rows[2].copy()))
             self._pending_size += rows.shape[1]
 
-    def learn_terms(self, terms: FileTerms) -> None:
+    def learn_terms(self, terms: FileTerms) -> LearnedTerms:
         """Add a file's terms to the vocabulary only (a bulk load's first pass;
-        its postings are added later with ``add_file_terms``)."""
-        if terms.rows:
-            self._vocabulary.ids(terms.names())
+        its postings are added later with ``add_file_terms``, given what this returns)."""
+        ids = self._vocabulary.ids(terms.names()) if terms.rows else _EMPTY
+        return LearnedTerms(self._vocabulary.generation, ids)
 
     def freeze_vocabulary(self, least: int = 0) -> None:
         """Fold the terms added since into the compact table (ids do not change),

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress, repeat
+from operator import is_
 
 import numpy as np
 import numpy.typing as npt
@@ -133,32 +135,40 @@ class TermTable:
         """This table plus terms it does not have."""
         if not added:
             return self
-        new = sorted((term.encode("utf-8"), term_id) for term, term_id in added.items())
+        # strings sort as their UTF-8 bytes do (code point order), and faster
+        order = sorted(added)
+        new_ids = np.fromiter(map(added.__getitem__, order), _I32, len(order))
         if not len(self.ids):
-            blob = b"".join(term + b"\0" for term, _ in new)
-            return TermTable(blob, np.array([term_id for _, term_id in new], dtype=_I32))
-        ranks = self.ranks([term for term, _ in new])
+            return TermTable("\0".join(order).encode("utf-8") + b"\0", new_ids)
+        new = [term.encode("utf-8") for term in order]
+        ranks = self.ranks(new)
         starts = self.starts
         blob = self.blob
         pieces: list[bytes] = []
         last = 0
-        for (term, _), rank in zip(new, ranks, strict=True):
+        for term, rank in zip(new, ranks, strict=True):
             cut = int(starts[rank])
             pieces.append(blob[last:cut])
             pieces.append(term + b"\0")
             last = cut
         pieces.append(blob[last:])
-        ids = np.insert(self.ids, ranks, [term_id for _, term_id in new]).astype(_I32)
+        ids = np.insert(self.ids, ranks, new_ids).astype(_I32)
         return TermTable(b"".join(pieces), ids)
 
 
 EMPTY_TABLE = TermTable(b"", np.zeros(0, dtype=_I32))
 
 
+def _nones(values: list[int | None]) -> list[int]:
+    """Where ``values`` holds ``None`` (the scan runs in C: a bulk load asks for
+    millions of terms, almost all known)."""
+    return list(compress(range(len(values)), map(is_, values, repeat(None))))
+
+
 class Vocabulary:
     """term -> term id (ids 0 to n-1): a ``TermTable`` plus the terms added since."""
 
-    __slots__ = ("added", "size", "table")
+    __slots__ = ("added", "generation", "size", "table")
 
     def __init__(self, table: TermTable = EMPTY_TABLE) -> None:
         self.table = table
@@ -166,6 +176,8 @@ class Vocabulary:
         self.added: dict[str, int] = {}
         """Terms added since, with their ids (``len(table)`` and up)."""
         self.size = len(table)
+        self.generation = 0
+        """Bumped whenever ids are renumbered (``keep``): ids handed out before are stale."""
 
     def __len__(self) -> int:
         return self.size
@@ -177,8 +189,8 @@ class Vocabulary:
     def get_many(self, terms: Sequence[str]) -> list[int | None]:
         """The id of each term (``None`` for an unknown one), the table searched once."""
         found = list(map(self.added.get, terms))
-        missing = [i for i, term_id in enumerate(found) if term_id is None]
-        if missing and len(self.table):
+        if len(self.table) and None in found:
+            missing = _nones(found)
             in_table = self.table.find_many([terms[i] for i in missing])
             for i, term_id in zip(missing, in_table, strict=True):
                 found[i] = term_id if term_id >= 0 else None
@@ -186,17 +198,16 @@ class Vocabulary:
 
     def ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """The ids of terms, adding the new ones."""
-        added = self.added
         ids = self.get_many(terms)
         if None in ids:
-            for i, found in enumerate(ids):
+            added = self.added
+            for i in _nones(ids):
+                term = terms[i]
+                found = added.get(term)  # repeated in ``terms``
                 if found is None:
-                    term = terms[i]
-                    found = added.get(term)  # repeated in ``terms``
-                    if found is None:
-                        found = added[term] = self.size
-                        self.size += 1
-                    ids[i] = found
+                    found = added[term] = self.size
+                    self.size += 1
+                ids[i] = found
         return np.array(ids, dtype=_I32)
 
     def names(self) -> list[str]:
@@ -234,4 +245,5 @@ class Vocabulary:
             if renumber[term_id] >= 0
         }
         self.size = len(kept)
+        self.generation += 1
         return renumber

@@ -129,3 +129,26 @@ def test_snapshots_after_compaction_load_with_the_same_scores() -> None:
     small.add_file((0, "z.py"), [("alpha zeta", "z.py:0")])
     subset["z.py"] = ["alpha zeta"]
     assert results(small, [*queries, "zeta"]) == results(build(subset), [*queries, "zeta"])
+
+
+@pytest.mark.parametrize("merge_between", [False, True])
+def test_learned_term_ids_go_stale_when_a_merge_renumbers(merge_between: bool) -> None:
+    """A bulk load learns its terms first and adds postings later with those ids;
+    a merge in between (a query while the server indexes) drops the learned terms
+    no posting uses yet and renumbers the others: the postings must not use the
+    stale ids."""
+    index: BM25Index[str] = BM25Index()
+    index.add_file((0, "old"), [("alpha zeta", "old:0")])
+    index.remove_file((0, "old"))  # "zeta" is used by nothing once merged
+    bulk = {f"new{i}": [f"beta{i} alpha gamma", "HybridRetriever x"] for i in range(3)}
+    terms = {name: search.file_terms(docs) for name, docs in bulk.items()}
+    learned = {name: index.learn_terms(t) for name, t in terms.items()}
+    generation = index._vocabulary.generation
+    if merge_between:
+        index._merge()
+        assert index._vocabulary.generation != generation  # the ids were renumbered
+    for name, docs in sorted(bulk.items()):
+        items = [f"{name}:{i}" for i in range(len(docs))]
+        index.add_file_terms((0, name), items, terms[name], learned[name])
+    queries = ["alpha", "beta1 gamma", "hybrid retriever", "x zeta"]
+    assert results(index, queries) == results(build(bulk), queries)
