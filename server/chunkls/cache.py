@@ -34,7 +34,7 @@ from chunkls.terms import TermTable
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 3
+SCHEMA = 4
 """Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
@@ -100,9 +100,9 @@ CREATE TABLE IF NOT EXISTS files (
     digest BLOB,
     skipped TEXT,
     stubs BLOB,
-    texts BLOB,
     generation INTEGER NOT NULL,
-    checked_ns INTEGER NOT NULL
+    checked_ns INTEGER NOT NULL,
+    texts BLOB
 );
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -117,8 +117,20 @@ CREATE TABLE IF NOT EXISTS snapshot (
 """
 
 
-_Put = tuple[str, int, int, bytes | None, str | None, bytes | None, bytes | None, int, int]
-"""A row to write: the columns of ``files`` in order."""
+class _Put(NamedTuple):
+    """A row to write: the columns of ``files`` in order (the texts last: a
+    start-up reads every column but the texts, and SQLite reads a row's columns
+    in order, through the overflow pages of a long one before them)."""
+
+    rel_path: str
+    mtime_ns: int
+    size: int
+    digest: bytes | None
+    skipped: str | None
+    stubs: bytes | None
+    generation: int
+    checked_ns: int
+    texts: bytes | None
 
 
 class FolderCache:
@@ -291,29 +303,29 @@ class FolderCache:
         self._generation += 1
         now = time.time_ns()
         if stored is not None:
-            self._puts[rel_path] = (
+            self._puts[rel_path] = _Put(
                 rel_path,
                 stored.mtime_ns,
                 stored.size,
                 digest,
                 None,
                 encode_stubs(stored.stubs),
-                stored.texts,
                 self._generation,
                 now,
+                stored.texts,
             )
         elif skipped is not None:
             reason, mtime_ns, size = skipped
-            self._puts[rel_path] = (
+            self._puts[rel_path] = _Put(
                 rel_path,
                 mtime_ns,
                 size,
                 digest,
                 reason,
                 None,
-                None,
                 self._generation,
                 now,
+                None,
             )
         else:
             self._puts[rel_path] = None
@@ -367,14 +379,14 @@ class FolderCache:
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
             return {}
-        return {row[0]: row[7] for row in rows if row[6] is not None}
+        return {row.rel_path: row.generation for row in rows if row.texts is not None}
 
     def texts(self, rel_path: str, generation: int) -> bytes | None:
         """The texts blob of a file's row of this generation (``None``: no such
         row any more, or the cache cannot be read)."""
         pending = self._puts.get(rel_path)
-        if pending is not None and pending[7] == generation:
-            return pending[6]
+        if pending is not None and pending.generation == generation:
+            return pending.texts
         db = self._connect()
         if db is None:
             return None

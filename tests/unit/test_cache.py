@@ -370,3 +370,26 @@ def test_texts_gone_from_the_cache_are_read_from_the_file(
     assert "pkg/m3.py" in _holding_texts(index)  # read again, kept until cached again
     index.save(folder)
     assert _holding_texts(index) == []
+
+
+def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Path) -> None:
+    """``texts`` answers from the row waiting to be written, then from the table
+    (the texts are the last column: start-ups read every other one)."""
+    from chunkls.cache import FolderCache
+    from chunkls.chunking.ingest import FileChunks
+    from chunkls.chunking.models import LocatedChunk
+    from chunkls.store import pack
+
+    chunk = LocatedChunk("a.py#function-f", "def f():\n    pass", "a.py", "code", "f", 1, 2)
+    stored = pack(FileChunks("a.py", (chunk,), 123, 17))
+    assert stored.texts is not None
+    cache = FolderCache(tmp_path / "c" / "index.sqlite3", tmp_path, "rules")
+    generation = cache.put("a.py", stored, b"d" * 16)
+    assert cache.texts("a.py", generation) == stored.texts  # pending
+    assert cache.texts("a.py", generation + 1) is None
+    assert cache.flush() == {"a.py": generation}
+    assert cache.texts("a.py", generation) == stored.texts  # from the table
+    assert cache.texts("a.py", generation + 1) is None
+    row = cache.load().rows["a.py"]
+    assert (row.mtime_ns, row.size, row.digest, row.generation) == (123, 17, b"d" * 16, generation)
+    cache.close()
