@@ -23,9 +23,10 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from chunkls import __version__
 from chunkls.search import Segment, Snapshot
@@ -34,7 +35,7 @@ from chunkls.terms import TermTable
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 4
+SCHEMA = 5
 """Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
@@ -257,10 +258,12 @@ class FolderCache:
         files_blob, terms_blob, term_ids, offsets, docs, tfs, lengths = row
         files = marshal.loads(files_blob)
         terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
+        # term frequencies were saved 16-bit when they fitted (half the documents' bytes)
+        narrow = 2 * len(tfs) == len(docs)
         segment = Segment(
             np.frombuffer(offsets, dtype=np.int64),
             np.frombuffer(docs, dtype=np.int32),
-            np.frombuffer(tfs, dtype=np.int32),
+            np.frombuffer(tfs, dtype=np.uint16) if narrow else np.frombuffer(tfs, dtype=np.int32),
         )
         lengths_array = np.frombuffer(lengths, dtype=np.int32)
         counts = sum(count for _, count, _ in files)
@@ -429,12 +432,20 @@ class FolderCache:
                         snapshot.terms.ids.tobytes(),
                         segment.offsets.astype(np.int64).tobytes(),
                         segment.docs.astype(np.int32).tobytes(),
-                        segment.tfs.astype(np.int32).tobytes(),
+                        # 16-bit when they fit (as in memory): a start-up reads less
+                        segment.tfs.astype(_tfs_type(segment.tfs)).tobytes(),
                         snapshot.lengths.astype(np.int32).tobytes(),
                     ),
                 )
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
+
+
+def _tfs_type(tfs: npt.NDArray[Any]) -> type[np.uint16] | type[np.int32]:
+    """How term frequencies are saved: 16-bit when they all fit, else 32-bit."""
+    if tfs.dtype == np.uint16 or not len(tfs) or 0 <= int(tfs.min()) <= int(tfs.max()) <= 0xFFFF:
+        return np.uint16
+    return np.int32
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:

@@ -393,3 +393,22 @@ def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Pat
     row = cache.load().rows["a.py"]
     assert (row.mtime_ns, row.size, row.digest, row.generation) == (123, 17, b"d" * 16, generation)
     cache.close()
+
+
+@pytest.mark.parametrize("repeats", [3, 70_000])
+def test_term_frequencies_are_saved_narrow_when_they_fit(
+    tree: Path, cache: Path, parsed: list[str], repeats: int
+) -> None:
+    """The snapshot keeps term frequencies in 16 bits unless one does not fit;
+    either way a warm start searches exactly as a cold one."""
+    (tree / "many.md").write_text("# Many\n\n" + "helper " * repeats + "\n")
+    cold = build_index([tree], cache_dir=cache, workers=1)
+    row = sqlite3.connect(store_path(tree.resolve(), cache)).execute(
+        "SELECT docs, tfs FROM snapshot"
+    ).fetchone()
+    assert len(row[1]) * (2 if repeats < 0x10000 else 1) == len(row[0])
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == []
+    assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
+    assert warm.search("helper", 1)[0].item.chunk.chunk_id == "many.md#heading-many"
