@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -23,6 +24,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,16 @@ def percentile(samples: list[float], q: float) -> float:
 # -- children: one measurement each, in a fresh process ------------------------------
 
 
+def output_digest(chunks: Iterable[Any]) -> str:
+    """A hash of every chunk's contract fields, in order (the same for the
+    tutorial's ``Chunk`` and chunkls's chunks when the outputs are identical)."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        fields = (chunk.chunk_id, chunk.text, chunk.source_path, chunk.file_type, chunk.symbol)
+        digest.update(repr(fields).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 def child_baseline(corpus: Path) -> Result:
     """The tutorial's ``ingest_path`` as written (gc on, pathlib, dataclasses)."""
     from tests.reference import tutorial_ingest
@@ -64,8 +76,11 @@ def child_baseline(corpus: Path) -> Result:
             "seconds": time.perf_counter() - started_again,
             "chunks": len(chunks),
             "note": note,
+            "digest": output_digest(chunks),
         }
-    return {"seconds": time.perf_counter() - started, "chunks": len(chunks), "note": note}
+    seconds = time.perf_counter() - started
+    digest = output_digest(chunks)
+    return {"seconds": seconds, "chunks": len(chunks), "note": note, "digest": digest}
 
 
 def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
@@ -88,12 +103,14 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     index = build_index([corpus], cache_dir=Path(cache) if cache else None, workers=workers)
     index.search("chunk")
     seconds = time.perf_counter() - started
+    maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "seconds": seconds,
         "chunks": len(index),
         "files": index.file_count(),
         "parsed": len(parsed),
-        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "maxrss_mb": maxrss_mb,
+        "digest": output_digest(entry.chunk for entry in index.chunks()),  # (after timing)
     }
 
 
@@ -533,6 +550,20 @@ def report(results: Result) -> str:
             warm["seconds"] / base <= 0.01 and warm["parsed"] == 0,
         )
     )
+    digests = {results[kind].get("digest") for kind in ("baseline", "cold", "warm")}
+    same = len(digests) == 1 and None not in digests
+    own_rules = results.get("own_rules", False)
+    lines.append(
+        row(
+            "chunks identical to the tutorial's (ID, text, source_path, file_type, symbol)",
+            f"cold {cold['chunks']:,}, warm {warm['chunks']:,} chunks",
+            f"{results['baseline']['chunks']:,} chunks",
+            ("same SHA-256" if same else "different")
+            + (" (the corpus sets its own [tool.chunkls] rules)" if own_rules else ""),
+            "identical",
+            None if own_rules else same,
+        )
+    )
     search = results["search"]
     ours, bm25s, okapi = search["chunkls"], search["bm25s"], search["rank_bm25"]
     lines.append(
@@ -676,10 +707,15 @@ def main() -> int:
         return 0
 
     workers = ["--workers", str(args.workers)] if args.workers else []
+    from chunkls.chunking import CorpusRules
+    from chunkls.chunking.corpus import load_rules
+
     results: Result = {
         "corpus": str(corpus),
         "python": sys.version.split()[0],
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
+        # other rules than the tutorial's: its chunks are not the reference
+        "own_rules": load_rules(corpus)[0] != CorpusRules(),
     }
     if args.only == "server":
         print(json.dumps(bench_server(corpus), indent=2))

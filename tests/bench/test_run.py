@@ -4,14 +4,22 @@ speed is measured by running it, never asserted by a test."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))  # run.py imports its lsp_client
+_spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
+assert _spec is not None and _spec.loader is not None
+run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run)
 ROWS = [
     "cold index (chunks + search)",
+    "chunks identical to the tutorial's",
     "warm restart, unchanged tree",
     "search p50 / p95",
     "one-file search update",
@@ -26,12 +34,16 @@ ROWS = [
 
 def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
+    # the fixture workspace under the tutorial's rules (its pyproject.toml sets others)
+    corpus = tmp_path / "corpus"
+    shutil.copytree(REPO / "tests" / "fixtures" / "workspace", corpus, symlinks=True)
+    (corpus / "pyproject.toml").unlink()
     done = subprocess.run(
         [
             sys.executable,
             str(REPO / "bench" / "run.py"),
             "--corpus",
-            str(REPO / "tests" / "fixtures" / "workspace"),
+            str(corpus),
             "--json",
             str(out),
             "--queries",
@@ -49,6 +61,15 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert results["table"] in done.stdout
     assert results["warm"]["parsed"] == 0 < results["cold"]["parsed"]
     assert results["cold"]["chunks"] == results["warm"]["chunks"] > 0
+    assert results["own_rules"] is False
+    assert results["baseline"]["digest"] == results["cold"]["digest"] == results["warm"]["digest"]
+    assert "| same SHA-256 | identical | yes |" in done.stdout
+    # a corpus with rules of its own is not held to the tutorial's chunks
+    results["own_rules"] = True
+    results["cold"]["digest"] = "other"
+    assert "| different (the corpus sets its own [tool.chunkls] rules) | identical |  |" in (
+        run.report(results)
+    )
     assert results["search"]["queries"] == 8
     server = results["server"]
     assert "error" not in server, server
