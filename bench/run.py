@@ -114,6 +114,46 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     }
 
 
+def _parse_batch(paths: list[str]) -> int:
+    """Read and ``ast.parse`` files (as chunking must); how many parsed."""
+    import ast
+    import warnings
+
+    gc.disable()
+    parsed = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8") as file:
+                    ast.parse(file.read(), filename=path)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            parsed += 1
+    return parsed
+
+
+def child_parse_floor(corpus: Path, workers: int | None) -> Result:
+    """The floor under any cold index that parses every Python file with
+    ``ast.parse`` (the chunker must, to find what the tutorial finds): reading and
+    parsing them alone, in as many processes as the index uses, nothing else."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from chunkls.chunking import CorpusRules, walk_corpus
+    from chunkls.parallel import default_workers
+
+    workers = workers or default_workers()
+    files = [f.path for f in walk_corpus(corpus, CorpusRules()).files if f.path.endswith(".py")]
+    files.sort(key=lambda path: -os.path.getsize(path))  # largest first, as the index does
+    batches: list[list[str]] = [[] for _ in range(workers * 16)]
+    for number, path in enumerate(files):
+        batches[number % len(batches)].append(path)
+    started = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        parsed = sum(pool.map(_parse_batch, batches))
+    return {"seconds": time.perf_counter() - started, "files": parsed, "workers": workers}
+
+
 def run_child(kind: str, corpus: Path, *extra: str) -> Result:
     command = [sys.executable, __file__, "--child", kind, "--corpus", str(corpus), *extra]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -540,6 +580,18 @@ def report(results: Result) -> str:
             cold["seconds"] / base <= 0.25,
         )
     )
+    floor = results.get("parse_floor")
+    if floor:
+        lines.append(
+            row(
+                f"floor: read + ast.parse of every Python file, {floor['workers']} processes",
+                f"{floor['seconds']:.2f} s ({floor['files']:,} files)",
+                f"{base:.2f} s",
+                f"{floor['seconds'] / base:.3f}x",
+                "",
+                None,
+            )
+        )
     lines.append(
         row(
             "warm restart, unchanged tree",
@@ -705,6 +757,9 @@ def main() -> int:
     if args.child == "index":
         print(json.dumps(child_index(corpus, args.cache, args.workers)))
         return 0
+    if args.child == "parse_floor":
+        print(json.dumps(child_parse_floor(corpus, args.workers)))
+        return 0
 
     workers = ["--workers", str(args.workers)] if args.workers else []
     from chunkls.chunking import CorpusRules
@@ -727,6 +782,8 @@ def main() -> int:
         results["baseline"] = run_child("baseline", corpus)
         print("cold index (no cache) ...", file=sys.stderr)
         results["cold"] = run_child("index", corpus, *workers)
+        print("the parse floor (ast.parse of every Python file, nothing else) ...", file=sys.stderr)
+        results["parse_floor"] = run_child("parse_floor", corpus, *workers)
         print("filling the cache, then warm restart ...", file=sys.stderr)
         results["cold_with_cache"] = run_child("index", corpus, "--cache", cache, *workers)
         results["warm"] = run_child("index", corpus, "--cache", cache, *workers)

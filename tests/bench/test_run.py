@@ -20,6 +20,7 @@ _spec.loader.exec_module(run)
 ROWS = [
     "cold index (chunks + search)",
     "chunks identical to the tutorial's",
+    "floor: read + ast.parse of every Python file",
     "warm restart, unchanged tree",
     "search p50 / p95",
     "one-file search update",
@@ -62,6 +63,7 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert results["warm"]["parsed"] == 0 < results["cold"]["parsed"]
     assert results["cold"]["chunks"] == results["warm"]["chunks"] > 0
     assert results["own_rules"] is False
+    assert results["parse_floor"]["files"] == len(list(corpus.rglob("*.py")))
     assert results["baseline"]["digest"] == results["cold"]["digest"] == results["warm"]["digest"]
     assert "| same SHA-256 | identical | yes |" in done.stdout
     # a corpus with rules of its own is not held to the tutorial's chunks
