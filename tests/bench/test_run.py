@@ -61,6 +61,8 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     assert results["table"] in done.stdout
     assert results["warm"]["parsed"] == 0 < results["cold"]["parsed"]
+    assert sorted(results["warm_runs"])[1] == results["warm"]["seconds"]
+    assert "(median of 3: " in done.stdout
     assert results["cold"]["chunks"] == results["warm"]["chunks"] > 0
     assert results["own_rules"] is False
     assert results["parse_floor"]["files"] == len(list(corpus.rglob("*.py")))
