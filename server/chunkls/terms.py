@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import is_
 
 import numpy as np
@@ -159,6 +159,10 @@ class TermTable:
 EMPTY_TABLE = TermTable(b"", np.zeros(0, dtype=_I32))
 
 
+_GENERATIONS = count()
+"""Vocabulary generations, unique in the process."""
+
+
 def _nones(values: list[int | None]) -> list[int]:
     """Where ``values`` holds ``None`` (the scan runs in C: a bulk load asks for
     millions of terms, almost all known)."""
@@ -176,8 +180,9 @@ class Vocabulary:
         self.added: dict[str, int] = {}
         """Terms added since, with their ids (``len(table)`` and up)."""
         self.size = len(table)
-        self.generation = 0
-        """Bumped whenever ids are renumbered (``keep``): ids handed out before are stale."""
+        self.generation = next(_GENERATIONS)
+        """Changes whenever ids are renumbered (``keep``): ids handed out before are
+        stale. Never the same in two vocabularies (an index may replace its own)."""
 
     def __len__(self) -> int:
         return self.size
@@ -245,5 +250,5 @@ class Vocabulary:
             if renumber[term_id] >= 0
         }
         self.size = len(kept)
-        self.generation += 1
+        self.generation = next(_GENERATIONS)
         return renumber

@@ -152,3 +152,18 @@ def test_learned_term_ids_go_stale_when_a_merge_renumbers(merge_between: bool) -
         index.add_file_terms((0, name), items, terms[name], learned[name])
     queries = ["alpha", "beta1 gamma", "hybrid retriever", "x zeta"]
     assert results(index, queries) == results(build(bulk), queries)
+
+
+def test_learned_term_ids_of_a_replaced_vocabulary_are_not_used() -> None:
+    """Generations are unique in the process: ids learned from a vocabulary that
+    was since replaced (an empty index loading a snapshot makes a new one) are
+    never taken for the new one's."""
+    index: BM25Index[str] = BM25Index()
+    terms = search.file_terms(["alpha beta"])
+    learned = index.learn_terms(terms)
+    index._vocabulary = search.Vocabulary()  # as ``load_snapshot`` replaces it
+    index._vocabulary.ids(["zeta", "eta", "beta", "alpha"])  # other ids for the same terms
+    index.add_file_terms((0, "f"), ["f:0"], terms, learned)
+    assert results(index, ["alpha", "beta", "zeta"]) == results(
+        build({"f": ["alpha beta"]}), ["alpha", "beta", "zeta"]
+    )
