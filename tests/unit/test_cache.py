@@ -403,9 +403,9 @@ def test_term_frequencies_are_saved_narrow_when_they_fit(
     either way a warm start searches exactly as a cold one."""
     (tree / "many.md").write_text("# Many\n\n" + "helper " * repeats + "\n")
     cold = build_index([tree], cache_dir=cache, workers=1)
-    row = sqlite3.connect(store_path(tree.resolve(), cache)).execute(
-        "SELECT docs, tfs FROM snapshot"
-    ).fetchone()
+    db = sqlite3.connect(store_path(tree.resolve(), cache))
+    row = db.execute("SELECT docs, tfs FROM snapshot").fetchone()
+    db.close()
     assert len(row[1]) * (2 if repeats < 0x10000 else 1) == len(row[0])
     parsed.clear()
     warm = build_index([tree], cache_dir=cache, workers=1)
