@@ -151,9 +151,14 @@ def test_memory_stays_flat_over_save_cycles(
     server.initialize([root])
     server.wait_indexed()
     uri = server.open(target, "")
-    warm_up = max(100, SAVE_CYCLES // 10)
+    # Bounded caches fill during the first few thousand saves (the history of
+    # chunks that left the index keeps 10,000 IDs, the tokenizer's word cache two
+    # generations, SQLite its page cache): measured over 10,000 cycles, RSS rose 6%
+    # by cycle 2,500 and 1.6% from 5,000 to 10,000. Growth is taken from there on,
+    # each end the median of five samples (one sample swings by 1.5%): a leak of a
+    # kilobyte per save still fails this.
+    warm_up = max(100, SAVE_CYCLES // 4)
     samples: list[tuple[int, int]] = []
-    baseline = 0
     for cycle in range(SAVE_CYCLES):
         functions = 1 + cycle % 25
         text = "\n\n".join(f"def f{cycle}_{i}():\n    return {i}" for i in range(functions))
@@ -169,11 +174,10 @@ def test_memory_stays_flat_over_save_cycles(
         if cycle % 50 == 49:
             results = server.command("chunkls.search", {"query": f"f{cycle}_0", "topK": 1})
             assert results and results[0]["chunkId"] == f"pkg0/sub0/saved.py#function-f{cycle}_0"
-            rss = server.rss_kb()
-            samples.append((cycle + 1, rss))
-            if cycle + 1 == warm_up:
-                baseline = rss
-    final = samples[-1][1]
+            samples.append((cycle + 1, server.rss_kb()))
+    at_warm_up = next(n for n, (cycle, _) in enumerate(samples) if cycle >= warm_up)
+    baseline = int(statistics.median(rss for _, rss in samples[at_warm_up : at_warm_up + 5]))
+    final = int(statistics.median(rss for _, rss in samples[-5:]))
     growth = (final - baseline) / baseline
     peak = max(rss for cycle, rss in samples if cycle >= warm_up)
     print(
