@@ -23,10 +23,9 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from chunkls import __version__
 from chunkls.search import Segment, Snapshot
@@ -432,20 +431,13 @@ class FolderCache:
                         snapshot.terms.ids.tobytes(),
                         segment.offsets.astype(np.int64).tobytes(),
                         segment.docs.astype(np.int32).tobytes(),
-                        # 16-bit when they fit (as in memory): a start-up reads less
-                        segment.tfs.astype(_tfs_type(segment.tfs)).tobytes(),
+                        # as the segment keeps them: 16-bit when they all fit, else 32
+                        segment.tfs.tobytes(),
                         snapshot.lengths.astype(np.int32).tobytes(),
                     ),
                 )
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
-
-
-def _tfs_type(tfs: npt.NDArray[Any]) -> type[np.uint16] | type[np.int32]:
-    """How term frequencies are saved: 16-bit when they all fit, else 32-bit."""
-    if tfs.dtype == np.uint16 or not len(tfs) or 0 <= int(tfs.min()) <= int(tfs.max()) <= 0xFFFF:
-        return np.uint16
-    return np.int32
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:
