@@ -140,14 +140,14 @@ def child_parse_floor(corpus: Path, workers: int | None) -> Result:
     from concurrent.futures import ProcessPoolExecutor
 
     from chunkls.chunking import CorpusRules, walk_corpus
-    from chunkls.parallel import default_workers
+    from chunkls.chunking.chunker import file_type_for
+    from chunkls.parallel import _batches, default_workers
 
     workers = workers or default_workers()
-    files = [f.path for f in walk_corpus(corpus, CorpusRules()).files if f.path.endswith(".py")]
-    files.sort(key=lambda path: -os.path.getsize(path))  # largest first, as the index does
-    batches: list[list[str]] = [[] for _ in range(workers * 16)]
-    for number, path in enumerate(files):
-        batches[number % len(batches)].append(path)
+    walk = walk_corpus(corpus, CorpusRules())
+    files = [f for f in walk.files if file_type_for(f.rel_path) == "code"]
+    # the index's own batches: largest files first, about equal bytes each
+    batches = [[file.path for file in batch] for batch in _batches(files, workers)]
     started = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         parsed = sum(pool.map(_parse_batch, batches))
