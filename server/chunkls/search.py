@@ -177,10 +177,16 @@ _I32 = np.int32
 _EMPTY = np.zeros(0, dtype=_I32)
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
-_CACHE_FROM = 1_000
-"""Terms with this many documents keep their BM25 scores between queries."""
+_CACHE_FROM = 1
+"""Terms with this many documents keep their BM25 scores between queries (all:
+a rare term's scores cost little memory, but computing them costs about as
+many numpy calls as a common term's, the larger part of a query's time)."""
 _CACHE_BUDGET = 2_000_000
 """Most postings whose scores are kept (about 12 bytes each)."""
+_ENTRY_COST = 32
+"""What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
+_QUERY_TERMS = 4096
+"""Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
 _SCORE_ALL_BELOW = 1_000
 """Postings of a query's terms under which every matching document is scored."""
 _SEEDS = 1_000
@@ -485,8 +491,12 @@ class BM25Index(Generic[T]):
         self._dead = 0
         self._total_length = 0
         self._norms: dict[int, _Term] = {}
-        """term id -> its documents and scores, for common terms, until the next change."""
+        """term id -> its documents and scores, until the next change."""
         self._cached = 0
+        self._query_ids: dict[str, int] = {}
+        """query token -> its term id, for tokens asked for lately (a search as one
+        types repeats them); ids stay valid while the vocabulary's generation does."""
+        self._query_generation = -1
 
     def __len__(self) -> int:
         return self._live
@@ -587,6 +597,12 @@ class BM25Index(Generic[T]):
         if self._norms:
             self._norms.clear()
             self._cached = 0
+
+    def drop_caches(self) -> None:
+        """Forget the term scores and query tokens kept between queries (the next
+        query computes them again, as the first one after a change does)."""
+        self._changed()
+        self._query_ids.clear()
 
     def _settle(self) -> None:
         """Fold added postings into the segments before reading them."""
@@ -748,10 +764,11 @@ class BM25Index(Generic[T]):
         scores = weight * tfs.astype(np.float64) / (tfs + base + scale * dl)
         entry = _Term(docs, scores)
         if df >= _CACHE_FROM:
-            self._cached += df
+            cost = df + _ENTRY_COST
+            self._cached += cost
             if self._cached > _CACHE_BUDGET:
                 self._norms.clear()
-                self._cached = df
+                self._cached = cost
             self._norms[term] = entry
         return entry
 
@@ -766,7 +783,7 @@ class BM25Index(Generic[T]):
         scale = K1 * B / avgdl
         found: dict[int, _Term | None] = {}
         terms: list[_Term] = []
-        for term in self._vocabulary.get_many(tokenize(query)):
+        for term in self._query_term_ids(tokenize(query)):
             if term is None:
                 continue
             if term in found:
@@ -776,6 +793,25 @@ class BM25Index(Generic[T]):
             if entry is not None:
                 terms.append(entry)
         return terms
+
+    def _query_term_ids(self, tokens: list[str]) -> list[int | None]:
+        """The term id of each query token (``None``: not in the vocabulary)."""
+        vocabulary = self._vocabulary
+        known = self._query_ids
+        if self._query_generation != vocabulary.generation:
+            known.clear()
+            self._query_generation = vocabulary.generation
+        ids: list[int | None] = list(map(known.get, tokens))
+        if None in ids:
+            missing = [token for token, term in zip(tokens, ids, strict=True) if term is None]
+            if len(known) + len(missing) > _QUERY_TERMS:
+                known.clear()
+            # an unknown token is asked again next time: a later file may add it
+            for token, term in zip(missing, vocabulary.get_many(missing), strict=True):
+                if term is not None:
+                    known[token] = term
+            ids = list(map(known.get, tokens))
+        return ids
 
     def _dense(self, terms: Sequence[_Term]) -> npt.NDArray[np.float64]:
         """Scores by document id: each document's term scores added in query order."""

@@ -167,3 +167,43 @@ def test_learned_term_ids_of_a_replaced_vocabulary_are_not_used() -> None:
     assert results(index, ["alpha", "beta", "zeta"]) == results(
         build({"f": ["alpha beta"]}), ["alpha", "beta", "zeta"]
     )
+
+
+def test_query_tokens_are_looked_up_again_once_a_file_adds_them() -> None:
+    index = build({"a.py": ["alpha beta"]})
+    assert results(index, ["zeta alpha"]) == [[(results(index, ["alpha"])[0][0][0], "a.py:0")]]
+    index.add_file((0, "b.py"), [("zeta", "b.py:0")])  # zeta was asked for before it existed
+    assert [item for _, item in results(index, ["zeta alpha"])[0]] == ["b.py:0", "a.py:0"]
+    assert results(index, ["zeta alpha"]) == results(
+        build({"a.py": ["alpha beta"], "b.py": ["zeta"]}), ["zeta alpha"]
+    )
+
+
+def test_remembered_query_tokens_follow_a_renumbered_vocabulary() -> None:
+    files = {f"f{i}.py": [f"t{i} common"] for i in range(6)}
+    index = build(files)
+    queries = ["t5 common", "t4", "t0 t5"]
+    assert results(index, queries) == results(build(files), queries)  # ids remembered
+    for i in range(4):  # the terms t0-t3 go: the others are renumbered
+        index.remove_file((0, f"f{i}.py"))
+        del files[f"f{i}.py"]
+    index.compact()
+    assert results(index, queries) == results(build(files), queries)
+
+
+def test_remembered_query_tokens_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "_QUERY_TERMS", 8)
+    index = build({"a.py": [" ".join(f"w{i}" for i in range(40))]})
+    for i in range(40):
+        assert [h.item for h in index.search(f"w{i} w{(i + 1) % 40}")] == ["a.py:0"]
+        assert len(index._query_ids) <= 8
+
+
+def test_dropped_caches_give_the_same_results() -> None:
+    index = build({"a.py": ["alpha beta", "beta"], "b.py": ["alpha x"]})
+    queries = ["alpha beta", "x beta"]
+    before = results(index, queries)
+    assert index._norms and index._query_ids
+    index.drop_caches()
+    assert not index._norms and not index._query_ids
+    assert results(index, queries) == before
