@@ -803,14 +803,14 @@ class BM25Index(Generic[T]):
             self._query_generation = vocabulary.generation
         ids: list[int | None] = list(map(known.get, tokens))
         if None in ids:
-            missing = [token for token, term in zip(tokens, ids, strict=True) if term is None]
+            missing = [i for i, term in enumerate(ids) if term is None]
+            found = vocabulary.get_many([tokens[i] for i in missing])
             if len(known) + len(missing) > _QUERY_TERMS:
                 known.clear()
-            # an unknown token is asked again next time: a later file may add it
-            for token, term in zip(missing, vocabulary.get_many(missing), strict=True):
-                if term is not None:
-                    known[token] = term
-            ids = list(map(known.get, tokens))
+            for i, term in zip(missing, found, strict=True):
+                ids[i] = term
+                if term is not None:  # an unknown one is asked again: a file may add it
+                    known[tokens[i]] = term
         return ids
 
     def _dense(self, terms: Sequence[_Term]) -> npt.NDArray[np.float64]:

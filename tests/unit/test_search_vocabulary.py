@@ -207,3 +207,15 @@ def test_dropped_caches_give_the_same_results() -> None:
     index.drop_caches()
     assert not index._norms and not index._query_ids
     assert results(index, queries) == before
+
+
+def test_a_query_that_fills_the_remembered_tokens_keeps_all_its_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search, "_QUERY_TERMS", 3)
+    files = {"a.py": ["alpha beta gamma", "alpha"], "b.py": ["beta x", "gamma x chunk_id"]}
+    index = build(files)
+    assert results(index, ["alpha"]) == results(build(files), ["alpha"])  # alpha remembered
+    # alpha is known; beta, gamma and x are not, and overflow what is remembered
+    queries = ["alpha beta gamma x"]
+    assert results(index, queries) == results(build(files), queries)
