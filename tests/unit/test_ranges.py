@@ -35,6 +35,11 @@ def assert_ranges_point_at_the_text(raw: str, chunks: list[LocatedChunk]) -> Non
     lines = editor_lines(raw)
     for chunk in chunks:
         assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
+        if not chunk.text:
+            # the tutorial keeps a function or class chunk whose lines are all blank
+            # (line numbers of the AST applied to splitlines() lines): one line
+            assert chunk.start_line == chunk.end_line, chunk
+            continue
         text_lines = chunk.text.splitlines()
         first, last = lines[chunk.start_line - 1], lines[chunk.end_line - 1]
         assert text_lines[0].strip() in first, chunk
@@ -42,6 +47,19 @@ def assert_ranges_point_at_the_text(raw: str, chunks: list[LocatedChunk]) -> Non
         assert first.strip() and last.strip()
         block = "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
         assert chunk.text in "\n".join(block.splitlines()), chunk
+
+
+def test_an_empty_function_chunk_points_at_one_line(tmp_path: Path) -> None:
+    # AST lines 3-4 are splitlines() lines 3-4, both blank here (NEL and FF break them)
+    raw = "S = '\x85'\n\n\x0cdef f():\n    pass\n"
+    chunks = located(tmp_path, "m.py", raw)
+    assert [(c.identity, c.text, c.start_line, c.end_line) for c in chunks] == [
+        ("module-1", "S = '\n'", 1, 1),
+        ("function-f", "", 2, 2),
+        ("module-5", "def f():\n    pass", 3, 4),
+    ]
+    assert [c.chunk_id for c in chunks] == [c.chunk_id for c in tutorial.ingest_path(tmp_path)]
+    assert_ranges_point_at_the_text(raw, chunks)
 
 
 def test_plain_python_ranges(tmp_path: Path) -> None:
@@ -208,3 +226,4 @@ def test_arbitrary_markdown_text_ranges_and_tutorial_output(raw: str) -> None:
             (c.chunk_id, c.text, c.symbol) for c in expected
         ]
         assert_ranges_point_at_the_text(raw, chunks)
+
