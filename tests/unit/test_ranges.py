@@ -227,3 +227,13 @@ def test_arbitrary_markdown_text_ranges_and_tutorial_output(raw: str) -> None:
         ]
         assert_ranges_point_at_the_text(raw, chunks)
 
+
+@pytest.mark.parametrize("text", ["plain ascii\nlines\n", "non-ascii é\n", ""])
+@pytest.mark.parametrize("char", [*EXOTIC, "\n", "\r", "\t", "\x1f", "\x1b", "\xa0"])
+def test_non_editor_breaks_are_found_in_ascii_and_other_text(text: str, char: str) -> None:
+    from chunkls.chunking.chunker import _has_non_editor_breaks
+
+    source = text + char + "tail"
+    expected = len(source.splitlines()) > len(re.split(r"\r\n|\r|\n", source))
+    assert _has_non_editor_breaks(source) is expected
+    assert _has_non_editor_breaks(text) is False
