@@ -42,6 +42,22 @@ RACY_NS = 2_000_000_000
 """A file modified this close to when its row was written is confirmed by hash."""
 
 
+def _to_db(text: str) -> str | bytes:
+    """A path or reason as SQLite keeps it: text, or its bytes when it holds a
+    name that is not UTF-8 (``os.fsdecode`` keeps such bytes as lone surrogates,
+    which SQLite's text cannot hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+    return text
+
+
+def _from_db(value: str | bytes) -> str:
+    """The text ``_to_db`` was given."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
 def cache_home() -> Path:
     """The user's cache directory (``XDG_CACHE_HOME`` when set, as on Linux)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
@@ -230,8 +246,25 @@ class FolderCache:
                 return _EMPTY
             try:
                 rows = {
-                    rel_path: Row(*rest)
-                    for rel_path, *rest in db.execute(
+                    _from_db(rel_path): Row(
+                        mtime_ns,
+                        size,
+                        digest,
+                        None if skipped is None else _from_db(skipped),
+                        stubs,
+                        generation,
+                        checked_ns,
+                    )
+                    for (
+                        rel_path,
+                        mtime_ns,
+                        size,
+                        digest,
+                        skipped,
+                        stubs,
+                        generation,
+                        checked_ns,
+                    ) in db.execute(
                         "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
                         " generation, checked_ns FROM files"
                     )
@@ -363,20 +396,38 @@ class FolderCache:
         if db is None:
             return {}
         rows = [row for row in puts.values() if row is not None]
+        values = [
+            (
+                _to_db(row.rel_path),
+                row.mtime_ns,
+                row.size,
+                row.digest,
+                None if row.skipped is None else _to_db(row.skipped),
+                row.stubs,
+                row.generation,
+                row.checked_ns,
+                row.texts,
+            )
+            for row in rows
+        ]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany(
                     "DELETE FROM files WHERE rel_path = ?",
-                    [(rel_path,) for rel_path, row in puts.items() if row is None],
+                    [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values
                 )
                 db.executemany(
                     "UPDATE files SET mtime_ns = ?, checked_ns = ?"
                     " WHERE rel_path = ? AND generation = ?",
-                    [touch for rel_path, touch in touches.items() if rel_path not in puts],
+                    [
+                        (mtime_ns, checked_ns, _to_db(rel_path), generation)
+                        for rel_path, (mtime_ns, checked_ns, _, generation) in touches.items()
+                        if rel_path not in puts
+                    ],
                 )
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
@@ -395,7 +446,7 @@ class FolderCache:
         try:
             found = db.execute(
                 "SELECT texts FROM files WHERE rel_path = ? AND generation = ?",
-                (rel_path, generation),
+                (_to_db(rel_path), generation),
             ).fetchone()
         except (sqlite3.Error, OSError) as error:
             if self.problem is None:

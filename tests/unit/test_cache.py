@@ -412,3 +412,29 @@ def test_term_frequencies_are_saved_narrow_when_they_fit(
     assert parsed == []
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
     assert warm.search("helper", 1)[0].item.chunk.chunk_id == "many.md#heading-many"
+
+
+def test_names_that_are_not_utf8_are_cached(tmp_path: Path, cache: Path, parsed: list[str]) -> None:
+    # os.fsdecode keeps such bytes as lone surrogates, which SQLite text cannot hold
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff.py")).write_text("def f():\n    pass\n")
+    (root / os.fsdecode(b"d\xe9")).mkdir()
+    (root / os.fsdecode(b"d\xe9") / "a.md").write_text("# T\n\nhi\n")
+    (root / os.fsdecode(b"gone\xfe.py")).write_text("raise\n")
+    (root / os.fsdecode(b"\xfabroken.py")).write_text("def broken(:\n")  # a skip row
+    cold = build_index([root], cache_dir=cache, workers=1)
+    assert cold.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
+    (root / os.fsdecode(b"gone\xfe.py")).unlink()
+    _bump(root / os.fsdecode(b"bad\xff.py"))  # touched: its row is confirmed by hash
+    parsed.clear()
+    warm = build_index([root], cache_dir=cache, workers=1)
+    assert parsed == []
+    assert _state(warm) == _state(build_index([root], workers=1))
+    assert [entry[1:] for entry in warm.skipped()] == [
+        (os.fsdecode(b"\xfabroken.py"), "SyntaxError line 1: invalid syntax")
+    ]
+    # texts read back from the cache's row
+    assert [
+        entry.chunk.text for entry in warm.lookup(os.fsdecode(b"d\xe9") + "/a.md#heading-t")
+    ] == ["# T\n\nhi"]
