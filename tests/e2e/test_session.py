@@ -1,9 +1,10 @@
 """Start-up variants: single-file mode, initialization options, position
-encodings, watcher registration, and re-indexing on request."""
+encodings, watcher registration, re-indexing on request, and odd file names."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 
 from chunkls.index import build_index
 from tests.e2e.conftest import SERVER, TIMEOUT, open_document, start_session, uri, wait_indexed
-from tests.e2e.helpers import command, definition, position_of
+from tests.e2e.helpers import command, definition, doc, position_of
 
 
 async def test_single_file_mode(bare_client: LanguageClient, workspace: Path) -> None:
@@ -143,3 +144,38 @@ def test_serve_help_lists_transports() -> None:
     )
     assert "--stdio" in done.stdout
     assert "--tcp" in done.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX names are bytes")
+@pytest.mark.parametrize("spec", ["visual-studio-code", "neovim"])
+async def test_a_file_name_that_is_not_utf8(
+    bare_client: LanguageClient, workspace: Path, spec: str
+) -> None:
+    # Linux names are bytes: Python keeps those that are not UTF-8 as lone
+    # surrogates; URIs carry them percent-encoded byte for byte (as Neovim does)
+    name = os.fsdecode(b"odd\xff.py")
+    (workspace / "app" / name).write_text("def odd_named_function():\n    return 1\n")
+    await start_session(bare_client, spec, workspace)
+    symbols = await asyncio.wait_for(
+        bare_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="odd_named_function")),
+        TIMEOUT,
+    )
+    assert symbols
+    location = symbols[0].location
+    assert isinstance(location, types.Location)
+    odd_uri = (workspace / "app").resolve().as_uri() + "/odd%FF.py"
+    assert location.uri == odd_uri
+    assert symbols[0].name == f"app/{name}#function-odd_named_function"
+    bare_client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(odd_uri, "python", 1, (workspace / "app" / name).read_text())
+        )
+    )
+    lenses = await asyncio.wait_for(
+        bare_client.text_document_code_lens_async(types.CodeLensParams(doc(odd_uri))), TIMEOUT
+    )
+    assert lenses
+    assert lenses[0].command is not None
+    assert lenses[0].command.title.startswith(f"app/{name}#function-odd_named_function")
+    results = await command(bare_client, "chunkls.search", {"query": "greet", "topK": 50})
+    assert "app/greet.py#function-greet" in [result["chunkId"] for result in results]

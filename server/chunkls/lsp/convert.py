@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from chunkls.chunking import LocatedChunk
 from chunkls.index import IndexedChunk
+from chunkls.lsp.uris import uri_of
 from chunkls.positions import Encoding, TextLines, units
 
 
@@ -35,7 +35,7 @@ def first_line_range(chunk: LocatedChunk) -> types.Range:
 
 def chunk_uri(entry: IndexedChunk) -> str:
     """The file URI of the file a chunk's text comes from."""
-    return from_fs_path(str(entry.path)) or entry.path.as_uri()
+    return uri_of(entry.path)
 
 
 def location(entry: IndexedChunk, encoding: Encoding = "utf-16") -> types.Location:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from chunkls.chunking import LocatedChunk
 from chunkls.citations import Citation
 from chunkls.lsp.server import ChunkServer
+from chunkls.lsp.uris import uri_of
 from chunkls.positions import Encoding, units
 
 
@@ -37,7 +37,7 @@ def citation_location(citation: Citation, encoding: Encoding) -> types.Location:
         start = units(citation.prefix[: citation.column], encoding)
         end = units(citation.prefix[: citation.end_column], encoding)
     return types.Location(
-        uri=from_fs_path(str(path)) or path.as_uri(),
+        uri=uri_of(path),
         range=types.Range(types.Position(citation.line, start), types.Position(citation.line, end)),
     )
 

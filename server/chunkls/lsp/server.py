@@ -21,7 +21,6 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from chunkls import __version__
 from chunkls.cache import cache_dir
@@ -33,6 +32,7 @@ from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
+from chunkls.lsp.uris import path_of
 from chunkls.memory import release_memory
 from chunkls.positions import Encoding, TextLines
 
@@ -232,10 +232,7 @@ class ChunkServer(LanguageServer):
         known = self._located.get(uri)
         if known is not None and known[0] == version:
             return known[1]
-        try:
-            path = to_fs_path(uri) if uri.startswith("file:") else None
-        except Exception:  # a file: URI that is not a path
-            path = None
+        path = path_of(uri)
         folder: Folder | None = None
         rel_path: str | None = None
         if path is not None:
@@ -312,7 +309,7 @@ class ChunkServer(LanguageServer):
 
     def loose_folder(self, context: DocumentContext) -> Folder | None:
         """In single-file mode, a folder (not indexed) for a document's directory."""
-        path = to_fs_path(context.uri) if context.uri.startswith("file:") else None
+        path = path_of(context.uri)
         if path is None or context.folder is not None:
             return None
         return Folder(Path(path).parent, CorpusRules())
@@ -498,7 +495,7 @@ class ChunkServer(LanguageServer):
 
     def add_folder(self, uri: str) -> Folder | None:
         """Add a workspace folder to the index (not yet indexed)."""
-        path = to_fs_path(uri) if uri.startswith("file:") else None
+        path = path_of(uri)
         if path is None:
             self.log(f"ignoring workspace folder {uri}: not a file: URI", types.MessageType.Warning)
             return None

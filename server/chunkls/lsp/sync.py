@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 
 from chunkls.lsp.server import ChunkServer, logger
+from chunkls.lsp.uris import path_of
 
 WATCHED_FILES = "**/*.{py,md,markdown,txt}"
 """Corpus files the client is asked to watch for create, change and delete."""
@@ -96,7 +96,7 @@ def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentP
 
 def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentParams) -> None:
     """textDocument/didSave: re-chunk the file from disk into the index and search."""
-    path = _fs_path(params.text_document.uri)
+    path = path_of(params.text_document.uri)
     found = ls.index.folder_of(path) if path else None
     if found is not None:
         folder, rel_path = found
@@ -108,7 +108,7 @@ def workspace_did_change_watched_files(
 ) -> None:
     """workspace/didChangeWatchedFiles: re-read the changed paths, batched."""
     for change in params.changes:
-        path = _fs_path(change.uri)
+        path = path_of(change.uri)
         found = ls.index.folder_of(path) if path else None
         if found is None:
             continue
@@ -123,7 +123,7 @@ def workspace_did_change_workspace_folders(
 ) -> None:
     """workspace/didChangeWorkspaceFolders: index added folders, drop removed ones."""
     for removed in params.event.removed:
-        path = _fs_path(removed.uri)
+        path = path_of(removed.uri)
         for folder in list(ls.index.folders):
             if path is not None and folder.root == Path(path):
                 ls.citations.remove_folder(folder)
@@ -151,16 +151,6 @@ async def _pull_settings(ls: ChunkServer) -> None:
     values = await asyncio.wait_for(ls.workspace_configuration_async(params), 10)
     if values:
         ls.apply_settings(values[0])
-
-
-def _fs_path(uri: str) -> str | None:
-    if not uri.startswith("file:"):
-        return None
-    try:
-        return to_fs_path(uri)
-    except Exception:
-        logger.debug("bad URI %r", uri, exc_info=True)
-        return None
 
 
 def shutdown(ls: ChunkServer, params: None) -> None:

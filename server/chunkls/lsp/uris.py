@@ -1,0 +1,45 @@
+"""File paths to and from ``file:`` URIs, for every name a file system allows.
+
+pygls's conversions assume names are UTF-8. On POSIX a name can be any bytes;
+Python keeps the bytes that are not UTF-8 as lone surrogates (``os.fsdecode``),
+which ``from_fs_path`` cannot encode (it raises) and ``to_fs_path`` decodes to
+U+FFFD (another name). Here such bytes are percent-encoded one by one, as
+RFC 8089 and Neovim's ``vim.uri_from_fname`` do, and decoded back to the same name.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib import parse
+
+from pygls.uris import from_fs_path, to_fs_path
+
+
+def uri_of(path: str | os.PathLike[str]) -> str:
+    """The ``file:`` URI of a path."""
+    text = os.fspath(path)
+    try:
+        uri = from_fs_path(text)
+    except UnicodeEncodeError:  # a name that is not UTF-8
+        uri = None
+    return uri or Path(text).as_uri()
+
+
+def path_of(uri: str) -> str | None:
+    """The file system path of a ``file:`` URI (``None`` for another scheme or
+    a URI that is not a path, such as one holding ``%00``)."""
+    if not uri.startswith("file:"):
+        return None
+    try:
+        path = to_fs_path(uri)
+    except Exception:  # whatever pygls raises on a malformed URI
+        return None
+    if path is not None and "\ufffd" in path and sys.platform != "win32":
+        parts = parse.urlsplit(uri)
+        if not parts.netloc:  # percent-escaped bytes that are not UTF-8: the same bytes
+            path = parse.unquote(parts.path, errors="surrogateescape")
+    if not path or "\0" in path:  # no path, or one no file system allows
+        return None
+    return path
