@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in, resolve
 from chunkls.chunking.chunker import suffix_of
+from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.index import Folder, WorkspaceIndex
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
@@ -123,11 +124,17 @@ def _next_break(text: str, start: int, stop: int) -> int:
 
 
 def walk_citation_files(
-    root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
+    root: Path,
+    under: str = "",
+    excluded: Callable[[str], bool] | None = None,
+    within: Path | None = None,
 ) -> list[str]:
     """Root-relative paths of the Markdown and text files that may cite chunks.
 
-    ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too."""
+    ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too.
+    Folder symlinks are not followed, and file symlinks are listed only when
+    their target is under ``within`` (default: the root)."""
+    confine = (within or root).resolve()
     found: list[str] = []
     start = os.path.join(root, under) if under else os.fspath(root)
     stack = [(start, under.strip("/") + "/" if under.strip("/") else "")]
@@ -149,6 +156,8 @@ def walk_citation_files(
                     if entry.name not in SKIPPED_DIRECTORIES:
                         stack.append((entry.path, rel_path + "/"))
                 elif suffix_of(entry.name) in CITATION_SUFFIXES and entry.is_file():
+                    if entry.is_symlink() and not inside(entry.path, confine):
+                        continue  # its target is outside: never read
                     found.append(rel_path)
             except OSError:
                 continue
@@ -168,13 +177,22 @@ def citation_scope_excludes(rel_path: str, folder: Folder | None = None) -> bool
     )
 
 
-def read_text_file(path: Path) -> str | None:
-    """A text file's content, or ``None`` when it is not readable UTF-8 text."""
+def inside(path: str | Path, root_resolved: Path) -> bool:
+    """Whether a path, every symlink on the way resolved, is under a root."""
+    real = os.path.realpath(path)
+    top = os.fspath(root_resolved)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def read_text_file(path: Path, root_resolved: Path | None = None) -> str | None:
+    """A text file's content, or ``None`` when it is not readable UTF-8 text
+    (or not a regular file: a FIFO is never waited on). With ``root_resolved``,
+    also ``None`` when it or a folder on its way is a symlink that leaves it."""
+    if root_resolved is not None and not inside(path, root_resolved):
+        return None
     try:
-        if path.stat().st_size > MAX_CITATION_FILE:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular(os.fspath(path), MAX_CITATION_FILE)[0]
+    except (FileSkipped, OSError):
         return None
     if b"\0" in data:
         return None
@@ -212,7 +230,7 @@ class CitationIndex:
 
     def scan_file(self, folder: Folder, rel_path: str) -> None:
         """(Re-)read one file from disk."""
-        text = read_text_file(folder.absolute(rel_path))
+        text = read_text_file(folder.absolute(rel_path), folder.root_resolved)
         if text is None:
             self.set_file(folder, rel_path, None)
             return

@@ -257,8 +257,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     targets = _check_targets(root, args.paths, folder.rules.glob_excludes)
     history = ChunkHistory()
     problems: list[dict[str, object]] = []
-    for shown, path in targets:
-        text = read_text_file(path)
+    for shown, path, confine in targets:
+        text = read_text_file(path, confine)
         if text is None:
             raise UsageError(f"{shown}: not a readable UTF-8 text file")
         rel_path = folder.relative(path.resolve()) or folder.relative(path)
@@ -294,18 +294,24 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check_targets(
     root: Path, paths: list[str], excluded: Callable[[str], bool]
-) -> list[tuple[str, Path]]:
-    """The files to check, each with the name to print for it: the given ones,
-    or every Markdown and text file of the root (configured excludes apply)."""
+) -> list[tuple[str, Path, Path | None]]:
+    """The files to check, each with the name to print for it and the folder it
+    must not leave: the given files (read wherever they are: asked for by name),
+    every Markdown and text file of the given folders, or of the root (configured
+    excludes apply); symlinks that leave the folder walked are not followed."""
+    within = root.resolve()
     if not paths:
-        return [(rel, root / rel) for rel in walk_citation_files(root, excluded=excluded)]
-    targets: list[tuple[str, Path]] = []
+        return [(rel, root / rel, within) for rel in walk_citation_files(root, excluded=excluded)]
+    targets: list[tuple[str, Path, Path | None]] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            targets += [(os.path.join(given, rel), path / rel) for rel in walk_citation_files(path)]
+            top = path.resolve()
+            targets += [
+                (os.path.join(given, rel), path / rel, top) for rel in walk_citation_files(path)
+            ]
         elif path.is_file():
-            targets.append((given, path))
+            targets.append((given, path, None))
         else:
             raise UsageError(f"{given!r} does not exist")
     return targets

@@ -33,7 +33,7 @@ from chunkls.chunking import (
     load_rules,
     walk_corpus,
 )
-from chunkls.chunking.corpus import CorpusFile
+from chunkls.chunking.corpus import CorpusFile, FileSkipped, read_regular
 from chunkls.memory import release_memory
 from chunkls.parallel import (
     NICENESS,
@@ -102,7 +102,9 @@ class Folder:
         return self.root.name or str(self.root)
 
     def relative(self, path: str | Path) -> str | None:
-        """The root-relative POSIX path of an absolute path inside this folder."""
+        """The root-relative POSIX path of an absolute path inside this folder
+        (``None`` also when a folder on its way is a symlink: the walk never
+        follows one, so nothing under it is in the corpus, and it may lead out)."""
         candidate = Path(os.path.normpath(path))
         for base in (self.root, self.root_resolved):
             try:
@@ -110,7 +112,14 @@ class Folder:
             except ValueError:
                 continue
             text = PurePosixPath(rel).as_posix()
-            return None if text in ("", ".") or text.startswith("../") else text
+            if text in ("", ".") or text.startswith("../"):
+                return None
+            parent = text.rpartition("/")[0]
+            if parent:
+                expected = os.path.join(self.root_resolved, *parent.split("/"))
+                if os.path.normcase(os.path.realpath(expected)) != os.path.normcase(expected):
+                    return None
+            return text
         return None
 
     def absolute(self, rel_path: str) -> Path:
@@ -473,7 +482,10 @@ class WorkspaceIndex:
             if folder.cache is not None and result.stat is not None:
                 path = os.fspath(folder.absolute(result.rel_path))
                 folder.cache.put(
-                    result.rel_path, None, _digest_of(path), skipped=(reason, *result.stat)
+                    result.rel_path,
+                    None,
+                    _digest_of(path, folder.rules.max_file_size),
+                    skipped=(reason, *result.stat),
                 )
         else:
             self.set_file(folder, result.rel_path, result.chunks, result.terms, result.digest)
@@ -664,7 +676,7 @@ class WorkspaceIndex:
                 continue
             same = cache.unchanged(row, info.st_mtime_ns, info.st_size)
             if same is None:
-                same = _digest_of(file.path) == row.digest
+                same = _digest_of(file.path, folder.rules.max_file_size) == row.digest
                 if same:
                     cache.touch(rel_path, row, info.st_mtime_ns)
                     row = row._replace(mtime_ns=info.st_mtime_ns)
@@ -959,11 +971,12 @@ def _trigrams(text: str) -> set[str]:
     return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
-def _digest_of(path: str) -> bytes | None:
+def _digest_of(path: str, max_file_size: int) -> bytes | None:
+    """The content hash of a regular file (``None``: not one, gone, over the
+    size limit or unreadable; a FIFO is never waited on)."""
     try:
-        with open(path, "rb") as handle:
-            return content_digest(handle.read())
-    except OSError:
+        return content_digest(read_regular(path, max_file_size)[0])
+    except (FileSkipped, OSError):
         return None
 
 

@@ -239,5 +239,43 @@ def test_files_vanish_between_listing_and_reading(
         FAULTS["vanished files"] = FAULTS.get("vanished files", 0) + 3
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_reported_by_an_event_is_never_waited_on(
+    tmp_path: Path, start_server: Callable[..., RawServer]
+) -> None:
+    """A FIFO with a corpus or citation suffix, created while the server runs and
+    reported by the editor, is skipped (reported) without being opened for a read
+    that would wait for a writer forever."""
+    root = tmp_path / "ws"
+    _make_tree(root, 3)
+    server = _session(start_server, root)
+    names = ["p.py", "p.md", "p.txt"]
+    for name in names:
+        os.mkfifo(root / name)
+    changes = [{"uri": (root / name).as_uri(), "type": 1} for name in names]
+    server.notify("workspace/didChangeWatchedFiles", {"changes": changes})
+    server.notify("textDocument/didSave", {"textDocument": {"uri": (root / "p.py").as_uri()}})
+    wanted = {os.fspath(root / "p.py"), os.fspath(root / "p.md")}
+    deadline = time.monotonic() + 20
+    while True:  # the server answers at once; the events' batch may come later
+        skipped = dict(
+            (entry["path"], entry["reason"])
+            for entry in server.command("chunkls.stats", timeout=10)["skipped"]
+        )
+        if wanted <= set(skipped) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert all("not a regular file" in skipped.get(path, "") for path in wanted), skipped
+    assert _served(server) == _fresh_without(root, names)
+    assert server.shutdown() == 0
+    FAULTS["FIFOs reported by events"] = len(names)
+
+
+def _fresh_without(root: Path, names: list[str]) -> list[tuple[str, int, int]]:
+    for name in names:
+        (root / name).unlink()
+    return _fresh(root)
+
+
 def test_report_faults() -> None:
     print(f"\nfaults injected: {FAULTS}")

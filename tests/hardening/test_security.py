@@ -211,3 +211,71 @@ def test_documents_never_opened_are_not_read_outside_the_roots(
     assert server.call("textDocument/documentLink", doc, timeout=10) == []
     assert server.command("chunkls.stats")["folders"]
     assert server.shutdown() == 0
+
+
+def test_nothing_is_read_through_a_folder_symlink_that_leaves_the_root(
+    tmp_path: Path, start_server: Callable[..., RawServer]
+) -> None:
+    """``linkdir`` is a symlink inside the root to a folder outside it: requests on
+    files under it, saves of them and disk events for them read nothing there."""
+    root, home, _ = _layout(tmp_path.resolve())
+    server = start_server(env={"HOME": str(home)})
+    server.initialize([root])
+    server.wait_indexed()
+    for name in ("secret.py", "secret.md"):
+        uri = (root / "linkdir" / name).as_uri()  # the path through the link, as an editor has it
+        doc = {"textDocument": {"uri": uri}}
+        assert server.call("textDocument/codeLens", doc) == []
+        assert server.call("textDocument/documentSymbol", doc) == []
+        server.notify("textDocument/didSave", doc)
+        server.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 2}]})
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        {"changes": [{"uri": (root / "linkdir").as_uri(), "type": 1}]},
+    )
+    text = "# Notes\n\nlinkdir/secret.py#function-secret and linkdir/secret.md#heading-secret\n"
+    uri = server.open(root / "notes" / "n.md", text, "markdown")
+    for character in (3, 40):
+        at = {"textDocument": {"uri": uri}, "position": {"line": 2, "character": character}}
+        hover = server.call("textDocument/hover", at)
+        assert hover is not None  # "unknown chunk ID", not the secret
+        assert SECRET not in str(hover)
+        assert not server.call("textDocument/definition", at)
+    _check_index(server, root)
+    assert server.shutdown() == 0
+
+
+def test_citations_are_never_read_through_symlinks_that_leave_the_root(
+    tmp_path: Path, start_server: Callable[..., RawServer]
+) -> None:
+    root, home, _ = _layout(tmp_path.resolve())
+    outside = tmp_path.resolve() / "outside"
+    (outside / "cites.txt").write_text(
+        "cites app/ok.py#function-ok and app/ok.py#function-gone\n", "utf-8"
+    )
+    (root / "cites-link.txt").symlink_to(outside / "cites.txt")
+    server = start_server(env={"HOME": str(home)})
+    server.initialize([root])
+    server.wait_indexed()
+    ok = file_uri(root / "app" / "ok.py")
+    params = {
+        "textDocument": {"uri": ok},
+        "position": {"line": 0, "character": 5},
+        "context": {"includeDeclaration": False},
+    }
+    assert not server.call("textDocument/references", params)
+    for uri in ((root / "cites-link.txt").as_uri(), (root / "linkdir" / "cites.txt").as_uri()):
+        server.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri, "type": 1}]})
+    assert not server.call("textDocument/references", params)
+    assert server.shutdown() == 0
+    # the CLI's check walks the same way: the outside file's unknown ID is not read
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-m", "chunkls", "check", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert "function-gone" not in run.stdout + run.stderr, run.stdout
+    assert "cites-link.txt" not in run.stdout, run.stdout

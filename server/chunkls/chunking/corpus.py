@@ -349,6 +349,43 @@ class SourceFile(NamedTuple):
     size: int
 
 
+def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
+    """The bytes and status of a regular file, opened without blocking and
+    without following a symlink loop: a FIFO, socket or device is refused
+    (``FileSkipped``), never waited on or read. ``FileNotFoundError`` when it
+    is gone; any other failure is ``FileSkipped`` with the reason."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise FileSkipped("symlink loop") from None
+        raise FileSkipped(_os_reason(error)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileSkipped(f"not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > max_file_size:
+            raise FileSkipped(
+                f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit (max-file-size)"
+            )
+        chunks = []
+        while True:
+            block = os.read(fd, max(info.st_size + 1, 65536))
+            if not block:
+                break
+            chunks.append(block)
+        data = b"".join(chunks)
+    except OSError as error:
+        raise FileSkipped(_os_reason(error)) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_file_size:
+        raise FileSkipped(f"grew over the {max_file_size:,}-byte limit while being read")
+    return data, info
+
+
 def read_corpus_file(
     root_resolved: Path, rel_path: str, path: str, is_symlink: bool, max_file_size: int
 ) -> SourceFile:
@@ -379,34 +416,11 @@ def read_corpus_file(
         if not stat.S_ISREG(mode):
             raise FileSkipped(f"symlink to {_kind(mode)}, not a regular file")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise FileSkipped("symlink loop") from None
-        if isinstance(error, FileNotFoundError) and is_symlink:
+        data, info = read_regular(path, max_file_size)
+    except FileNotFoundError as error:
+        if is_symlink:
             raise FileSkipped("broken symlink: its target does not exist") from None
         raise FileSkipped(_os_reason(error)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise FileSkipped(f"not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > max_file_size:
-            raise FileSkipped(
-                f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit (max-file-size)"
-            )
-        chunks = []
-        while True:
-            block = os.read(fd, max(info.st_size + 1, 65536))
-            if not block:
-                break
-            chunks.append(block)
-        data = b"".join(chunks)
-    except OSError as error:
-        raise FileSkipped(_os_reason(error)) from None
-    finally:
-        os.close(fd)
-    if len(data) > max_file_size:
-        raise FileSkipped(f"grew over the {max_file_size:,}-byte limit while being read")
     return SourceFile(source_path, data, info.st_mtime_ns, info.st_size)
 
 
