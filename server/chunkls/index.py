@@ -268,12 +268,14 @@ class WorkspaceIndex:
         chunks: FileChunks | StoredFile | None,
         terms: FileTerms | None = None,
         digest: bytes | None = None,
+        cached: bool = True,
     ) -> None:
         """Replace one file's chunks (``None``: the file is gone or skipped),
         given as chunks or already packed (by a worker).
 
         ``terms`` are the chunks' search terms when already counted (by a worker),
-        ``digest`` the content hash of what was read (for the cache)."""
+        ``digest`` the content hash of what was read (for the cache); ``cached``
+        false keeps them out of the cache (a symlink: its row, if any, goes)."""
         if isinstance(chunks, StoredFile):
             stored: StoredFile | None = chunks
             located = None
@@ -284,7 +286,7 @@ class WorkspaceIndex:
         if folder.cache is not None:
             folder.snapshot_stale = True
             folder.generations.pop(rel_path, None)
-            if stored is None:
+            if stored is None or not cached:
                 folder.cache.delete(rel_path)
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
@@ -479,7 +481,7 @@ class WorkspaceIndex:
         if result.chunks is None:
             reason = result.skipped or "could not be chunked"
             self.skip_file(folder, result.rel_path, reason)
-            if folder.cache is not None and result.stat is not None:
+            if folder.cache is not None and result.stat is not None and not result.link:
                 path = os.fspath(folder.absolute(result.rel_path))
                 folder.cache.put(
                     result.rel_path,
@@ -488,7 +490,14 @@ class WorkspaceIndex:
                     skipped=(reason, *result.stat),
                 )
         else:
-            self.set_file(folder, result.rel_path, result.chunks, result.terms, result.digest)
+            self.set_file(
+                folder,
+                result.rel_path,
+                result.chunks,
+                result.terms,
+                result.digest,
+                cached=not result.link,
+            )
 
     def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
         """Chunk a whole folder from disk (replacing what it had); returns seconds."""
@@ -674,7 +683,7 @@ class WorkspaceIndex:
             if row is None or cache is None:
                 todo.append(file)
                 continue
-            same = cache.unchanged(row, info.st_mtime_ns, info.st_size)
+            same = cache.unchanged(row, info.st_mtime_ns, info.st_size, info.st_ctime_ns)
             if same is None:
                 same = _digest_of(file.path, folder.rules.max_file_size) == row.digest
                 if same:

@@ -64,6 +64,9 @@ class Chunked(NamedTuple):
     stat: tuple[int, int] | None = None
     """A skipped file's (mtime_ns, size), when it could be read (``None`` also
     when it failed unexpectedly: such a skip is not cached)."""
+    link: bool = False
+    """The entry is a symlink: its result is not cached (a restart chunks it
+    again, and a regular file put in its place must not match its row)."""
 
 
 def content_digest(data: bytes) -> bytes:
@@ -83,17 +86,23 @@ def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chun
         try:
             info = os.stat(file.path)
         except OSError:
-            return Chunked(file.rel_path, None, None, error.reason, None)
+            return Chunked(file.rel_path, None, None, error.reason, None, None, file.is_symlink)
         return Chunked(
-            file.rel_path, None, None, error.reason, None, (info.st_mtime_ns, info.st_size)
+            file.rel_path,
+            None,
+            None,
+            error.reason,
+            None,
+            (info.st_mtime_ns, info.st_size),
+            file.is_symlink,
         )
     except Exception as error:
         logger.warning("chunking %s failed unexpectedly", file.rel_path, exc_info=True)
         lines = str(error).splitlines()
         reason = f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
         reason = f"unexpected error while chunking: {reason}"
-        return Chunked(file.rel_path, None, None, reason, None)
-    return Chunked(file.rel_path, stored, terms, None, content_digest(data))
+        return Chunked(file.rel_path, None, None, reason, None, None, file.is_symlink)
+    return Chunked(file.rel_path, stored, terms, None, content_digest(data), None, file.is_symlink)
 
 
 def default_workers() -> int:

@@ -438,3 +438,71 @@ def test_names_that_are_not_utf8_are_cached(tmp_path: Path, cache: Path, parsed:
     assert [
         entry.chunk.text for entry in warm.lookup(os.fsdecode(b"d\xe9") + "/a.md#heading-t")
     ] == ["# T\n\nhi"]
+
+
+def test_a_file_rewritten_with_its_old_mtime_put_back_is_read_again(
+    tree: Path, cache: Path, parsed: list[str]
+) -> None:
+    # cp -p, tar x, rsync -t and touch -d all restore an mtime; none can restore
+    # the inode's change time
+    old = 1_577_836_800_000_000_000  # 2020-01-01
+    for path in tree.rglob("*"):
+        if path.is_file():
+            os.utime(path, ns=(old, old))
+    build_index([tree], cache_dir=cache, workers=1)
+    target = tree / "pkg" / "m2.py"
+    text = target.read_text()
+    target.write_text(text.replace("alpha_2", "omega_2"))  # the same size
+    os.utime(target, ns=(old, old))
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == ["pkg/m2.py"]
+    assert warm.lookup("pkg/m2.py#function-omega_2")
+    assert _state(warm) == _state(build_index([tree], workers=1))
+
+
+def test_a_symlink_replaced_by_a_copy_of_its_target_gets_its_own_chunks(
+    tree: Path, cache: Path
+) -> None:
+    # a symlink's chunks carry its target's source_path: its result is not cached,
+    # so a regular file of the same content in its place is never taken for it
+    (tree / "link.py").symlink_to("pkg/m1.py")
+    linked = build_index([tree], cache_dir=cache, workers=1)
+    assert linked.lookup("pkg/m1.py#function-alpha_1")
+    assert not linked.lookup("link.py#function-alpha_1")
+    (tree / "link.py").unlink()
+    (tree / "link.py").write_bytes((tree / "pkg" / "m1.py").read_bytes())
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert warm.lookup("link.py#function-alpha_1")
+    assert _state(warm) == _state(build_index([tree], workers=1))
+
+
+NOW = 100 * 10**9
+ROW = chunkls.cache.Row(
+    mtime_ns=NOW - 50 * 10**9,
+    size=10,
+    digest=b"d",
+    skipped=None,
+    stubs=b"",
+    generation=1,
+    checked_ns=NOW,
+)
+
+
+@pytest.mark.parametrize(
+    ("row", "mtime_ns", "size", "ctime_ns", "expected"),
+    [
+        (ROW, ROW.mtime_ns, 10, ROW.mtime_ns, True),  # untouched since
+        (ROW, ROW.mtime_ns, 11, ROW.mtime_ns, False),  # another size
+        (ROW, ROW.mtime_ns + 1, 10, ROW.mtime_ns + 1, None),  # another mtime: hash
+        (ROW, ROW.mtime_ns, 10, NOW + 1, None),  # changed since, mtime put back: hash
+        (ROW, ROW.mtime_ns, 10, NOW - 10**9, None),  # changed just before the row: hash
+        (ROW._replace(mtime_ns=NOW - 10**9), NOW - 10**9, 10, NOW - 10**9, None),  # racy
+        (ROW._replace(digest=None), ROW.mtime_ns, 10, NOW + 1, False),  # no hash: re-read
+        (ROW._replace(digest=None), ROW.mtime_ns, 10, ROW.mtime_ns, True),
+    ],
+)
+def test_which_rows_stat_can_settle(
+    row: chunkls.cache.Row, mtime_ns: int, size: int, ctime_ns: int, expected: bool | None
+) -> None:
+    assert chunkls.cache.FolderCache.unchanged(row, mtime_ns, size, ctime_ns) is expected
