@@ -14,7 +14,13 @@ Here the hook leaves objects as they are, and the top-level message alone is
 typed when it is handled. A request that cannot be read is answered at once:
 ``InvalidParams``, or ``InvalidRequest`` (with a null id when its id cannot be
 read), as JSON-RPC asks. Unreadable notifications and responses are logged and
-dropped (nobody waits for them).
+dropped (nobody waits for them). A batch (a JSON array) gets one
+``InvalidRequest`` with a null id when it holds a request: LSP has no batches.
+
+The session's states are kept as the LSP specification asks: before
+``initialize``, requests are answered ``ServerNotInitialized`` and notifications
+dropped; after ``shutdown``, requests are answered ``InvalidRequest`` and
+notifications dropped; ``exit`` is handled at any time.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ logger = logging.getLogger("chunkls")
 VERSION = "2.0"
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
 
 
 class ChunkProtocol(LanguageServerProtocol):
@@ -45,6 +52,8 @@ class ChunkProtocol(LanguageServerProtocol):
 
     _sent = 0
     """Requests sent to the client (their ids)."""
+    _initialize_seen = False
+    """An ``initialize`` request was received (the session has begun)."""
 
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
@@ -57,6 +66,11 @@ class ChunkProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
+            if isinstance(message, list) and any(_is_request(item) for item in message):
+                self._send_error(
+                    None, INVALID_REQUEST, "Invalid Request: batches are not supported"
+                )
+                return
             logger.warning("ignoring a message that is not a JSON object: %.200r", message)
             return
         if message.get("jsonrpc") != VERSION:
@@ -82,8 +96,7 @@ class ChunkProtocol(LanguageServerProtocol):
         """``JsonRPCProtocol.handle_message`` without its ``isinstance`` checks
         against runtime protocols (a third of a hover's time in the server): the
         raw message's keys say what it is."""
-        if self._shutdown and raw.get("method") != types.EXIT:
-            logger.warning("shutting down: ignoring %r", raw.get("method"))
+        if (self._shutdown or not self._initialize_seen) and not self._admit(raw):
             return
         context = contextvars.copy_context()
         if "method" in raw:
@@ -95,6 +108,25 @@ class ChunkProtocol(LanguageServerProtocol):
             context.run(self._handle_response, message.id, None, message.error)
         else:
             context.run(self._handle_response, message.id, getattr(message, "result", None))
+
+    def _admit(self, raw: dict[str, Any]) -> bool:
+        """Whether a message may be handled before ``initialize`` or after
+        ``shutdown``; a request that may not is answered with an error."""
+        method = raw.get("method")
+        if method == types.EXIT:
+            return True
+        if self._shutdown:
+            code, text = INVALID_REQUEST, "Invalid Request: the server is shut down"
+        elif method == types.INITIALIZE and "id" in raw:
+            self._initialize_seen = True
+            return True
+        else:
+            code, text = SERVER_NOT_INITIALIZED, "Server not initialized: initialize first"
+        if "id" in raw and "method" in raw:
+            self._refuse(raw, code, text)
+        else:
+            logger.warning("%s: ignoring %s", text, method or "a response")
+        return False
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         """pygls's, but the result of a plain (not async, threaded or generator)
@@ -178,7 +210,11 @@ class ChunkProtocol(LanguageServerProtocol):
         message_id = message["id"]
         if isinstance(message_id, bool) or not isinstance(message_id, (int, str)):
             message_id, code, text = None, INVALID_REQUEST, "Invalid Request: bad id"
-        logger.warning("answering an unreadable request %r: %s", message_id, text)
+        self._send_error(message_id, code, text)
+
+    def _send_error(self, message_id: Any, code: int, text: str) -> None:
+        """Send an error response (``message_id`` ``None``: to no request in particular)."""
+        logger.warning("refusing request %r: %s", message_id, text)
         self._send_data(
             {"jsonrpc": VERSION, "id": message_id, "error": {"code": code, "message": text}}
         )
@@ -231,6 +267,11 @@ def _position_request(message: dict[str, Any]) -> Any:
 
 _UINTEGER = 2**31 - 1
 """The largest LSP ``uinteger``."""
+
+
+def _is_request(item: Any) -> bool:
+    """Whether an element of a batch is a request (someone waits for an answer)."""
+    return isinstance(item, dict) and "method" in item and "id" in item
 
 
 class _Futures(dict[Any, Any]):

@@ -6,9 +6,14 @@ Here stdin is a pipe registered with the event loop and ``Framing`` cuts
 messages out of the bytes as they arrive, handling each in the same callback
 (no stream reader, no task to wake: 0.03-0.04 ms of a hover's round trip here).
 Header lines are read as pygls reads them (``Content-Length: N`` then a blank
-line; other lines are ignored). Where a pipe cannot be watched (stdin is a regular
-file, or Windows, whose event loop cannot watch a console or an anonymous
-pipe), pygls's threaded reader is used.
+line; other headers, such as ``Content-Type``, are ignored), but the name in any
+case and with any spaces around the number. A header line that only *ends* with
+``Content-Length: N`` starts a message too: after a body whose length was
+counted short (characters instead of UTF-8 bytes), its tail is glued to the
+next header, and the stream is back in step from there on, with one message
+lost instead of every one after it. Where a pipe cannot be watched (stdin is a
+regular file, or Windows, whose event loop cannot watch a console or an
+anonymous pipe), pygls's threaded reader is used.
 """
 
 from __future__ import annotations
@@ -33,7 +38,13 @@ LINE_LIMIT = 1 << 20
 """Longest header line buffered (a longer one is garbage and is skipped)."""
 
 
-_CONTENT_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
+_CONTENT_LENGTH = re.compile(rb"content-length:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNORECASE)
+"""A ``Content-Length`` header at the end of a header line (searched in its last
+``TAIL`` bytes)."""
+_HEADER = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")
+"""The start of any other header line (``Name:``)."""
+TAIL = 64
+"""Bytes at the end of a line where a ``Content-Length`` header is looked for."""
 
 
 class Framing(asyncio.Protocol):
@@ -53,6 +64,9 @@ class Framing(asyncio.Protocol):
         """Headers ended: waiting for ``length`` bytes of body."""
         self.skipping = False
         """Dropping the rest of an overlong header line."""
+        self.skipped = 0
+        """Bytes dropped since the last message that were neither a header nor a
+        body (reported once the stream is back in step)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
@@ -77,30 +91,47 @@ class Framing(asyncio.Protocol):
                 if newline < 0:
                     if len(buffer) - at > LINE_LIMIT:
                         self.skip_line()
-                        at = len(buffer)
+                        at = len(buffer) - TAIL  # where a header may have begun
                     break
                 start, at = at, newline + 1
-                if self.skipping:
-                    self.skipping = False  # the end of an overlong line
-                    continue
-                if at - start > LINE_LIMIT:
+                whole = not self.skipping and at - start <= LINE_LIMIT
+                if not whole:  # the end of an overlong line: only its tail is read
                     self.skip_line()
                     self.skipping = False
-                    continue
-                line = bytes(buffer[start:at])
-                if not self.length:
-                    match = _CONTENT_LENGTH.fullmatch(line)
-                    if match:
-                        self.length = int(match.group(1))
-                if self.length and not line.strip():
-                    self.in_body = True
+                    start = max(start, at - TAIL)
+                self.header(bytes(buffer[start:at]), whole)
         finally:
             del buffer[:at]
+
+    def header(self, line: bytes, whole: bool = True) -> None:
+        """Read one header line (``whole``: not the tail of an overlong line,
+        whose bytes ``skip_line`` reports)."""
+        tail = line[-TAIL:]
+        match = _CONTENT_LENGTH.search(tail)
+        if match:  # anything before it on the line is the rest of a bad message
+            self.length = int(match.group(1))
+            if whole:
+                self.skipped += len(line) - len(tail) + match.start()
+        elif self.length and not line.strip():
+            self.in_body = True
+            if self.skipped:
+                self.report_skipped()
+        elif whole and not _HEADER.match(line):  # not a header: garbage
+            self.skipped += len(line)
 
     def skip_line(self) -> None:
         if not self.skipping:
             logger.warning("skipped a header line longer than %d bytes", LINE_LIMIT)
         self.skipping = True
+
+    def report_skipped(self, more: int = 0) -> None:
+        """Warn, once per incident, that input which was no message was dropped."""
+        logger.warning(
+            "skipped %d bytes of input that were not a message header"
+            " (a message's Content-Length that did not count its bytes?)",
+            self.skipped + more,
+        )
+        self.skipped = 0
 
     def handle(self, body: bytes) -> None:
         """Parse and handle one message body (as pygls's ``run_async`` does)."""
@@ -123,6 +154,8 @@ class Framing(asyncio.Protocol):
             body, self.buffer = bytes(self.buffer), bytearray()
             self.in_body = False
             self.handle(body)
+        elif self.skipped or self.buffer.strip():
+            self.report_skipped(len(self.buffer))
         self.finish()
         return None
 
@@ -139,7 +172,13 @@ class Framing(asyncio.Protocol):
 def serve_stdio(
     server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
 ) -> None:
-    """Serve until ``exit`` or end of input (what ``LanguageServer.start_io`` does)."""
+    """Serve until ``exit`` or end of input (what ``LanguageServer.start_io`` does).
+
+    ``exit`` without a ``shutdown`` before it ends the process with exit code 1,
+    as the LSP specification asks (pygls raises ``SystemExit(1)``, which
+    ``start_io`` swallows): it is raised again once the server is shut down.
+    """
+    code: int | str | None = None
     stop = threading.Event()
     server._stop_event = stop  # so that ``server.shutdown()`` stops the loop
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
@@ -168,7 +207,11 @@ def serve_stdio(
         asyncio.run(main())
     except BrokenPipeError:
         logger.error("the connection to the client is lost; stopping")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as stop:  # ``exit``
+        code = stop.code
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
+    if code:
+        raise SystemExit(code)
