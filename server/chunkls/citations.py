@@ -257,7 +257,7 @@ class CitationIndex:
             ]
             for gone in below:
                 self.set_file(folder, gone, None)
-            if path.is_dir() and not path.is_symlink():
+            if os.path.isdir(path) and not os.path.islink(path):  # False on any error
                 if not citation_scope_excludes(rel_path + "/x.md", folder):
                     for found in walk_citation_files(
                         folder.root, rel_path, folder.rules.glob_excludes

@@ -432,7 +432,9 @@ class WorkspaceIndex:
         for rel_path in rel_paths:
             path = folder.absolute(rel_path)
             below = [p for p in (*folder.files, *folder.skipped) if p.startswith(rel_path + "/")]
-            if path.is_dir() and not path.is_symlink():
+            # os.path's tests answer False for any error (a name too long, say):
+            # one bad path in a batch of disk changes must not stop the others
+            if os.path.isdir(path) and not os.path.islink(path):
                 walk = walk_corpus(folder.root, folder.rules, under=rel_path)
                 found = {file.rel_path for file in walk.files}
                 for file in walk.files:

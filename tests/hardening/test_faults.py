@@ -277,5 +277,44 @@ def _fresh_without(root: Path, names: list[str]) -> list[tuple[str, int, int]]:
     return _fresh(root)
 
 
+def test_one_bad_path_in_a_batch_of_disk_changes_spoils_nothing(
+    tmp_path: Path, start_server: Callable[..., RawServer]
+) -> None:
+    """A name too long for the file system (ENAMETOOLONG) and a URI with a NUL in
+    the same batch as a real change: the real change is applied (chunks and
+    citations), the others are ignored."""
+    root = tmp_path / "ws"
+    _make_tree(root, 3)
+    (root / "m.py").write_text("def aa():\n    pass\n")
+    (root / "notes.md").write_text("cites nothing\n")
+    server = _session(start_server, root)
+    (root / "notes.md").write_text("cites m.py#function-aa\n")
+    (root / "m.py").write_text("def aa():\n    pass\n\n\ndef bb():\n    pass\n")
+    changes = [
+        {"uri": (root / ("x" * 300 + ".md")).as_uri(), "type": 1},
+        {"uri": root.as_uri() + "/a%00.md", "type": 1},
+        {"uri": (root / ("y" * 300)).as_uri() + "/z.py", "type": 2},
+        {"uri": (root / "notes.md").as_uri(), "type": 2},
+        {"uri": (root / "m.py").as_uri(), "type": 2},
+    ]
+    server.notify("workspace/didChangeWatchedFiles", {"changes": changes})
+    params = {
+        "textDocument": {"uri": (root / "m.py").as_uri()},
+        "position": {"line": 0, "character": 5},
+        "context": {"includeDeclaration": False},
+    }
+    deadline = time.monotonic() + 20
+    while True:  # the batch is applied after a short wait
+        cited = server.call("textDocument/references", params)
+        if cited or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert [(c["uri"], c["range"]["start"]["line"]) for c in cited] == [
+        ((root / "notes.md").as_uri(), 0)
+    ]
+    assert "m.py#function-bb" in [c["chunkId"] for c in server.command("chunkls.chunks")]
+    assert server.shutdown() == 0
+
+
 def test_report_faults() -> None:
     print(f"\nfaults injected: {FAULTS}")
