@@ -127,6 +127,15 @@ def test_walk_under_one_folder(tmp_path: Path) -> None:
     assert walk_corpus(tmp_path, rules, under="docs").files == []
 
 
+def test_a_root_that_does_not_exist_is_reported_as_such(tmp_path: Path) -> None:
+    walk = walk_corpus(tmp_path / "missing", CorpusRules())
+    assert walk.files == []
+    assert walk.skipped == [SkippedFile(".", "the folder does not exist")]
+    (tmp_path / "there").mkdir()
+    under = walk_corpus(tmp_path / "there", CorpusRules(), under="gone")
+    assert under.skipped == [SkippedFile("gone", "the folder does not exist")]
+
+
 # -- files that cannot be chunked ------------------------------------------------------
 
 Setup = Callable[[Path], None]

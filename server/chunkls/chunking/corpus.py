@@ -289,7 +289,11 @@ def walk_corpus(root: Path, rules: CorpusRules, under: str = "") -> Walk:
             with os.scandir(directory) as entries:
                 listing = list(entries)
         except OSError as error:
-            skipped.append(SkippedFile(prefix.rstrip("/") or ".", _os_reason(error, "folder")))
+            if directory == start and isinstance(error, FileNotFoundError):
+                reason = "the folder does not exist"  # not one that vanished mid-walk
+            else:
+                reason = _os_reason(error, "folder")
+            skipped.append(SkippedFile(prefix.rstrip("/") or ".", reason))
             continue
         for entry in listing:
             name = entry.name
