@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from chunkls.chunking.models import LocatedChunk
-from chunkls.chunking.outline import Outline, Parsed, outline_of, reparse
+from chunkls.chunking.outline import Outline, Parsed, outline_of, parse_module, reparse
 
 _MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NON_EDITOR_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -116,7 +115,18 @@ def _has_non_editor_breaks(source: str) -> bool:
 
 
 def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse`` with every failure turned into a one-line ``ChunkingError``."""
+    """``ast.parse`` with every failure turned into a one-line ``ChunkingError``.
+
+    The parse is ``outline.parse_module``'s: how deeply nested a module may be
+    does not depend on where this is called from (an editor's buffer, a worker
+    process, any depth of the Python stack, any recursion limit the process has
+    set). It is always what the tutorial's ``chunk_python`` allows run as a
+    script under the default recursion limit of 1000, where ``ast.parse``
+    converts its tree at recursion depth 6 (``REFERENCE_PARSE_DEPTH``) and so
+    allows 2982 levels of nesting (``MAX_NESTING``; CPython 3.11): deeper is
+    ``RecursionError: nesting too deep``. The parser's own limits (nested
+    parentheses, ``MemoryError`` for a too complex statement) are as always.
+    """
     if source.startswith("\ufeff"):
         raise ChunkingError(
             "starts with a UTF-8 byte-order mark, which the chunker's ast.parse rejects"
@@ -128,9 +138,7 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
             " a binary file?"
         )
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source, filename=filename)
+        return parse_module(source, filename)
     except SyntaxError as error:  # includes IndentationError, TabError
         where = f" line {error.lineno}" if error.lineno else ""
         raise ChunkingError(f"{type(error).__name__}{where}: {error.msg}") from None

@@ -24,13 +24,116 @@ statement that shares its line with the next, ``\\r`` in the text), the answer
 is ``None`` and the caller parses the whole text, which also gives the exact
 error to report. The equivalence is checked against full parses on thousands
 of random edits in the unit tests.
+
+Every parse goes through ``parse_module``, which makes how deeply nested a
+module may be independent of where in the Python stack it is parsed (see there).
 """
 
 from __future__ import annotations
 
 import ast
+import sys
+import threading
 import warnings
 from typing import NamedTuple
+
+REFERENCE_RECURSION_LIMIT = 1000
+"""The interpreter's default recursion limit, under which the tutorial runs."""
+REFERENCE_PARSE_DEPTH = 6
+"""The recursion depth at which the tutorial's ``ast.parse`` converts its tree,
+run as a script (``python script.py`` whose top-level code calls
+``ingest_path(root)``), as CPython 3.11 counts it: the script's ``<module>``
+frame counts 2 (the frame, and entering the interpreter loop from C), then
+``ingest_path`` 3, ``chunk_file`` 4, ``chunk_python`` 5 and ``ast.parse`` 6;
+``ast.parse``'s call of the builtin ``compile`` adds nothing once the
+interpreter has specialised it, from its 8th call in a process on. (Its first
+seven calls, and every call under ``sys.settrace``, count one more and allow 3
+fewer levels of nesting: that start-up quirk is not reproduced.)"""
+MAX_NESTING = 3 * (REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH)
+"""How deep ``ast.parse``'s conversion to Python objects may recurse there
+(3.11 allows 3 levels per unused unit of the recursion limit): 2982, e.g.
+``x = a`` followed by 2982 ``.b`` parses, with 2983 it is a ``RecursionError``."""
+
+_DEPTH_RULED = sys.version_info[:2] == (3, 11)
+"""Whether ``ast.parse``'s limit depends on the caller's recursion depth (3.11:
+the conversion allows ``3 * (limit - depth)`` levels; 3.12 and later count C
+recursion instead, which ``sys.setrecursionlimit`` does not govern)."""
+_AST_PARSE = ast.parse
+_get_limit = sys.getrecursionlimit
+_set_limit = sys.setrecursionlimit
+_limit_lock = threading.RLock()
+"""Held while the process-wide recursion limit is not its own (one parse at a
+time: two would save and restore each other's limits)."""
+
+
+def _caller_depth() -> int | None:
+    """The recursion depth of the frame that calls this, exactly as the
+    interpreter counts it (Python frames, and also entries into the interpreter
+    loop from C that frames do not show: a resumed generator, a callback).
+
+    CPython reports the depth when refusing a limit at or below it, and a limit
+    of 1 is below the depth of any running function, so the call always fails
+    and changes nothing (~1 µs; walking the frames is no faster past ~30 frames,
+    and misses the entries from C). ``None`` if the report cannot be read.
+    """
+    try:
+        _set_limit(1)
+    except RecursionError as error:
+        # "cannot set the recursion limit to 1 at the recursion depth N: the limit is too low"
+        digits = str(error).rpartition(" depth ")[2].partition(":")[0]
+        return int(digits) - 1 if digits.isdigit() else None
+    return None  # unreachable: this frame's depth is at least 1
+
+
+def parse_module(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source, filename)`` (warnings ignored) as the tutorial's
+    ``chunk_python`` parses, wherever it is called from.
+
+    On CPython 3.11 whether a deeply nested module parses depends on the call
+    stack's depth: converting the parsed tree to Python objects raises
+    ``RecursionError`` when nested deeper than ``3 * (limit - depth)``, where
+    ``limit`` is ``sys.getrecursionlimit()`` and ``depth`` the recursion depth of
+    the call. Here it is always ``MAX_NESTING`` (``REFERENCE_PARSE_DEPTH`` under
+    the limit of 1000): however deep the caller is (a language server's thread,
+    a worker process, a generator), whatever limit the process has set. For the
+    parse only, the limit is set to the caller's depth plus
+    ``REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH`` (and then restored),
+    one parse at a time. The limit is the process's: other threads meanwhile run
+    under it too (under the default limit it is usually raised by the few levels
+    the caller is deeper than the tutorial; under a higher one it is lowered, and
+    a thread then deeper than it would get a ``RecursionError``).
+    The parser's own limits (too many nested parentheses, ``MemoryError`` for a
+    too complex statement) do not depend on the stack and are left as they are.
+
+    It calls ``compile`` as ``ast.parse`` does, with ``*args``: a call the
+    interpreter never specialises, so it always adds one level of depth
+    (``ast.parse``'s own call adds one only before it is specialised or when
+    tracing). A replaced ``ast.parse`` (a test's spy) is called as it is.
+    """
+    with _limit_lock:
+        depth = _caller_depth() if _DEPTH_RULED and ast.parse is _AST_PARSE else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if depth is None:
+                return ast.parse(source, filename=filename)
+            # where the conversion starts: one level below this frame
+            limit = depth + 1 + REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH
+            args: tuple[str, str, str, int, bool] = (
+                source,
+                filename,
+                "exec",
+                ast.PyCF_ONLY_AST,
+                True,  # dont_inherit: ast.py has no futures
+            )
+            saved = _get_limit()
+            try:
+                if limit != saved:
+                    _set_limit(limit)
+                tree: ast.Module = compile(*args)
+            finally:
+                if limit != saved:
+                    _set_limit(saved)
+            return tree
 
 
 class Statement(NamedTuple):
@@ -116,9 +219,7 @@ def reparse(previous: Parsed, source: str) -> Parsed | None:
         return None
     region = "\n".join(new[start - 1 : stop])
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # as the full parse does
-            tree = ast.parse(region)
+        tree = parse_module(region)  # at the full parse's depth, so as deep
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     moved = tuple(
