@@ -6,12 +6,22 @@ This is the one place that knows how a chunk ID is written: bare
 ``#identity`` alone for a chunk of the same file. Definition, hover, links,
 diagnostics and ``chunkls check`` all use it.
 
+A path with characters other than word characters, ``.``, ``-`` and ``/`` (a
+space, ``%``, ``+``, ``@``, ``(``, ...) is recognised only where it is
+delimited: as a whole backtick span (``Meeting Notes/q3 plan.md#heading-goals``
+in backticks) or as a whole Markdown link target, in angle brackets
+(``[x](<Meeting Notes/q3 plan.md#heading-goals>)``) or percent-encoded
+(``[x](Meeting%20Notes/q3%20plan.md#heading-goals)``). Bare in prose such a
+path cannot be told from the words around it.
+
 Recognition is linear in the text: matches may only start where a path run
 starts (a look-behind), so a megabyte of near-IDs costs one pass, and each match
-costs a few operations on short strings. In Python, where only the IDs in
-strings and comments count, those are found without ``tokenize`` (see
-``python_literal_spans``). Resolution is a lookup in the index: nothing here
-opens a path taken from the text.
+costs a few operations on short strings. The delimited forms take one more
+pass, of backtick spans and link targets, where each scan stops at the next
+backtick or line end, or ``<``, ``>`` or parenthesis (see ``_DELIMITED``). In
+Python, where only the IDs in strings and comments count, those are found
+without ``tokenize`` (see ``python_literal_spans``). Resolution is a lookup in
+the index: nothing here opens a path taken from the text.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
+from urllib.parse import quote
 
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES
 from chunkls.index import Folder, IndexedChunk, WorkspaceIndex
@@ -31,7 +42,8 @@ MAX_IDENTITY = 512
 
 Form = Literal["bare", "backtick", "link", "local"]
 
-_IDENTITY = r"(?P<identity>(?:module-\d+|function-\w+|class-\w+|heading-\w+(?:-\w+)*))(?!\w)"
+_IDENTITY_KINDS = r"(?:module-\d+|function-\w+|class-\w+|heading-\w+(?:-\w+)*)"
+_IDENTITY = rf"(?P<identity>{_IDENTITY_KINDS})(?!\w)"
 """The identity kinds the chunker makes; headings also in the case-variant
 forms people write (so a quick fix can offer the real slug)."""
 _PATH_ID = re.compile(r"(?<![\w.\-/~#])(?P<path>[\w.\-/]+)#" + _IDENTITY)
@@ -47,7 +59,8 @@ class ChunkRef(NamedTuple):
     start: int
     end: int
     path: str
-    """The path as written, without a leading ``/`` or ``./``; ``""`` for ``#identity``."""
+    """The path as written (in a Markdown link target: with its backslash escapes
+    and ``%XX`` decoded), without a leading ``/`` or ``./``; ``""`` for ``#identity``."""
     identity: str
     form: Form
 
@@ -59,6 +72,20 @@ class ChunkRef(NamedTuple):
 
 def find_chunk_refs(text: str) -> list[ChunkRef]:
     """Every chunk ID written in ``text``, in order."""
+    refs = _plain_refs(text)
+    delimited, claimed = _delimited_refs(text)
+    if claimed:
+        # A delimited ID's path holds a character no plain path does, so the
+        # plain pass found at most its tail ("b.py#function-f" of "a b.py#...",
+        # ending where it ends): that reading gives way.
+        refs = [ref for ref in refs if ref.end not in claimed]
+        refs += delimited
+        refs.sort()
+    return refs
+
+
+def _plain_refs(text: str) -> list[ChunkRef]:
+    """The IDs whose path is a run of ``[\\w.\\-/]``, and ``#identity`` ones."""
     refs: list[ChunkRef] = []
     append = refs.append
     make = tuple.__new__
@@ -103,6 +130,130 @@ def find_chunk_refs(text: str) -> list[ChunkRef]:
 
 
 _LINK_AFTER = frozenset((")", " ", '"'))
+
+_DELIMITED = re.compile(
+    # a backtick span of single backticks on one line, no backtick inside
+    r"`(?<!``)(?P<code>[^`\r\n]++)`(?!`)"
+    # a Markdown link target: in angle brackets (with backslash escapes), or
+    # plain (no spaces; parentheses balanced one deep, or escaped)
+    r"|\]\((?:<(?P<angle>(?:[^<>\r\n\\]|\\[^\r\n])*+)>"
+    r'|(?P<plain>(?:[^\x00-\x20\x7f()<>"\\]|\\[!-~]'
+    r'|\((?:[^\x00-\x20\x7f()<>"\\]|\\[!-~])*+\))++))'
+    r'(?=[) "])'
+)
+"""Where a delimited ID may be written. Every scan stops at the next backtick
+or line end (a span), or at the next ``<``/``>`` or parenthesis (a link
+target), so no text is read by more than two attempts."""
+_IDENTITY_WHOLE = re.compile(_IDENTITY_KINDS)
+_PLAIN_PATH = re.compile(r"[\w.\-/]*")
+"""A path the plain pass reads whole."""
+_BAD_IN_PATH = re.compile(r"[\x00-\x1f\x7f#`]")
+"""Never in a delimited path: control characters (a line break), ``#``, a backtick."""
+_URL_LIKE = re.compile(r"(?:\A|(?<=\s))[A-Za-z][A-Za-z0-9+.\-]*+:(?!\s)|://")
+"""A scheme at the start or after a space (``https://``, ``file:x``, ``C:/``)."""
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+"""A backslash escape of Markdown (ASCII punctuation)."""
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
+    """IDs whose path holds characters beyond ``[\\w.\\-/]``: a whole backtick
+    span, or a whole Markdown link target (the ID's range: inside the backticks,
+    spaces at either end left out; inside ``<...>``; the target as written).
+
+    Also the ends of such spans that the plain reading must leave alone: those
+    IDs', and those of link targets of that shape that are not IDs (a URL,
+    ``%XX`` that is not UTF-8): a link target is one URL, its tail is no ID.
+    """
+    refs: list[ChunkRef] = []
+    claimed: set[int] = set()
+    for match in _DELIMITED.finditer(text):
+        written = match["code"]
+        if written is not None:
+            if "#" not in written:
+                continue  # most spans: code, not IDs
+            form: Form = "backtick"
+            start = match.start("code")
+            if written[0] == " " or written[-1] == " ":
+                # CommonMark strips one space each side; no path starts, and no
+                # identity ends, with one: all are left out
+                stripped = written.lstrip(" ")
+                start += len(written) - len(stripped)
+                written = stripped.rstrip(" ")
+        else:
+            form = "link"
+            group = "angle" if match["angle"] is not None else "plain"
+            written = match[group]
+            start = match.start(group)
+        hash_at = written.find("#")
+        if hash_at <= 0:
+            continue  # no path (``#identity`` alone is the local form)
+        identity = written[hash_at + 1 :]
+        if len(identity) > MAX_IDENTITY or not _IDENTITY_WHOLE.fullmatch(identity):
+            continue
+        path = written[:hash_at]
+        if _PLAIN_PATH.fullmatch(path):
+            continue  # the plain pass reads it, as ever
+        end = start + len(written)
+        path = _delimited_path(path if form == "backtick" else _link_path(path))
+        if path is not None:
+            refs.append(ChunkRef(start, end, path, identity, form))
+            claimed.add(end)
+        elif form == "link":
+            claimed.add(end)
+    return refs, claimed
+
+
+def _delimited_path(path: str | None) -> str | None:
+    """A delimited ID's path as a ``ChunkRef`` holds it, or ``None`` when it is
+    not one (no corpus suffix, a line break, a URL, a home directory)."""
+    if path is None or len(path) > MAX_PATH or _BAD_IN_PATH.search(path):
+        return None
+    # the last path segment's suffix, by ``suffix_of``'s rule
+    dot = path.rfind(".")
+    if dot <= path.rfind("/") + 1 or dot == len(path) - 1:
+        return None
+    if path[dot:].lower() not in SUPPORTED_SUFFIXES:
+        return None
+    # a leading "./" or "/" as the plain forms take it ("../" is kept, as there:
+    # such a path resolves only document-relative, as a link target)
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.lstrip("/")
+    if not path or path[0] == "~" or _URL_LIKE.search(path):
+        return None
+    return path
+
+
+def _link_path(written: str) -> str | None:
+    """The path of a Markdown link target: backslash escapes and ``%XX`` (as
+    UTF-8) decoded, or ``None`` when its ``%XX`` are not UTF-8. A ``%`` before
+    anything but two hex digits is itself, as browsers take it."""
+    if "\\" in written:
+        written = _ESCAPED.sub(r"\1", written)
+    if "%" not in written:
+        return written
+    try:
+        return _PERCENT_RUN.sub(
+            lambda run: bytes.fromhex(run[0].replace("%", "")).decode("utf-8"), written
+        )
+    except UnicodeDecodeError:
+        return None  # overlong forms (%C0%AF for "/") and surrogates included
+
+
+def written_as(chunk_id: str, form: Form, angle: bool = False) -> str:
+    """``chunk_id`` as text to put where a reference of ``form`` is written (``angle``:
+    a link target in ``<...>``), so that it reads back as that ID: a path with
+    characters beyond ``[\\w.\\-/]`` is percent-encoded in a plain link target and
+    put in backticks in prose (where a space would end it)."""
+    path, _, identity = chunk_id.partition("#")
+    if _PLAIN_PATH.fullmatch(path):
+        return chunk_id
+    if form == "link" and not angle:
+        return f"{quote(path, safe='/')}#{identity}"
+    if form in ("bare", "local"):
+        return f"`{chunk_id}`"
+    return chunk_id
 
 
 def python_literal_spans(
@@ -532,6 +683,14 @@ def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(doc_rel_path), ref.path))
         if joined != ref.path and not joined.startswith("../") and joined != "..":
             yield f"{joined}#{ref.identity}"
+    elif ref.form == "backtick" and not _PLAIN_PATH.fullmatch(ref.path):
+        # A span such as `chunkls show app/x.py#function-f` reads as one ID with
+        # a space in its path; the ID at its end, which a plain reading finds
+        # (and did before such paths were read), is the next best.
+        chunk_id = ref.chunk_id
+        for inner in _plain_refs(chunk_id):
+            if inner.end == len(chunk_id) and inner.form != "local":
+                yield inner.chunk_id
 
 
 def resolve(

@@ -204,3 +204,53 @@ async def test_pull_refresh_when_the_index_changes(
 
     await asyncio.wait_for(refreshed(), TIMEOUT)
     await settled(client, document_uri, 0)
+
+
+async def test_quick_fix_writes_a_path_with_spaces_so_it_reads_back(
+    client: LanguageClient, workspace: Path
+) -> None:
+    notes = workspace / "Meeting Notes" / "q3 plan.md"
+    notes.parent.mkdir()
+    notes.write_text("# Goals\n\nship it\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri(notes), type=types.FileChangeType.Created)]
+        )
+    )
+
+    async def indexed() -> None:
+        while not await asyncio.wait_for(
+            client.workspace_symbol_async(types.WorkspaceSymbolParams(query="ship goals")),
+            TIMEOUT,
+        ):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(indexed(), TIMEOUT)
+    text = "a link [goals](Meeting%20Notes/q3%20plans.md#heading-goals) here\n"
+    document_uri = open_transcript(client, workspace, text)
+    [diagnostic] = await settled(client, document_uri, 1)
+    actions = await asyncio.wait_for(
+        client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=doc(document_uri),
+                range=diagnostic.range,
+                context=types.CodeActionContext(diagnostics=[diagnostic]),
+            )
+        ),
+        TIMEOUT,
+    )
+    assert actions
+    best = actions[0]
+    assert isinstance(best, types.CodeAction)
+    assert best.title == "Replace with `Meeting Notes/q3 plan.md#heading-goals`"
+    assert best.edit is not None and best.edit.changes is not None
+    [edit] = best.edit.changes[document_uri]
+    assert edit.new_text == "Meeting%20Notes/q3%20plan.md#heading-goals"  # still a link target
+    fixed = text[: edit.range.start.character] + edit.new_text + text[edit.range.end.character :]
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=document_uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+        )
+    )
+    assert await settled(client, document_uri, 0) == []

@@ -7,6 +7,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from chunkls.chunk_ids import written_as
 from chunkls.citations import Problem, check_text
 from chunkls.lsp.navigation import navigable, ref_range, refs_of
 from chunkls.lsp.server import ChunkServer, DocumentContext
@@ -81,7 +82,12 @@ def _diagnostic(
         severity=severity,
         code=CODE,
         source=SOURCE,
-        data={"chunkId": problem.chunk_id, "suggestions": problem.suggestions},
+        data={
+            "chunkId": problem.chunk_id,
+            "suggestions": problem.suggestions,
+            "form": problem.ref.form,
+            "angle": problem.ref.start > 0 and context.text[problem.ref.start - 1] == "<",
+        },
     )
 
 
@@ -113,7 +119,7 @@ def text_document_code_action(
             continue
         data: dict[str, Any] = diagnostic.data or {}
         for rank, replacement in enumerate(data.get("suggestions", [])):
-            edit = _replacement(context, diagnostic.range, data["chunkId"], replacement)
+            edit = _replacement(diagnostic.range, data, replacement, context)
             actions.append(
                 types.CodeAction(
                     title=f"Replace with `{replacement}`",
@@ -127,17 +133,19 @@ def text_document_code_action(
 
 
 def _replacement(
-    context: DocumentContext, written: types.Range, chunk_id: str, replacement: str
+    written: types.Range, data: dict[str, Any], replacement: str, context: DocumentContext
 ) -> types.TextEdit:
     """Replace only the identity when the file stays the same (keeping how the
-    path was written: ``./``, document-relative, ``#identity``), else the ID."""
-    old_path, _, old_identity = chunk_id.partition("#")
+    path was written: ``./``, document-relative, ``#identity``), else the ID,
+    written so that it reads back as one where it stands (``written_as``)."""
+    old_path, _, old_identity = data["chunkId"].partition("#")
     new_path, _, new_identity = replacement.partition("#")
     if old_path == new_path:
         end = written.end
         start = types.Position(end.line, end.character - _units(context, old_identity))
         return types.TextEdit(range=types.Range(start, end), new_text=new_identity)
-    return types.TextEdit(range=written, new_text=replacement)
+    new_text = written_as(replacement, data.get("form", "bare"), bool(data.get("angle")))
+    return types.TextEdit(range=written, new_text=new_text)
 
 
 def _units(context: DocumentContext, text: str) -> int:
