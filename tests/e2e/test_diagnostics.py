@@ -58,6 +58,23 @@ async def settled(client: LanguageClient, document_uri: str, count: int) -> list
     return await asyncio.wait_for(poll(), TIMEOUT)
 
 
+async def quick_fixes(
+    client: LanguageClient, document_uri: str, diagnostic: types.Diagnostic
+) -> list[types.Command | types.CodeAction]:
+    """The code actions offered for one diagnostic."""
+    actions = await asyncio.wait_for(
+        client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=doc(document_uri),
+                range=diagnostic.range,
+                context=types.CodeActionContext(diagnostics=[diagnostic]),
+            )
+        ),
+        TIMEOUT,
+    )
+    return actions or []
+
+
 def open_transcript(client: LanguageClient, workspace: Path, text: str = TRANSCRIPT) -> str:
     path = workspace / "docs" / "chat.md"
     path.write_text(text, encoding="utf-8")
@@ -94,16 +111,7 @@ async def test_quick_fix_yields_a_resolving_id(client: LanguageClient, workspace
     found = await settled(client, document_uri, 4)
     fixed = TRANSCRIPT
     for diagnostic in found[:3]:
-        actions = await asyncio.wait_for(
-            client.text_document_code_action_async(
-                types.CodeActionParams(
-                    text_document=doc(document_uri),
-                    range=diagnostic.range,
-                    context=types.CodeActionContext(diagnostics=[diagnostic]),
-                )
-            ),
-            TIMEOUT,
-        )
+        actions = await quick_fixes(client, document_uri, diagnostic)
         assert actions
         best = actions[0]
         assert isinstance(best, types.CodeAction)
@@ -229,16 +237,7 @@ async def test_quick_fix_writes_a_path_with_spaces_so_it_reads_back(
     text = "a link [goals](Meeting%20Notes/q3%20plans.md#heading-goals) here\n"
     document_uri = open_transcript(client, workspace, text)
     [diagnostic] = await settled(client, document_uri, 1)
-    actions = await asyncio.wait_for(
-        client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=doc(document_uri),
-                range=diagnostic.range,
-                context=types.CodeActionContext(diagnostics=[diagnostic]),
-            )
-        ),
-        TIMEOUT,
-    )
+    actions = await quick_fixes(client, document_uri, diagnostic)
     assert actions
     best = actions[0]
     assert isinstance(best, types.CodeAction)

@@ -3,52 +3,16 @@ lost, not every one after it; the skipped bytes are reported once."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from typing import Any
 
 import pytest
 
-from chunkls.lsp.stdio import LINE_LIMIT, Framing
+from chunkls.lsp.stdio import LINE_LIMIT
+from tests.unit.test_stdio import _feed
 
 SKIPPED = "bytes of input that were not a message header"
 """The warning for bytes dropped between messages."""
-
-
-class _Protocol:
-    def __init__(self) -> None:
-        self.handled: list[Any] = []
-
-    def structure_message(self, data: Any) -> Any:
-        return data
-
-    def handle_message(self, message: Any) -> None:
-        self.handled.append(message)
-
-
-class _Server:
-    def __init__(self) -> None:
-        self.protocol = _Protocol()
-        self.errors: list[BaseException] = []
-
-    def report_server_error(self, error: BaseException, kind: Any) -> None:
-        self.errors.append(error)
-
-
-def _feed(data: bytes, size: int, eof: bool = True) -> tuple[_Server, bool]:
-    """Feed ``data`` to a ``Framing`` in pieces of ``size`` bytes."""
-
-    async def run() -> tuple[_Server, bool]:
-        server = _Server()
-        framing = Framing(server, threading.Event())  # type: ignore[arg-type]
-        for at in range(0, len(data), size):
-            framing.data_received(data[at : at + size])
-        if eof:
-            framing.eof_received()
-        return server, framing.done.done()
-
-    return asyncio.run(asyncio.wait_for(run(), 30))
 
 
 def _body(message: dict[str, Any]) -> bytes:
