@@ -191,3 +191,13 @@ def test_a_batch_is_refused_once_and_the_session_goes_on(raw: RawServer) -> None
     assert json.dumps(1001) not in raw.responses and json.dumps(1002) not in raw.responses
     assert raw.shutdown(SHORT) == 0
     assert not raw.problems, raw.problems
+
+
+def test_a_command_without_its_arguments_is_invalid_params(raw: RawServer) -> None:
+    raw.initialize([])
+    for name in ("chunkls.search", "chunkls.chunkAt"):
+        error = error_of(raw, raw.request("workspace/executeCommand", {"command": name}))
+        assert error["code"] == -32602, error  # InvalidParams, not an internal error
+        assert "traceback" not in json.dumps(error)
+    assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == []  # none needed
+    assert raw.shutdown(SHORT) == 0

@@ -76,6 +76,15 @@ class ChunkProtocol(LanguageServerProtocol):
         if message.get("jsonrpc") != VERSION:
             self._refuse(message, INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0")
             return
+        params = message.get("params")
+        if (
+            message.get("method") == types.WORKSPACE_EXECUTE_COMMAND
+            and isinstance(params, dict)
+            and params.get("arguments") is None
+        ):
+            # no arguments is none: a command that needs one is then refused with
+            # InvalidParams by pygls, instead of failing inside with a TypeError
+            params["arguments"] = []
         try:
             typed = _position_request(message) or super().structure_message(message)
         except JsonRpcException as error:
