@@ -124,17 +124,14 @@ def _next_break(text: str, start: int, stop: int) -> int:
 
 
 def walk_citation_files(
-    root: Path,
-    under: str = "",
-    excluded: Callable[[str], bool] | None = None,
-    within: Path | None = None,
+    root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
 ) -> list[str]:
     """Root-relative paths of the Markdown and text files that may cite chunks.
 
     ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too.
-    Folder symlinks are not followed, and file symlinks are listed only when
-    their target is under ``within`` (default: the root)."""
-    confine = (within or root).resolve()
+    Folder symlinks are not followed, and file symlinks only when their target
+    is under the root."""
+    confine = root.resolve()
     found: list[str] = []
     start = os.path.join(root, under) if under else os.fspath(root)
     stack = [(start, under.strip("/") + "/" if under.strip("/") else "")]
