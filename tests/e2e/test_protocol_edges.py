@@ -201,3 +201,25 @@ def test_a_command_without_its_arguments_is_invalid_params(raw: RawServer) -> No
         assert "traceback" not in json.dumps(error)
     assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == []  # none needed
     assert raw.shutdown(SHORT) == 0
+
+
+@pytest.mark.parametrize("bad_id", [{"a": 1}, True, [1]])
+def test_a_request_with_a_bad_id_is_refused_with_a_null_id(raw: RawServer, bad_id: Any) -> None:
+    raw.initialize([])
+    params = {"command": "chunkls.stats"}
+    raw.send(
+        {"jsonrpc": "2.0", "id": bad_id, "method": "workspace/executeCommand", "params": params}
+    )
+    error = error_of(raw, None)
+    assert error["code"] == INVALID_REQUEST and "bad id" in error["message"], error
+    assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == []
+    assert raw.shutdown(SHORT) == 0
+
+
+@pytest.mark.parametrize("method", [5, ["x"], None])
+def test_a_method_that_is_not_a_string_is_an_invalid_request(raw: RawServer, method: Any) -> None:
+    raw.initialize([])
+    error = error_of(raw, raw.request(method, {}))  # type: ignore[arg-type]
+    assert error["code"] == INVALID_REQUEST and "method" in error["message"], error
+    assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == []
+    assert raw.shutdown(SHORT) == 0

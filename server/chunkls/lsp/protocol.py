@@ -76,6 +76,15 @@ class ChunkProtocol(LanguageServerProtocol):
         if message.get("jsonrpc") != VERSION:
             self._refuse(message, INVALID_REQUEST, "Invalid Request: not JSON-RPC 2.0")
             return
+        if "method" in message:
+            if not isinstance(message["method"], str):
+                self._refuse(message, INVALID_REQUEST, "Invalid Request: method is not a string")
+                return
+            message_id = message.get("id")
+            if isinstance(message_id, (bool, dict, list)):
+                # an id that is neither a number nor a string: answered with a null id
+                self._refuse(message, INVALID_REQUEST, "Invalid Request: bad id")
+                return
         params = message.get("params")
         if (
             message.get("method") == types.WORKSPACE_EXECUTE_COMMAND
