@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 from urllib.parse import quote
 
-from chunkls.chunking.chunker import SUPPORTED_SUFFIXES
+from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
 from chunkls.index import Folder, IndexedChunk, WorkspaceIndex
 
 MAX_PATH = 1024
@@ -209,11 +209,7 @@ def _delimited_path(path: str | None) -> str | None:
     not one (no corpus suffix, a line break, a URL, a home directory)."""
     if path is None or len(path) > MAX_PATH or _BAD_IN_PATH.search(path):
         return None
-    # the last path segment's suffix, by ``suffix_of``'s rule
-    dot = path.rfind(".")
-    if dot <= path.rfind("/") + 1 or dot == len(path) - 1:
-        return None
-    if path[dot:].lower() not in SUPPORTED_SUFFIXES:
+    if suffix_of(path.rpartition("/")[2]) not in SUPPORTED_SUFFIXES:
         return None
     # a leading "./" or "/" as the plain forms take it ("../" is kept, as there:
     # such a path resolves only document-relative, as a link target)
