@@ -2,7 +2,9 @@
 
 ``chunk_one`` is the whole per-file job (read, chunk, count terms, hash): the
 serial path and the workers run exactly that function, so their results are
-equal. ``chunk_many`` hands files to a pool, largest first and in batches, and
+equal. (Workers let a Python file's cached bytecode vouch that it parses, which
+spares most of ``ast.parse``'s time and gives the same chunks: see
+``chunking/bytecode.py``.) ``chunk_many`` hands files to a pool, largest first and in batches, and
 yields each file's result as soon as its batch is done (in no particular
 order), so the caller can stream them into the index and report progress.
 
@@ -74,12 +76,15 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def chunk_one(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chunked:
+def chunk_one(
+    root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+) -> Chunked:
     """Read and chunk one corpus file, as ``chunk_corpus_file`` does, and count
     its terms for search. Never raises for a file: an unexpected error (a bug,
-    ``MemoryError``) skips it with the error as the reason."""
+    ``MemoryError``) skips it with the error as the reason. ``use_bytecode``:
+    see ``read_and_chunk`` (workers only: the same chunks, for less)."""
     try:
-        entry, data = read_and_chunk(root_resolved, file, rules)
+        entry, data = read_and_chunk(root_resolved, file, rules, use_bytecode)
         terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks).packed()
         stored = pack(entry)
     except FileSkipped as error:
@@ -172,7 +177,7 @@ def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:
     results: list[Chunked] = []
     for position, file in enumerate(batch):
         marks[2 * index + 1] = position
-        results.append(chunk_one(root_resolved, file, rules))
+        results.append(chunk_one(root_resolved, file, rules, use_bytecode=True))
     return results
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
-from chunkls.index import build_index
+from chunkls.index import WorkspaceIndex, build_index
 from chunkls.parallel import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search import file_terms
 from chunkls.store import unpack

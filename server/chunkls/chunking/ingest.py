@@ -14,12 +14,15 @@ from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
+from chunkls.chunking import bytecode
 from chunkls.chunking.chunker import (
     ChunkingError,
     chunk_markdown_source,
+    chunk_python_outline,
     chunk_python_source,
     chunk_source,
     decode_source,
+    file_type_for,
     normalize_newlines,
     suffix_of,
 )
@@ -90,16 +93,27 @@ class Scan(NamedTuple):
 
 
 def read_and_chunk(
-    root_resolved: Path, file: CorpusFile, rules: CorpusRules
+    root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
 ) -> tuple[FileChunks, bytes]:
     """Read and chunk one corpus file, returning the bytes chunked too (for a
-    content hash); raises ``FileSkipped`` with the reason."""
+    content hash); raises ``FileSkipped`` with the reason.
+
+    ``use_bytecode``: a Python file whose cached bytecode vouches that it parses
+    is outlined without ``ast.parse`` (``bytecode.outline``; same chunks).
+    """
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
     )
+    name = file.rel_path.rsplit("/", 1)[-1]
     try:
         text = decode_source(source.data)
-        chunks = chunk_source(text, source.source_path, file.rel_path.rsplit("/", 1)[-1])
+        outline = None
+        if use_bytecode and file_type_for(name) == "code":
+            outline = bytecode.outline(file.path, source.data, source.mtime_ns, source.size)
+        if outline is not None:
+            chunks = chunk_python_outline(outline, text, source.source_path)
+        else:
+            chunks = chunk_source(text, source.source_path, name)
     except ChunkingError as error:
         raise FileSkipped(error.reason) from None
     return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size), source.data

@@ -1,0 +1,142 @@
+"""Python files that CPython has compiled already, outlined without ``ast.parse``.
+
+``ast.parse`` is most of a cold index's time, and chunking needs only two
+things from it: whether the text parses, and where its top-level functions and
+classes are. The first is often known already. The import system keeps each
+module's bytecode in ``__pycache__`` and reuses it while the source matches
+the header: the same modification time (in seconds) and size, or, for a
+hash-based file, the same content hash. A matching file of this interpreter
+shows that its parser accepted the text. ``scan.statements`` then finds the
+functions and classes in the bytes (about 0.2x of ``ast.parse``), and the
+compiled module checks the scan: each function and class it finds must be a
+compiled one of that name starting on that line, and every compiled function
+or class whose first line starts with ``def``, ``class``, ``async`` or ``@``
+must be one it found (lambdas and comprehensions, ``<lambda>`` and the like,
+are not statements).
+
+The bytecode is not taken as proof (the file is parsed as usual) when:
+
+- its header does not match (another interpreter, an older text, a hash that
+  differs: hashes are always computed here, even for "unchecked" files);
+- the compiler may have read other text than ``ast.parse`` gets: a byte-order
+  mark, or non-ASCII text that declares another encoding than UTF-8;
+- the scan declines (deep nesting, where ``ast.parse`` gives up before the
+  compiler, and anything else it does not model).
+
+A timestamp-based header cannot tell a text rewritten within the same second
+at the same size from the one compiled; CPython then runs the old bytecode.
+Here such a text is still outlined from its current bytes, and its functions
+must be where the compiled ones were, so only whether it parses would be taken
+from the old text.
+
+Only worker processes use this (``parallel``): ``marshal`` is not made for
+untrusted data, and a worker that a crafted file brings down costs a batch that
+is chunked again, without bytecode, in the process that started it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib.util
+import marshal
+import os
+import re
+from types import CodeType
+
+from chunkls.chunking import scan
+from chunkls.chunking.corpus import FileSkipped, read_regular
+from chunkls.chunking.outline import Outline
+
+ENABLED = scan.ENABLED and os.environ.get("CHUNKLS_BYTECODE", "on") != "off"
+"""Whether bytecode may vouch for a text (``CHUNKLS_BYTECODE=off``: every file is
+parsed, as the benchmark's comparison runs)."""
+
+HEADER = 16
+"""Bytes of a bytecode file's header: magic, flags, then the source's mtime and
+size (timestamp-based) or its hash (hash-based)."""
+
+_MAGIC = importlib.util.MAGIC_NUMBER
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+"""A PEP 263 encoding declaration (looked for in the first two lines)."""
+_DEFINES = re.compile(rb"(?:async\b|def\b|class\b|@)")
+"""A line that starts a top-level function or class (or a decorator of one)."""
+
+
+def outline(path: str, data: bytes, mtime_ns: int, size: int) -> Outline | None:
+    """The functions and classes of the module at ``path`` whose bytes, as read
+    with their ``mtime_ns`` and ``size``, are ``data``, if its cached bytecode
+    vouches that the text parses; ``None``: parse it."""
+    if not ENABLED:
+        return None
+    try:
+        cached = importlib.util.cache_from_source(path)
+    except (NotImplementedError, ValueError):
+        return None
+    code = compiled(cached, data, mtime_ns, size)
+    return None if code is None else outline_by_code(data, code)
+
+
+def compiled(cached: str, data: bytes, mtime_ns: int, size: int) -> CodeType | None:
+    """The module compiled in the bytecode file ``cached``, if it is this
+    interpreter's and matches the source as the import system checks it."""
+    try:
+        blob, _ = read_regular(cached, HEADER + 8 * size + (1 << 16))
+    except (FileSkipped, OSError):
+        return None
+    if len(blob) < HEADER or blob[:4] != _MAGIC:
+        return None
+    flags = int.from_bytes(blob[4:8], "little")
+    if flags == 0:
+        if (
+            int.from_bytes(blob[8:12], "little") != (mtime_ns // 1_000_000_000) & 0xFFFFFFFF
+            or int.from_bytes(blob[12:16], "little") != size & 0xFFFFFFFF
+        ):
+            return None
+    elif flags in (1, 3):  # hash-based: unchecked (1) or checked (3)
+        if blob[8:16] != importlib.util.source_hash(data):
+            return None
+    else:
+        return None
+    try:
+        code = marshal.loads(memoryview(blob)[HEADER:])
+    except (ValueError, EOFError, TypeError):
+        return None
+    return code if isinstance(code, CodeType) else None
+
+
+def outline_by_code(data: bytes, code: CodeType) -> Outline | None:
+    """The functions and classes of a module's text ``data``, found by the scan
+    and checked against ``code``, the module compiled from that text; ``None``
+    when the two disagree or the scan declines."""
+    if not data.isascii() and _declares_other_encoding(data):
+        return None
+    scanned = scan.statements(data)
+    if scanned is None:
+        return None
+    found, line_at = scanned
+    defined = {(c.co_name, c.co_firstlineno) for c in code.co_consts if isinstance(c, CodeType)}
+    if not {(statement.name, statement.first) for statement, _ in found} <= defined:
+        return None
+    firsts = {statement.first for statement, _ in found}
+    for name, line in defined:
+        if (
+            name[:1] != "<"
+            and line not in firsts
+            and 0 < line <= len(line_at)
+            and _DEFINES.match(data, line_at[line - 1])
+        ):
+            return None  # a top-level function or class the scan missed
+    return tuple(statement for statement, _ in found)
+
+
+def _declares_other_encoding(data: bytes) -> bool:
+    """Whether the first two lines declare an encoding other than UTF-8 (the
+    compiler decodes by it; ``ast.parse`` gets the text decoded as UTF-8)."""
+    head = b"\n".join(data.split(b"\n", 2)[:2])
+    for match in _CODING.finditer(head):
+        try:
+            if codecs.lookup(match.group(1).decode("ascii")).name != "utf-8":
+                return True
+        except (LookupError, UnicodeDecodeError):
+            return True
+    return False

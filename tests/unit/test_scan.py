@@ -1,0 +1,249 @@
+"""The scan, checked against the compiled module, gives exactly what a full
+parse gives, or declines."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chunkls.chunking import bytecode, scan
+from chunkls.chunking.outline import Outline
+
+from .test_outline import REPO, TRICKY_LINES, edit, full
+
+pytestmark = pytest.mark.skipif(not scan.ENABLED, reason="the scan models Python 3.11 only")
+
+STRING_LINES = [
+    '"""',
+    "'''",
+    'x = """',
+    "def s(): return '''",
+    "x = '#'  # '",
+    "x = \"\\\"\" + '\\''",
+    "x = r'\\'' + rb\"\\\\\"",
+    "x = ''''''",
+    'x = """a""""b"',
+    "x = 'a\\",
+    "b'",
+    "x = f'{y!r:>{w}}' f\"{'#'}\"",
+    "x = (  # (",
+    "  1)",
+    "x = [",
+    "def inside_brackets(): pass",
+    "]",
+    "def after(): return (",
+    "1,",
+    ")",
+    "class K(",
+    "    object):",
+    "    '''doc",
+    "def in_a_docstring(): pass",
+    "'''",
+    "@decorate(",
+    "    1)",
+    "@ spaced",
+    "@(paren)",
+    "@\\",
+    "async  def spaced(): pass",
+    "class  C :",
+    "def\tt(): pass",
+    "define = 1",
+    "class_ = 2",
+    "if x: '''",
+    "'''; y = 1",
+    "x = 1 \\",
+    "\\",
+    "    \\",
+    "def naïve(): pass",
+]
+"""Lines around strings, brackets and continuations, where a scan could go wrong."""
+
+LINES = TRICKY_LINES + STRING_LINES
+
+
+def defs(outline: Outline | None) -> Outline | None:
+    """The functions and classes of an outline."""
+    return None if outline is None else tuple(s for s in outline if s.kind is not None)
+
+
+def scan_outline(source: str) -> Outline | None:
+    """The outline as a worker gets it when the text's bytecode is cached: the
+    scan checked against the compiled module (``None`` where no bytecode would
+    exist, or the two disagree)."""
+    data = source.encode("utf-8")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(data, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return bytecode.outline_by_code(data, code)
+
+
+def agrees(source: str) -> bool:
+    """The scan equals the full parse, or declines; whether it answered."""
+    got = scan_outline(source)
+    if got is not None:
+        assert got == defs(full(source)), source
+    return got is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",
+        "\n\n",
+        "x = 1",
+        "def f(): pass",
+        "def f():\n    pass\n\n\n# trailing\n",
+        "def f():\n    x = 1\n# a comment at column 0 inside\n    y = 2\n",
+        "def f():\n    return '''\ndef g(): pass\n'''\n",
+        "def f():\n    return '''\n#'''\n",
+        "def f():\n    return (\n1)\nx = 2\n",
+        "def f():\n    s = 'a\\\nb'\n",
+        "@a\n# c\n\n@b.c(\n  1)\nclass C(\n  B):\n    pass\n",
+        "async def f():\n    await g()\nclass C: pass\n",
+        "x = '''\ndef fake(): pass\n'''\ndef real(): pass\n",
+        "x = 1  # def fake(): '''\ndef real(): pass\n",
+        "x = 1 \\\n+ 2\ndef f(): pass\n",
+        "if x:\n    def nested(): pass\nelse:\n    pass\ndef top(): pass\n",
+        "x = f'{1}' f\"{'a'}\"; y = rb'\\'' Rb\"#\"\ndef f(): pass\n",
+        "def f(a=lambda: [i for i in x]): pass\n",
+        "class C: x = [i for i in range(3)]\n",
+        "def f():\n    pass\n    \n\t\n",
+    ],
+)
+def test_texts_that_the_scan_outlines(source: str) -> None:
+    assert agrees(source)
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("\ufeffdef f(): pass\n", "a byte-order mark"),
+        ("def f():\n    pass\n\x0cdef g(): pass\n", "a form feed"),
+        ("def f(): pass\0\n", "a NUL byte"),
+        ("def naïve(): pass\n", "a non-ASCII name"),
+        ("@(\n  deco)\ndef f(): pass\n", "a decorator continued on the next line"),
+        ("@\\\ndeco\ndef f(): pass\n", "a decorator continued by a backslash"),
+        ("def \\\nf(): pass\n", "a name on the next line"),
+        ("class C:\n    x = 1\n\\\n    y = 2\n", "a line of a lone backslash"),
+        ("nonlocal x\n", "an error only the symbol table finds"),
+        ("def f(:\n", "a syntax error"),
+        ("x = " + "-" * 2_000 + "1\n", "a very deep expression"),
+        ("x = f'{" + "1+" * 1_000 + "1}'\n", "a very deep f-string"),
+    ],
+)
+def test_texts_left_to_the_parser(source: str, why: str) -> None:
+    assert scan_outline(source) is None, why
+    if why not in ("an error only the symbol table finds", "a syntax error"):
+        assert scan.statements(source.encode("utf-8")) is None, why  # not only no bytecode
+
+
+@pytest.mark.parametrize("depth", [*range(2_900, 3_020, 7), 2_986])
+def test_the_parsers_disagree_about_deep_texts_but_the_scan_declines_them(depth: int) -> None:
+    """Near 3,000 levels ``ast.parse`` and the compiler give up at different depths
+    (each as deep as its caller's stack allows): the scan declines long before."""
+    for source in (
+        "x = " + "-" * depth + "1\n",
+        "x = a" + ".b" * depth + "\n",
+        "f = " + "lambda a=" * (depth // 2) + "1" + ": 1" * (depth // 2) + "\n",
+        "f = " + "lambda a, b: " * (depth // 2) + "1\n",  # commas do not split a lambda
+        "f = (" + "lambda a, *, b=1: " * (depth // 3) + "1)\n",
+        "x = f" + "()" * depth + "\n",
+        "x = a" + "[0]" * depth + "\n",
+        "x = [" + "1 + " * depth + "1, 2]\n",
+        "x = g(1, " + "not " * depth + "y)\n",
+        "x = 'a' " + "+ 'a' " * depth + "\n",
+        "x = {'k': " + "-" * depth + "1}\n",
+    ):
+        assert scan.statements(source.encode("utf-8")) is None, source[:40]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "TOPICS = {'a': 'x'\n" + "      'more text'\n" * 5_000 + "}\n",  # one long string
+        "DATA = (\n" + "".join(f"    ({i:#x}, 'V'),\n" for i in range(3_000)) + ")\n",
+        "CALL = f(\n" + "".join(f"    a{i}=[{i}, {i} + 1],\n" for i in range(2_000)) + ")\n",
+        "D = {\n" + "".join(f"    'k{i}': (lambda x: x + {i}),\n" for i in range(300)) + "}\n",
+    ],
+    ids=["implicit-concatenation", "table-of-tuples", "keyword-arguments", "bracketed-lambdas"],
+)
+def test_long_flat_logical_lines_are_scanned(source: str) -> None:
+    """Long logical lines whose elements are shallow are not mistaken for deep
+    ones: a comma separates siblings, and a string is a leaf."""
+    source += "\ndef after(): pass\n"
+    assert scan.statements(source.encode("utf-8")) is not None
+    assert agrees(source)
+
+
+def test_a_table_of_many_short_entries_is_scanned() -> None:
+    table = "TABLE = {\n" + "".join(f"    0x{i:04x}: 0x{i:04x},  # {i}\n" for i in range(256))
+    assert agrees(table + "}\n\ndef f(): pass\n")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=16))
+def test_any_text_of_tricky_lines_agrees(lines: list[str]) -> None:
+    agrees("\n".join(lines))
+
+
+def sources() -> list[Path]:
+    return sorted((REPO / "server" / "chunkls").rglob("*.py")) + sorted(
+        (REPO / "tests").rglob("test_*.py")
+    )
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: p.name)
+def test_real_files_and_random_edits_of_them_agree(path: Path) -> None:
+    text = path.read_text()
+    assert agrees(text), "a file of this repository should be scanned"
+    rng = random.Random(path.name)
+    answered = sum(agrees(edit(rng, text)) for _ in range(20))  # each from the file
+    assert answered, "some edits leave valid code"
+    for _ in range(20):  # a session of edits, each on the last one
+        text = edit(rng, text)
+        agrees(text)
+
+
+def test_tricky_lines_are_often_scanned() -> None:
+    rng = random.Random(11)
+    answered = sum(agrees("\n".join(rng.choices(LINES, k=8))) for _ in range(2_000))
+    parsed = sum(full("\n".join(rng.choices(LINES, k=8))) is not None for _ in range(2_000))
+    assert answered > parsed // 4  # the differential tests above test the scan itself
+
+
+def test_the_compiled_module_catches_a_scan_gone_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "def f(): pass\nclass C: pass\nx = [i for i in y]\n"
+    real = scan.statements
+    assert scan_outline(source) is not None
+
+    def missing_one(data: bytes) -> object:
+        found = real(data)
+        assert found is not None
+        return found[0][1:], found[1]
+
+    monkeypatch.setattr(scan, "statements", missing_one)
+    assert scan_outline(source) is None
+
+    def misnamed(data: bytes) -> object:
+        found = real(data)
+        assert found is not None
+        return [(s._replace(name=s.name + "_"), line) for s, line in found[0]], found[1]
+
+    monkeypatch.setattr(scan, "statements", misnamed)
+    assert scan_outline(source) is None
+
+    def moved(data: bytes) -> object:
+        found = real(data)
+        assert found is not None
+        return [(s._replace(first=s.first + 1), line) for s, line in found[0]], found[1]
+
+    monkeypatch.setattr(scan, "statements", moved)
+    assert scan_outline(source) is None
