@@ -193,6 +193,7 @@ class WorkspaceIndex:
         cache_dir: Path | None = None,
         workers: int | None = None,
         elsewhere_from: int | None = None,
+        long_lived: bool = False,
     ) -> None:
         self.folders: list[Folder] = []
         """Workspace folders in order."""
@@ -205,6 +206,13 @@ class WorkspaceIndex:
         self.elsewhere_from = elsewhere_from
         """Files to chunk from which a folder with a cache is chunked in a separate
         process, then loaded from the cache (``None``: always in this one)."""
+        self.long_lived = long_lived
+        """Whether the process keeps this index for long (a language server). A bulk
+        pass then makes the files searchable once they are all chunked, so that the
+        term strings it makes die together (``_search_deferred``). A short-lived
+        process (the CLI, a separate indexing process) makes each file searchable
+        as it arrives, while the workers chunk the next ones, and leaves the
+        vocabulary unfolded (a process about to end has no use for the memory)."""
         self._elsewhere: dict[Folder, BaseProcess] = {}
         """The separate indexing processes running, by folder."""
         self.folders_version = 0
@@ -544,15 +552,16 @@ class WorkspaceIndex:
                             yield settled, total
                         done = total - len(todo)
                         yield done, total
-                folder.deferred = {}
+                folder.deferred = {} if self.long_lived else None
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
                     if result is not None:
                         if result.rel_path not in folder.touched:
                             self._apply(folder, result)
                         done += 1
                     yield done, total
-                for _ in self._search_deferred(folder):
-                    yield done, total
+                if self.long_lived:
+                    for _ in self._search_deferred(folder):
+                        yield done, total
                 # the index is long-lived and acyclic: keep the collector off it for good
                 gc.freeze()
             self.save(folder)

@@ -100,7 +100,9 @@ def test_workers_run_below_the_editor_process(
     rules = CorpusRules()
     files = walk_corpus(root, rules).files
 
-    def niceness(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> Chunked:
+    def niceness(
+        root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+    ) -> Chunked:
         return Chunked(file.rel_path, None, None, f"nice {os.nice(0)}", None)
 
     monkeypatch.setattr(parallel, "chunk_one", niceness)
@@ -108,3 +110,16 @@ def test_workers_run_below_the_editor_process(
     monkeypatch.setattr(parallel, "process_context", lambda: multiprocessing.get_context("fork"))
     found = {r.skipped for r in chunk_many(root.resolve(), files, rules, 2) if r is not None}
     assert found == {f"nice {min(os.nice(0) + parallel.NICENESS, 19)}"}
+
+
+def test_a_long_lived_index_searches_as_a_short_lived_one(tmp_path: Path) -> None:
+    """The server makes bulk-chunked files searchable at the end of the pass, the
+    CLI as each one arrives: the same postings either way."""
+    root = _tree(tmp_path)
+    short = build_index([root], workers=2)
+    long = WorkspaceIndex(workers=2, long_lived=True)
+    long.index_folder(long.add_folder(root))
+    for query in ["f3_2 return", "notes more text", "import os module", "mod17"]:
+        one = [(h.score, h.item.chunk) for h in short.search(query, 20)]
+        two = [(h.score, h.item.chunk) for h in long.search(query, 20)]
+        assert one and one == two

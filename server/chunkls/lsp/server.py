@@ -103,7 +103,9 @@ class ChunkServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=ChunkProtocol,
         )
-        self.index = WorkspaceIndex(cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM)
+        self.index = WorkspaceIndex(
+            cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM, long_lived=True
+        )
         """Every workspace folder's chunks and the search postings."""
         self.citations = CitationIndex()
         """Every chunk ID cited in the workspace's Markdown and text files."""
