@@ -26,9 +26,11 @@ the index: nothing here opens a path taken from the text.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Literal, NamedTuple
 from urllib.parse import quote
 
@@ -655,13 +657,16 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
 
 
 def ref_at(refs: list[ChunkRef], offset: int) -> ChunkRef | None:
-    """The reference covering a character offset (its end included)."""
-    for ref in refs:
-        if ref.start <= offset <= ref.end:
+    """The reference covering a character offset (its end included; the first
+    one where two touch). ``refs`` are in order and do not overlap."""
+    at = bisect.bisect_right(refs, offset, key=_start_of)  # the refs starting after
+    for ref in refs[max(at - 2, 0) : at]:
+        if ref.end >= offset:
             return ref
-        if ref.start > offset:
-            break
     return None
+
+
+_start_of = attrgetter("start")
 
 
 def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:

@@ -13,7 +13,7 @@ from pytest_lsp import LanguageClient
 
 from chunkls.index import build_index
 from tests.e2e.conftest import TIMEOUT, open_document, uri, wait_indexed
-from tests.e2e.helpers import command, definition, doc, position_of
+from tests.e2e.helpers import command, definition, doc, hover, position_of
 
 
 async def lens_titles(client: LanguageClient, document_uri: str) -> list[str]:
@@ -129,6 +129,35 @@ async def test_files_created_changed_and_deleted_on_disk(
         return "app/fresh.py#function-fresh_function" not in await ids_of(client, "fresh_function")
 
     await until(deleted, "a deleted file to leave the index")
+
+
+async def test_a_hover_follows_the_index_while_its_document_stays_the_same(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """Hovers are made once per document version and index state: an index
+    change (here, on disk) shows in the next hover on the same unchanged text."""
+    notes = workspace / "docs" / "cited.md"
+    text = "# Cited\n\nSee app/later.py#function-later_function here.\n"
+    notes.write_text(text, encoding="utf-8")
+    notes_uri = open_document(client, notes)
+    at = position_of(text, "#function-later")
+    assert "Unknown chunk ID" in (await hover(client, notes_uri, at) or "")
+    assert "Unknown chunk ID" in (await hover(client, notes_uri, at) or "")  # made once
+    later = workspace / "app" / "later.py"
+    later.write_text("def later_function():\n    return 'later'\n", encoding="utf-8")
+    watched(client, (later, types.FileChangeType.Created))
+
+    async def previewed() -> bool:
+        return "def later_function():" in (await hover(client, notes_uri, at) or "")
+
+    await until(previewed, "the hover to show the new chunk")
+    later.unlink()
+    watched(client, (later, types.FileChangeType.Deleted))
+
+    async def unknown() -> bool:
+        return "Unknown chunk ID" in (await hover(client, notes_uri, at) or "")
+
+    await until(unknown, "the hover to forget the deleted chunk")
 
 
 async def test_folder_deleted_and_branch_switch_batch(

@@ -41,6 +41,7 @@ from chunkls.chunk_ids import (
     find_chunk_refs,
     find_chunk_refs_in,
     python_literal_spans,
+    ref_at,
     written_as,
 )
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
@@ -1131,3 +1132,43 @@ def test_an_id_written_for_a_form_reads_back_as_itself(
     # what a quick fix writes in place of a reference must be found as that ID
     text = template.format(written_as(chunk_id, form, angle))
     assert [ref.chunk_id for ref in find_chunk_refs(text)] == [chunk_id]
+
+
+def _ref_at_linear(refs: list[ChunkRef], offset: int) -> ChunkRef | None:
+    """The definition: the first reference that covers the offset."""
+    return next((ref for ref in refs if ref.start <= offset <= ref.end), None)
+
+
+def _refs(spans: list[tuple[int, int]]) -> list[ChunkRef]:
+    return [ChunkRef(start, end, "a.py", f"function-f{start}", "bare") for start, end in spans]
+
+
+@pytest.mark.parametrize(
+    ("spans", "offset", "expected"),
+    [
+        ([], 0, None),
+        ([(5, 10)], 4, None),
+        ([(5, 10)], 5, 0),
+        ([(5, 10)], 10, 0),  # the end is included
+        ([(5, 10)], 11, None),
+        ([(0, 3), (3, 6)], 3, 0),  # touching: the first
+        ([(0, 3), (3, 6)], 4, 1),
+        ([(0, 3), (5, 8), (9, 12)], 4, None),
+        ([(0, 3), (5, 8), (9, 12)], 12, 2),
+    ],
+)
+def test_ref_at(spans: list[tuple[int, int]], offset: int, expected: int | None) -> None:
+    refs = _refs(spans)
+    assert ref_at(refs, offset) == (None if expected is None else refs[expected])
+
+
+@given(st.lists(st.integers(0, 4), max_size=40), st.lists(st.integers(1, 5), max_size=40))
+def test_ref_at_equals_a_scan(gaps: list[int], lengths: list[int]) -> None:
+    spans, at = [], 0
+    for gap, length in zip(gaps, lengths, strict=False):
+        at += gap
+        spans.append((at, at + length))
+        at += length
+    refs = _refs(spans)
+    for offset in range(at + 2):
+        assert ref_at(refs, offset) == _ref_at_linear(refs, offset)

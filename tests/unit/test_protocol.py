@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
-from chunkls.lsp.protocol import _position_request
+from chunkls.lsp.protocol import _NOT_PLAIN, _plain_result, _position_request
 from chunkls.lsp.server import ChunkServer, create_server
 
 
@@ -192,4 +192,61 @@ def test_position_requests_typed_by_hand_equal_cattrs(
     fast = _position_request(message)
     assert (fast is not None) == typed_by_hand
     if fast is not None:
-        assert fast == LanguageServerProtocol.structure_message(server.protocol, message)
+        slow = LanguageServerProtocol.structure_message(server.protocol, message)
+        assert (fast.id, fast.method, fast.params) == (slow.id, slow.method, slow.params)
+        assert type(fast.id) is type(slow.id)
+
+
+_RANGE = types.Range(types.Position(1, 2), types.Position(3, 4))
+_LOCATION = types.Location("file:///w/a.py", _RANGE)
+
+
+@pytest.mark.parametrize(
+    ("result", "built_directly"),
+    [
+        (None, True),
+        (types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "**x** ·"), _RANGE), True),
+        (types.Hover(types.MarkupContent(types.MarkupKind.PlainText, "")), True),
+        (types.Hover("a plain string"), False),
+        (types.Hover([types.MarkedStringWithLanguage("python", "x")]), False),
+        ([], True),
+        ([_LOCATION], True),
+        ([_LOCATION, types.Location("file:///w/b.py", _RANGE)], True),
+        ([types.LocationLink("file:///w/a.py", _RANGE, _RANGE)], False),
+        ([types.CodeLens(_RANGE)], False),
+    ],
+)
+def test_plain_results_equal_the_converters(result: Any, built_directly: bool) -> None:
+    """A hover's or definition's answer built directly is the converter's, field
+    for field (and key order); anything else is left to the converter."""
+    converter = create_server().protocol._converter
+    plain = _plain_result(result)
+    assert (plain is not _NOT_PLAIN) == built_directly
+    if built_directly:
+        expected = converter.unstructure(result) if result is not None else None
+        assert json.dumps(plain) == json.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    "text", ["plain", "non-ASCII · é 日本", "an emoji 🦀", "a lone surrogate \udcff in a name"]
+)
+def test_messages_are_framed_by_their_bytes(text: str) -> None:
+    """Bodies are UTF-8 (a lone surrogate, which UTF-8 cannot carry, is sent
+    escaped) and the header counts bytes."""
+    server = create_server()
+    sent: list[bytes] = []
+
+    class Raw:
+        def write(self, data: bytes) -> None:
+            sent.append(data)
+
+        def close(self) -> None:
+            pass
+
+    server.protocol.set_writer(Raw())
+    server.protocol._send_data({"jsonrpc": "2.0", "id": 1, "result": {"value": text}})
+    [data] = sent
+    header, body = data.split(b"\r\n\r\n", 1)
+    assert header.split(b"\r\n")[0] == b"Content-Length: %d" % len(body)
+    assert json.loads(body)["result"]["value"] == text
+    body.decode("utf-8")  # valid UTF-8 on the wire

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from lsprotocol import types
 
 from chunkls.chunk_ids import ChunkRef, find_chunk_refs_in, ref_at, resolve
@@ -13,6 +16,8 @@ PREVIEW_LINES = 12
 """Lines of a chunk shown in a hover."""
 
 _FENCE_LANGUAGE = {"code": "python", "prose": "markdown"}
+
+T = TypeVar("T")
 
 
 def register(server: ChunkServer) -> None:
@@ -71,10 +76,15 @@ def _ref_under_cursor(
 
 
 def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
-    """The range of a reference in its document."""
-    start = context.lines.position(ref.start)
-    end = context.lines.position(ref.end)
-    return types.Range(types.Position(*start), types.Position(*end))
+    """The range of a reference in its document (made once per document version:
+    a hover comes with every rest of the mouse)."""
+    key = (ref.start, ref.end)
+    found = context.ranges.get(key)
+    if found is None:
+        start = context.lines.position(ref.start)
+        end = context.lines.position(ref.end)
+        found = context.ranges[key] = types.Range(types.Position(*start), types.Position(*end))
+    return found
 
 
 def text_document_definition(
@@ -85,8 +95,25 @@ def text_document_definition(
     if found is None:
         return None
     context, ref = found
+    return _answer(ls, context, ref, _definition)
+
+
+def _definition(
+    ls: ChunkServer, context: DocumentContext, ref: ChunkRef
+) -> list[types.Location] | None:
     entries = resolve_ref(ls, context, ref)
     return [location(entry, ls.encoding) for entry in entries] or None
+
+
+def _answer(ls: ChunkServer, context: DocumentContext, ref: ChunkRef, make: Callable[..., T]) -> T:
+    """``make``'s answer for a reference, made once while the document's text
+    and what else it depends on (the index, whether it is being built) stay the
+    same: a hover comes with every rest of the mouse."""
+    answers = context.answers((ls.index.version, ls.index.folders_version, ls.indexing > 0))
+    key = (make, ref.start, ref.end)
+    if key not in answers:
+        answers[key] = make(ls, context, ref)
+    return answers[key]  # type: ignore[no-any-return]
 
 
 def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hover | None:
@@ -95,6 +122,10 @@ def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hov
     if found is None:
         return None
     context, ref = found
+    return _answer(ls, context, ref, _hover)
+
+
+def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Hover:
     entries = resolve_ref(ls, context, ref)
     shown = ref.chunk_id if ref.path else f"{context.rel_path or ''}#{ref.identity}"
     if entries:

@@ -68,7 +68,18 @@ class Buffer:
 class DocumentContext:
     """What the features need to know about a document."""
 
-    __slots__ = ("folder", "language", "lines", "refs", "rel_path", "text", "uri", "version")
+    __slots__ = (
+        "_answers",
+        "folder",
+        "language",
+        "lines",
+        "ranges",
+        "refs",
+        "rel_path",
+        "text",
+        "uri",
+        "version",
+    )
 
     def __init__(
         self,
@@ -91,6 +102,17 @@ class DocumentContext:
         """The open document's version this context was made from."""
         self.refs: list[ChunkRef] | None = None
         """The chunk IDs written in it, once recognised (see ``navigation.refs_of``)."""
+        self.ranges: dict[tuple[int, int], types.Range] = {}
+        """Editor ranges of character spans asked for (see ``navigation.ref_range``)."""
+        self._answers: tuple[object, dict[object, Any]] = ((), {})
+
+    def answers(self, state: object) -> dict[object, Any]:
+        """Answers computed for this text while the server's ``state`` (what else
+        they depend on: the index's version, ...) is as given; a new state starts
+        afresh."""
+        if self._answers[0] != state:
+            self._answers = (state, {})
+        return self._answers[1]
 
 
 class ChunkServer(LanguageServer):

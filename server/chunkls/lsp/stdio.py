@@ -137,7 +137,10 @@ class Framing(asyncio.Protocol):
         """Parse and handle one message body (as pygls's ``run_async`` does)."""
         protocol: Any = self.server.protocol
         try:
-            message = json.loads(body, object_hook=protocol.structure_message)
+            if getattr(protocol, "types_whole_messages", False):
+                message = json.loads(body)  # the shared decoder: no hook to call per object
+            else:
+                message = json.loads(body, object_hook=protocol.structure_message)
             protocol.handle_message(message)
         except BrokenPipeError:
             logger.error("the connection to the client is lost; stopping")
