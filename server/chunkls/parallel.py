@@ -2,11 +2,12 @@
 
 ``chunk_one`` is the whole per-file job (read, chunk, count terms, hash): the
 serial path and the workers run exactly that function, so their results are
-equal. (Workers let a Python file's cached bytecode vouch that it parses, which
+equal (workers let a Python file's cached bytecode vouch that it parses, which
 spares most of ``ast.parse``'s time and gives the same chunks: see
-``chunking/bytecode.py``.) ``chunk_many`` hands files to a pool, largest first and in batches, and
-yields each file's result as soon as its batch is done (in no particular
-order), so the caller can stream them into the index and report progress.
+``chunking/bytecode.py``). ``chunk_many`` hands files to a pool, largest first
+and in batches, and yields each file's result as soon as its batch is done (in
+no particular order), so the caller can stream them into the index and report
+progress.
 
 A worker that dies (the OOM killer, ``kill -9``) breaks the pool: the batches
 without a result are then chunked in this process, so every file still gets

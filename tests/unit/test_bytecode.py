@@ -85,6 +85,15 @@ def test_a_text_changed_since_it_was_compiled_is_not_vouched_for(tmp_path: Path)
     assert _outline(path) is None
 
 
+def test_bytes_read_while_the_file_changed_are_not_vouched_for(tmp_path: Path) -> None:
+    path = _compiled(tmp_path)
+    info = os.stat(path)
+    data = path.read_bytes()
+    assert bytecode.outline(str(path), data, info.st_mtime_ns, info.st_size) is not None
+    grown = data + b"def more(:\n"  # the stat is the compiled file's, the bytes are not
+    assert bytecode.outline(str(path), grown, info.st_mtime_ns, info.st_size) is None
+
+
 def test_a_hash_based_file_is_checked_here_even_when_unchecked(tmp_path: Path) -> None:
     path = _compiled(tmp_path, mode=Mode.UNCHECKED_HASH)
     broken = SOURCE.replace("def first(x):", "def first(x)!")  # the same size

@@ -66,7 +66,7 @@ def outline(path: str, data: bytes, mtime_ns: int, size: int) -> Outline | None:
     """The functions and classes of the module at ``path`` whose bytes, as read
     with their ``mtime_ns`` and ``size``, are ``data``, if its cached bytecode
     vouches that the text parses; ``None``: parse it."""
-    if not ENABLED:
+    if not ENABLED or len(data) != size:  # read while it changed: not the stat'ed file
         return None
     try:
         cached = importlib.util.cache_from_source(path)
