@@ -247,3 +247,14 @@ def test_the_compiled_module_catches_a_scan_gone_wrong(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(scan, "statements", moved)
     assert scan_outline(source) is None
+
+
+def test_a_long_line_of_many_bracket_levels_is_left_to_the_parser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bound takes a pass per bracket level: past ``PATH_WORK`` the scan
+    declines instead of spending that time."""
+    source = "x = [" + "(" * 40 + "1" + ")" * 40 + ", 2" * 1_000 + "]\n\ndef f(): pass\n"
+    assert scan.statements(source.encode("utf-8")) is not None
+    monkeypatch.setattr(scan, "PATH_WORK", 1_000)
+    assert scan.statements(source.encode("utf-8")) is None

@@ -41,6 +41,10 @@ text is only taken for one that parses when it is well short of that. A path
 of fewer than 700 tokens is less than 3 * 700 + 400 levels deep within its
 logical line, plus at most 300 for the statements around it: under 2,800."""
 
+PATH_WORK = 20_000_000
+"""Bracket levels times bytes of a logical line beyond which ``path_tokens`` is not
+run (one numpy pass per level): the text is left to ``ast.parse``."""
+
 _STRINGS_AND_COMMENTS = re.compile(
     rb"(#[^\n]*"
     rb"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
@@ -212,6 +216,8 @@ def _logical_lines_shallow(
         for match in _LAMBDA.finditer(text.data, start, end):
             if not masked[match.start()]:
                 lambdas[match.start() - start] = True
+        if int(level.max()) * (end - start) > PATH_WORK:
+            return False  # bracket levels times bytes: the bound would take too long
         if path_tokens(weight, level, commas, lambdas) >= DEEPEST:
             return False
     return True
