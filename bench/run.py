@@ -770,7 +770,7 @@ def report(results: Result) -> str:
             )
         )
     first = server.get("hover_first")
-    if first:
+    if first and first.get("n"):
         lines.append(
             row(
                 f"hover over stdio, each of {first['n']} IDs once (nothing kept for it)",

@@ -19,6 +19,7 @@ run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(run)
 ROWS = [
     "cold index (chunks + search)",
+    "cold index, every Python file parsed (CHUNKLS_BYTECODE=off)",
     "chunks identical to the tutorial's",
     "floor: read + ast.parse of every Python file",
     "warm restart, unchanged tree",
@@ -67,6 +68,7 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert results["own_rules"] is False
     assert results["parse_floor"]["files"] == len(list(corpus.rglob("*.py")))
     assert results["baseline"]["digest"] == results["cold"]["digest"] == results["warm"]["digest"]
+    assert results["cold_parsed"]["digest"] == results["cold"]["digest"]
     assert "| same SHA-256 | identical | yes |" in done.stdout
     # a corpus with rules of its own is not held to the tutorial's chunks
     results["own_rules"] = True
@@ -82,3 +84,7 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert server["warm_server"]["chunks"] == server["chunks"]
     assert server["transport_floor"]["hover"]["n"] == server["loaded"]["hover"]["n"]
     assert "a stand-in server doing no work" in results["table"]
+    # hovers of IDs hovered once: as many as the corpus has beyond the first ones
+    assert ("IDs once (nothing kept for it)" in results["table"]) == (
+        server["hover_first"]["n"] > 0
+    )
