@@ -20,6 +20,8 @@ The bytecode is not taken as proof (the file is parsed as usual) when:
   differs: hashes are always computed here, even for "unchecked" files);
 - the compiler may have read other text than ``ast.parse`` gets: a byte-order
   mark, or non-ASCII text that declares another encoding than UTF-8;
+- the bytes were read while the file changed (their length is not the size
+  the file was stat'ed with);
 - the scan declines (deep nesting, where ``ast.parse`` gives up before the
   compiler, and anything else it does not model).
 
