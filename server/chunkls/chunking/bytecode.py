@@ -31,6 +31,11 @@ Here such a text is still outlined from its current bytes, and its functions
 must be where the compiled ones were, so only whether it parses would be taken
 from the old text.
 
+The magic number is the same for every patch release of a Python version: a
+file compiled by another 3.11 release (say, a system Python beside a pyenv one)
+vouches for this one's parser. Patch releases fix the parser's crashes and
+messages, hardly ever what it accepts; such a difference would go unseen here.
+
 Only worker processes use this (``parallel``): ``marshal`` is not made for
 untrusted data, and a worker that a crafted file brings down costs a batch that
 is chunked again, without bytecode, in the process that started it.
