@@ -258,3 +258,96 @@ def test_a_long_line_of_many_bracket_levels_is_left_to_the_parser(
     assert scan.statements(source.encode("utf-8")) is not None
     monkeypatch.setattr(scan, "PATH_WORK", 1_000)
     assert scan.statements(source.encode("utf-8")) is None
+
+
+def _ast_depth(node: object) -> int:
+    """How deep a parse tree is, as ``ast.parse``'s conversion counts it."""
+    import ast
+
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        for child in ast.iter_child_nodes(current):  # type: ignore[arg-type]
+            stack.append((child, depth + 1))
+    return deepest
+
+
+_LEAVES = st.sampled_from(["x", "1", "'s'", "f'{y}'", "a.b", "()", "[]", "None"])
+_LINKS = st.sampled_from(
+    [
+        "-({})",
+        "not ({})",
+        "({}) + 1",
+        "({}).attr",
+        "({})[0]",
+        "f({})",
+        "f(a, k={})",
+        "lambda a, b: {}",  # a lambda's commas: not siblings
+        "lambda a, b=1, *c: {}",
+        "({}) if c else d",
+        "[{} for a, b in c]",
+        "{{k: {} for k, v in c}}",
+        "({}, 2)",
+        "[1, {}]",
+        "{{1: {}}}",
+        "a[1:{}]",
+    ]
+)
+"""Constructs that take any expression inside and make one: chained, always Python."""
+
+
+@st.composite
+def _expressions(draw: st.DrawFn) -> str:
+    """A chain of constructs, each inside the next: deep with few tokens, with
+    and without brackets and commas around its levels."""
+    expression = draw(_LEAVES)
+    for link in draw(st.lists(_LINKS, max_size=60)):
+        expression = link.format(expression)
+    return expression
+
+
+_EXPRESSIONS = _expressions()
+
+
+def _bound(source: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The scan's nesting bound for a text: one less than the smallest ``DEEPEST``
+    it accepts the text under (it accepts exactly when the bound is below)."""
+    data = source.encode("utf-8")
+    low, high = 1, 4 * len(data) + 2  # a bound never exceeds the bytes
+    while low < high:
+        middle = (low + high) // 2
+        monkeypatch.setattr(scan, "DEEPEST", middle)
+        if scan.statements(data) is not None:
+            high = middle
+        else:
+            low = middle + 1
+    return low - 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(_EXPRESSIONS)
+def test_the_nesting_bound_bounds_the_nesting(expression: str) -> None:
+    """``ast.parse``'s depth is at most 3 levels per token the bound counts, plus 2
+    per bracket level and the statement's own few, as ``DEEPEST``'s argument says."""
+    import ast
+    import sys
+
+    source = f"def f():\n    x = {expression}\n"
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return  # not Python (a starred expression where none may be)
+    finally:
+        sys.setrecursionlimit(saved)
+    level = brackets = 0
+    for char in expression:  # the leaves' strings hold no brackets
+        level += (char in "([{") - (char in ")]}")
+        brackets = max(brackets, level)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        bound = _bound(source, monkeypatch)
+    real = _ast_depth(tree)
+    assert real <= 3 * bound + 2 * brackets + 10, (bound, expression)  # the argument
+    assert real <= 3 * bound + 10, (bound, expression)  # and as it turns out
