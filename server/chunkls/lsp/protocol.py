@@ -330,8 +330,8 @@ def _position_request(message: dict[str, Any]) -> Any:
     method = message.get("method")
     if type(method) is not str:
         return None
-    kinds = _POSITION_REQUESTS.get(method)
-    if kinds is None or len(message) != 4:  # jsonrpc, id, method, params
+    params_type = _POSITION_REQUESTS.get(method)
+    if params_type is None or len(message) != 4:  # jsonrpc, id, method, params
         return None
     params = message.get("params")
     message_id: Any = message.get("id")
@@ -352,7 +352,6 @@ def _position_request(message: dict[str, Any]) -> Any:
         or not 0 <= character <= _UINTEGER
     ):
         return None
-    params_type = kinds
     return _Request(
         message_id,
         method,

@@ -54,6 +54,8 @@ class Framing(asyncio.Protocol):
     def __init__(self, server: LanguageServer, stop: threading.Event) -> None:
         self.server = server
         self.stop = stop
+        self.whole = bool(getattr(server.protocol, "types_whole_messages", False))
+        """The protocol types whole messages itself: bodies are parsed without a hook."""
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Resolved at end of input, on ``exit`` or when the client is gone."""
         self.transport: asyncio.BaseTransport | None = None
@@ -137,7 +139,7 @@ class Framing(asyncio.Protocol):
         """Parse and handle one message body (as pygls's ``run_async`` does)."""
         protocol: Any = self.server.protocol
         try:
-            if getattr(protocol, "types_whole_messages", False):
+            if self.whole:
                 message = json.loads(body)  # the shared decoder: no hook to call per object
             else:
                 message = json.loads(body, object_hook=protocol.structure_message)
