@@ -31,10 +31,28 @@ def located(tmp_path: Path, name: str, raw: str) -> list[LocatedChunk]:
     return list(scan.chunks())
 
 
+DEFINITION = re.compile(r"[ \t\f]*(?:@|def\b|async\b|class\b)")
+
+
+def is_definition(chunk: LocatedChunk) -> bool:
+    return chunk.identity.startswith(("function-", "class-"))
+
+
 def assert_ranges_point_at_the_text(raw: str, chunks: list[LocatedChunk]) -> None:
+    """A definition's range starts at its first decorator or its ``def``/``class``
+    line (wherever splitlines() put its text); any other chunk's range is the
+    editor lines its text is on."""
     lines = editor_lines(raw)
     for chunk in chunks:
         assert 1 <= chunk.start_line <= chunk.end_line <= len(lines), chunk
+        if is_definition(chunk):
+            first = lines[chunk.start_line - 1]
+            assert DEFINITION.match(first), (chunk, first)
+            assert chunk.symbol is not None and chunk.symbol in "".join(
+                lines[chunk.start_line - 1 : chunk.end_line]
+            )
+            assert lines[chunk.end_line - 1].strip(), chunk
+            continue
         if not chunk.text:
             # the tutorial keeps a function or class chunk whose lines are all blank
             # (line numbers of the AST applied to splitlines() lines): one line
@@ -50,12 +68,13 @@ def assert_ranges_point_at_the_text(raw: str, chunks: list[LocatedChunk]) -> Non
 
 
 def test_an_empty_function_chunk_points_at_one_line(tmp_path: Path) -> None:
-    # AST lines 3-4 are splitlines() lines 3-4, both blank here (NEL and FF break them)
+    # AST lines 3-4 are splitlines() lines 3-4, both blank here (NEL and FF break
+    # them): the text is empty, the range is still the definition's
     raw = "S = '\x85'\n\n\x0cdef f():\n    pass\n"
     chunks = located(tmp_path, "m.py", raw)
     assert [(c.identity, c.text, c.start_line, c.end_line) for c in chunks] == [
         ("module-1", "S = '\n'", 1, 1),
-        ("function-f", "", 2, 2),
+        ("function-f", "", 3, 4),
         ("module-5", "def f():\n    pass", 3, 4),
     ]
     assert [c.chunk_id for c in chunks] == [c.chunk_id for c in tutorial.ingest_path(tmp_path)]
@@ -91,10 +110,10 @@ def test_form_feed_between_two_functions(tmp_path: Path) -> None:
     # IDs and text are the tutorial's (its slices are shifted by the form feed) ...
     expected = tutorial.chunk_python(tmp_path / "m.py", tmp_path)
     assert [(c.chunk_id, c.text) for c in chunks] == [(c.chunk_id, c.text) for c in expected]
-    # ... and the ranges point at the lines that text is on in the editor
+    # ... a definition's range is its own lines, a module chunk's is its text's
     assert [(c.identity, c.text, c.start_line, c.end_line) for c in chunks] == [
         ("function-a", "def a():\n    return 1", 1, 2),
-        ("function-b", "def b():", 4, 4),
+        ("function-b", "def b():", 4, 5),
         ("module-6", "return 2", 5, 5),
     ]
     assert_ranges_point_at_the_text(raw, chunks)
@@ -103,11 +122,12 @@ def test_form_feed_between_two_functions(tmp_path: Path) -> None:
 def test_form_feed_at_the_start_of_a_line(tmp_path: Path) -> None:
     raw = "X = 1\n\fdef a():\n    pass\n\fdef b():\n    pass\n"
     chunks = located(tmp_path, "m.py", raw)
-    # splitlines() breaks after each "\f": the tutorial's slices lag one line
+    # splitlines() breaks after each "\f": the tutorial's slices lag one line,
+    # the definitions' ranges do not
     assert [(c.identity, c.text, c.start_line, c.end_line) for c in chunks] == [
         ("module-1", "X = 1", 1, 1),
-        ("function-a", "def a():", 2, 2),
-        ("function-b", "pass", 3, 3),
+        ("function-a", "def a():", 2, 3),
+        ("function-b", "pass", 4, 5),
         ("module-6", "def b():\n    pass", 4, 5),
     ]
     assert_ranges_point_at_the_text(raw, chunks)

@@ -6,8 +6,11 @@ quirks), and add where each chunk's stripped text lies in the editor's lines.
 
 The tutorial cuts text with ``str.splitlines()``, which also breaks lines at
 ``\\v \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``; the AST and editors do not. The
-chunk text keeps that quirk (it is the contract); the range maps each
-``splitlines()`` line back to the editor line it sits on.
+chunk text keeps that quirk (it is the contract). The editor range of a
+``function-``/``class-`` chunk is its definition's own lines (first decorator to
+last line), wherever the tutorial's slice put its text; the range of a
+``module-``/``heading-`` chunk maps the ``splitlines()`` lines of its stripped text
+back to the editor lines they sit on.
 """
 
 from __future__ import annotations
@@ -183,7 +186,8 @@ def chunk_python_outline(outline: Outline, source: str, source_path: str) -> lis
         if kind is None:
             continue  # not a function or class: part of a module chunk
         module_chunk(next_module_line, start_line - 1)
-        first, last = text_lines.span(start_line - 1, end_line)
+        # the definition's own lines (first decorator to last line: the AST's,
+        # which are the editor's), even where splitlines() shifts its text away
         chunks.append(
             LocatedChunk(
                 f"{prefix}{kind}-{name}",
@@ -191,8 +195,8 @@ def chunk_python_outline(outline: Outline, source: str, source_path: str) -> lis
                 source_path,
                 "code",
                 name,
-                first,
-                last,
+                start_line,
+                end_line,
             )
         )
         next_module_line = end_line + 1

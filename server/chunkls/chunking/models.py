@@ -18,7 +18,9 @@ class Chunk:
 
 
 class LocatedChunk(NamedTuple):
-    """A chunk plus the editor lines its stripped text spans.
+    """A chunk plus its editor lines: a ``function-``/``class-`` chunk's are its
+    definition's (first decorator to last line), a ``module-``/``heading-``
+    chunk's are those its stripped text spans.
 
     A tuple rather than a dataclass: the index holds ~100,000 of these, and tuples
     of strings and ints are compact and invisible to the garbage collector.
