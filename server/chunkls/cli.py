@@ -1,7 +1,9 @@
 """The ``chunkls`` command line: chunks, search, resolve and serve.
 
 Exit codes: 0 success; 1 a result the caller asked about is missing (an unknown
-ID, or skipped files with ``--strict``); 2 usage errors.
+ID, a search that matches no chunk, or skipped files with ``--strict``); 2 usage
+errors (among them a search query with no searchable terms). Usage errors print
+the subcommand's usage.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from chunkls.citations import (
 from chunkls.index import WorkspaceIndex, build_index
 from chunkls.memory import tune_allocator
 from chunkls.positions import TextLines
+from chunkls.search import tokenize
 
 
 class UsageError(Exception):
@@ -102,11 +105,19 @@ def _parser() -> argparse.ArgumentParser:
         "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
     )
     search.add_argument("--json", action="store_true", help="print JSON instead of text")
+    search.set_defaults(usage=search.format_usage)
 
     chunks = commands.add_parser(
         "chunks", parents=[corpus], help="list every chunk in corpus order"
     )
-    chunks.add_argument("root", nargs="?", default=".", help="corpus root (default: .)")
+    chunks.add_argument("root", nargs="?", default=None, help="corpus root (default: .)")
+    chunks.add_argument(
+        "--root",
+        dest="root_option",
+        metavar="ROOT",
+        help="corpus root, as the other commands take it",
+    )
+    chunks.set_defaults(usage=chunks.format_usage)
     chunks.add_argument(
         "--format",
         choices=("jsonl", "ids"),
@@ -119,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
     resolve.add_argument("--root", default=".", help="corpus root (default: .)")
+    resolve.set_defaults(usage=resolve.format_usage)
 
     check = commands.add_parser(
         "check",
@@ -135,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
+    check.set_defaults(usage=check.format_usage)
 
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
@@ -189,7 +202,12 @@ class _ProgressBar:
 
 
 def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    index = _index(_check_root(args.root), args, err)
+    root = _check_root(args.root)
+    if not tokenize(args.query):
+        raise UsageError(
+            f"the query has no searchable terms (no letters or digits): {args.query!r}"
+        )
+    index = _index(root, args, err)
     hits = index.search(args.query, args.top_k)
     if args.json:
         results = [
@@ -208,11 +226,16 @@ def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"Indexed {len(index)} chunks", file=out)
         for rank, hit in enumerate(hits, 1):
             print(f"{rank}. {hit.item.chunk.chunk_id} (bm25 {hit.score:.3f})", file=out)
+    if not hits:
+        print(f"chunkls: no chunks match {args.query!r}", file=err)
+        return 1
     return 0
 
 
 def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    index = _index(_check_root(args.root), args, err)
+    if args.root is not None and args.root_option is not None and args.root != args.root_option:
+        raise UsageError(f"two roots given: {args.root!r} and --root {args.root_option!r}")
+    index = _index(_check_root(args.root_option or args.root or "."), args, err)
     for entry in index.chunks():
         chunk = entry.chunk
         if args.format == "ids":
@@ -347,9 +370,13 @@ def main(
     parser = _parser()
     try:
         with redirect_stdout(out), redirect_stderr(err):
-            args = parser.parse_args(argv)
+            args, unknown = parser.parse_known_args(argv)
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else 0
+    if unknown:  # as argparse says it, but with the subcommand's usage
+        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
+        print(f"chunkls: error: unrecognized arguments: {' '.join(unknown)}", file=err)
+        return 2
     tune_allocator()
     if args.command == "serve":
         return _serve(args)
@@ -362,7 +389,7 @@ def main(
         code = handlers[args.command](args, out, err)
         out.flush()  # a closed pipe shows up here, not in the interpreter's exit
     except UsageError as error:
-        parser.print_usage(err)
+        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
         print(f"chunkls: error: {error}", file=err)
         return 2
     except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone

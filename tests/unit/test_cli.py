@@ -72,9 +72,10 @@ def test_search_prints_the_tutorials_demo_format(tree: Path) -> None:
 
 
 def test_search_top_k_default_and_no_hits(tree: Path) -> None:
-    code, out, _ = run("search", "the", "--root", str(tree))
-    assert code == 0
+    code, out, err = run("search", "the", "--root", str(tree))
+    assert code == 1  # no chunk matches: said on stderr (see test_search_says_why_it_is_empty)
     assert out.splitlines() == ["Indexed 7 chunks"]
+    assert err == "chunkls: no chunks match 'the'\n"
     code, out, _ = run("search", "f x greet setup project import", "--root", str(tree))
     assert len(out.splitlines()) == 1 + 5  # default --top-k 5
 
@@ -97,7 +98,38 @@ def test_search_from_the_current_directory(tree: Path, monkeypatch: pytest.Monke
     assert out.splitlines()[1].startswith("1. app/greet.py#class-Greeter (bm25 ")
 
 
+@pytest.mark.parametrize("query", ["", "   ", "...!?", "#-/"])
+def test_search_without_searchable_terms_is_a_usage_error(tree: Path, query: str) -> None:
+    code, out, err = run("search", query, "--root", str(tree))
+    assert (code, out) == (2, "")
+    assert err.startswith("usage: chunkls search")
+    assert "chunkls: error: the query has no searchable terms" in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_search_says_when_no_chunk_matches(tree: Path, as_json: bool) -> None:
+    argv = ["search", "zzzqqq xyzzy", "--root", str(tree), *(["--json"] if as_json else [])]
+    code, out, err = run(*argv)
+    assert code == 1
+    assert err == "chunkls: no chunks match 'zzzqqq xyzzy'\n"
+    if as_json:
+        assert json.loads(out) == {"indexed": 7, "results": []}
+    else:
+        assert out == "Indexed 7 chunks\n"
+
+
 # -- chunks ----------------------------------------------------------------------
+
+
+def test_chunks_takes_root_as_an_option_or_an_argument(tree: Path, tmp_path: Path) -> None:
+    code, positional, _ = run("chunks", str(tree), "--format", "ids")
+    assert code == 0 and "app/greet.py#function-greet" in positional
+    assert run("chunks", "--root", str(tree), "--format", "ids")[:2] == (0, positional)
+    assert run("chunks", str(tree), "--root", str(tree), "--format", "ids")[:2] == (0, positional)
+    code, out, err = run("chunks", str(tree), "--root", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err.startswith("usage: chunkls chunks")
+    assert "two roots given" in err
 
 
 def test_chunks_jsonl_fields_and_order(tree: Path) -> None:
@@ -294,6 +326,8 @@ def test_usage_errors_exit_2_with_a_message(tmp_path: Path, argv: list[str], mes
     assert out == ""
     assert message.format(**names) in err
     assert err.startswith("usage: chunkls")
+    if argv and argv[0] in ("chunks", "search", "resolve", "check"):
+        assert err.startswith(f"usage: chunkls {argv[0]}")  # the subcommand's usage
 
 
 def test_unreadable_root_is_a_usage_error(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
