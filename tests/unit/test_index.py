@@ -288,10 +288,10 @@ def test_suggestions_follow_files_that_come_and_go(tmp_path: Path) -> None:
     ],
 )
 def test_positions_of_an_id_among_stubs(ids: list[str], wanted: str, positions: list[int]) -> None:
-    from chunkls.index import _positions_of
+    from chunkls.index.store import positions_of
 
     stubs = [(chunk_id, "p", "code", None, 1, 1) for chunk_id in ids]
-    assert _positions_of(stubs, wanted) == positions
+    assert positions_of(stubs, wanted) == positions
 
 
 def test_bulk_search_pass_survives_searches_and_deletions_mid_pass(
