@@ -463,6 +463,43 @@ def test_no_lookup_reads_chunks_or_writes_when_texts_are_gone(
     assert index.texts_missing  # recorded, for the front door to recover
 
 
+@pytest.mark.parametrize("how", ["deleted", "rewritten"])
+def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Texts gone from the cache between indexing and answering: every command
+    answers as if they had not gone (the CLI recovers them and asks again)."""
+    import io
+
+    import chunkls.cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tree / "cites.md").write_text("`pkg/m3.py#function-alpha_3`, `pkg/m3.py#function-alpah_3`\n")
+    root = str(tree)
+    commands = [
+        ["search", "alpha helper value", "--root", root, "--top-k", "8"],
+        ["chunks", root],
+        ["resolve", "pkg/m3.py#function-alpha_3", "--root", root],
+        ["check", "--root", root],
+    ]
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(argv, out, err), out.getvalue()
+
+    expected = [run(argv) for argv in commands]
+    assert "def alpha_3" in expected[2][1] and "function-alpah_3" in expected[3][1]
+    real = chunkls.cli.build_index
+
+    def losing(*args: object, **kwargs: object) -> WorkspaceIndex:
+        index = real(*args, **kwargs)  # type: ignore[arg-type]
+        _lose_texts(tree, tmp_path / "xdg" / "chunkls", how)
+        return index
+
+    monkeypatch.setattr(chunkls.cli, "build_index", losing)
+    assert [run(argv) for argv in commands] == expected
+
+
 def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Path) -> None:
     """``texts`` answers from the row waiting to be written, then from the table
     (the texts are the last column: start-ups read every other one)."""

@@ -261,6 +261,8 @@ class ChunkStore:
         """A stored file's chunks with their texts (the last few are kept); texts
         the index let go of are read back from the folder's cache. Empty when
         they are not to be had (the file is then recorded as missing them)."""
+        if not stored.stubs:
+            return ()
         key = (folder, stored.rel_path)
         known = self._unpacked.get(key)
         if known is not None and known[0] is stored:
