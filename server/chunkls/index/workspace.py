@@ -13,8 +13,8 @@ from pathlib import Path
 
 from chunkls.chunking import CorpusRules
 from chunkls.chunking.corpus import CorpusFile
-from chunkls.index import disk
 from chunkls.index.bulk import BulkIndexer, Progress
+from chunkls.index.disk import index_one, recover_texts, refresh
 from chunkls.index.folder import Folder
 from chunkls.index.store import ChunkStore
 from chunkls.index.suggest import Suggestions
@@ -48,17 +48,17 @@ class WorkspaceIndex(ChunkStore):
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
         """Re-read paths from disk into the index; returns the root-relative paths
-        of the files whose entry changed (see ``chunkls.index.disk.refresh``)."""
-        return disk.refresh(self, folder, rel_paths)
+        of the files whose entry changed (see ``chunkls.index.disk``)."""
+        return refresh(self, folder, rel_paths)
 
     def index_one(self, folder: Folder, file: CorpusFile) -> None:
         """Chunk one corpus file from disk into the index, or record why not."""
-        disk.index_one(self, folder, file)
+        index_one(self, folder, file)
 
     def recover_texts(self) -> list[str]:
         """Read again the files whose chunk texts a lookup found gone from the
         cache (``texts_missing``); returns their paths."""
-        return disk.recover_texts(self)
+        return recover_texts(self)
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         """The existing IDs closest to one that does not resolve, best first."""
