@@ -94,17 +94,17 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     the time includes making it searchable (one query)."""
     import resource
 
-    import chunkls.index
+    import chunkls.index.bulk
     from chunkls.index import build_index
 
     parsed: list[str] = []
-    real = chunkls.index.chunk_many
+    real = chunkls.index.bulk.chunk_many
 
     def counting(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
         parsed.extend(file.rel_path for file in files)
         return real(root, files, rules, workers)
 
-    chunkls.index.chunk_many = counting  # type: ignore[assignment]
+    chunkls.index.bulk.chunk_many = counting  # type: ignore[assignment]
     started = time.perf_counter()
     index = build_index([corpus], cache_dir=Path(cache) if cache else None, workers=workers)
     index.search("chunk")

@@ -35,7 +35,6 @@ from typing import Literal, NamedTuple
 from urllib.parse import quote
 
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
-from chunkls.index import Folder, IndexedChunk, WorkspaceIndex
 
 MAX_PATH = 1024
 """Longer paths are not taken for chunk IDs."""
@@ -692,14 +691,3 @@ def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
         for inner in _plain_refs(chunk_id):
             if inner.end == len(chunk_id) and inner.form != "local":
                 yield inner.chunk_id
-
-
-def resolve(
-    index: WorkspaceIndex, ref: ChunkRef, folder: Folder | None, doc_rel_path: str | None
-) -> list[IndexedChunk]:
-    """The chunks a reference points at (empty when it resolves to nothing)."""
-    for chunk_id in candidate_ids(ref, doc_rel_path):
-        found = index.lookup(chunk_id, prefer=folder)
-        if found:
-            return found
-    return []

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in, resolve
+from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.chunking.chunker import suffix_of
 from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.index import Folder, WorkspaceIndex
@@ -307,7 +307,7 @@ def check_text(
     problems: list[Problem] = []
     suggested: dict[str, list[str]] = {}
     for ref in refs if refs is not None else find_chunk_refs_in(text, language):
-        if resolve(index, ref, folder, rel_path):
+        if index.resolve_first(candidate_ids(ref, rel_path), prefer=folder):
             continue
         if ref.form == "local" and rel_path is None:
             continue

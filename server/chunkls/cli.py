@@ -13,10 +13,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import redirect_stderr, redirect_stdout
+from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from chunkls import __version__
 from chunkls.cache import cache_dir
@@ -28,10 +29,12 @@ from chunkls.citations import (
     read_text_file,
     walk_citation_files,
 )
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import IndexedChunk, WorkspaceIndex, build_index
 from chunkls.memory import tune_allocator
 from chunkls.positions import TextLines
 from chunkls.search import tokenize
+
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -173,6 +176,32 @@ def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
     return index
 
 
+def _answer(index: WorkspaceIndex, ask: Callable[[], T]) -> T:
+    """Ask the index; when chunk texts turned out gone from its cache (cleared or
+    rewritten meanwhile), read those files again and ask once more."""
+    answer = ask()
+    if index.texts_missing and index.recover_texts():
+        answer = ask()
+    return answer
+
+
+def _every_chunk(index: WorkspaceIndex) -> Iterator[IndexedChunk]:
+    """``index.chunks()``, with the files whose texts turned out gone from the
+    cache read again on the way (in their place: corpus order holds)."""
+
+    def recovered() -> Iterator[IndexedChunk]:
+        missing = sorted(index.texts_missing, key=lambda key: (key[0].position, key[1]))
+        if missing and index.recover_texts():
+            for folder, rel_path in missing:
+                for chunk in index.file_chunks(folder, rel_path):
+                    yield IndexedChunk(folder, chunk)
+
+    for entry in index.chunks():
+        yield from recovered()  # a file that came before this one
+        yield entry
+    yield from recovered()
+
+
 class _ProgressBar:
     """Indexing progress on stderr, only when it is a terminal."""
 
@@ -208,7 +237,7 @@ def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"the query has no searchable terms (no letters or digits): {args.query!r}"
         )
     index = _index(root, args, err)
-    hits = index.search(args.query, args.top_k)
+    hits = _answer(index, partial(index.search, args.query, args.top_k))
     if args.json:
         results = [
             {
@@ -236,7 +265,7 @@ def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.root is not None and args.root_option is not None and args.root != args.root_option:
         raise UsageError(f"two roots given: {args.root!r} and --root {args.root_option!r}")
     index = _index(_check_root(args.root_option or args.root or "."), args, err)
-    for entry in index.chunks():
+    for entry in _every_chunk(index):
         chunk = entry.chunk
         if args.format == "ids":
             out.write(chunk.chunk_id + "\n")
@@ -256,7 +285,7 @@ def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     index = _index(_check_root(args.root), args, err)
-    matches = index.lookup(args.chunk_id)
+    matches = _answer(index, partial(index.lookup, args.chunk_id))
     if not matches:
         print(f"chunkls: unknown chunk ID {args.chunk_id}", file=err)
         suggestions = index.suggest(args.chunk_id)
@@ -287,7 +316,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rel_path = folder.relative(path.resolve()) or folder.relative(path)
         lines = TextLines(text, "utf-32")
         name = path.name
-        for problem in check_text(index, text, language_of(name), folder, rel_path, history):
+        ask = partial(check_text, index, text, language_of(name), folder, rel_path, history)
+        for problem in _answer(index, ask):
             line, column = lines.position(problem.ref.start)
             problems.append(
                 {

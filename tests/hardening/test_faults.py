@@ -210,7 +210,7 @@ def test_files_vanish_between_listing_and_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The walk lists files that are gone, or became folders, when read."""
-    import chunkls.index as index_module
+    import chunkls.index.bulk as index_module
 
     root = tmp_path / "ws"
     _make_tree(root, 100)

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import logging
 import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 import chunkls.cache
-import chunkls.index
+import chunkls.chunking.corpus
+import chunkls.index.bulk
+import chunkls.index.disk
+import chunkls.parallel
 from chunkls.cache import cache_dir, cache_home, store_path
 from chunkls.chunking import CorpusRules
 from chunkls.cli import main
@@ -46,13 +52,13 @@ def cache(tmp_path: Path) -> Path:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The root-relative paths that get chunked (read and parsed) again."""
     seen: list[str] = []
-    real = chunkls.index.chunk_many
+    real = chunkls.index.bulk.chunk_many
 
     def spy(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
         seen.extend(file.rel_path for file in files)
         return real(root, files, rules, workers)
 
-    monkeypatch.setattr(chunkls.index, "chunk_many", spy)
+    monkeypatch.setattr(chunkls.index.bulk, "chunk_many", spy)
     yield seen
 
 
@@ -61,6 +67,17 @@ def _state(index: WorkspaceIndex) -> tuple[object, ...]:
     skipped = [entry[1:] for entry in index.skipped()]
     hits = [[(h.score, h.item.chunk) for h in index.search(q, 50)] for q in QUERIES]
     return chunks, skipped, hits, len(index)
+
+
+def _answered(index: WorkspaceIndex) -> tuple[object, ...]:
+    """``_state`` as a front door answers: when texts turn out missing (a cache
+    given up on after the index was loaded from it), they are recovered and the
+    index asked again (as the CLI and the language server do)."""
+    state = _state(index)
+    if index.texts_missing:
+        index.recover_texts()
+        state = _state(index)
+    return state
 
 
 def _bump(path: Path, text: str | None = None) -> None:
@@ -181,29 +198,32 @@ def _corrupt(path: Path, how: str) -> None:
 def test_a_corrupt_cache_is_rebuilt(
     tree: Path, cache: Path, how: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cold = build_index([tree], cache_dir=cache, workers=1)
+    cold = _state(build_index([tree], cache_dir=cache, workers=1))  # before its cache breaks
     path = store_path(tree.resolve(), cache)
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     _corrupt(path, how)
     with caplog.at_level(logging.WARNING, logger="chunkls.cache"):
         rebuilt = build_index([tree], cache_dir=cache, workers=1)
-    assert _state(rebuilt) == _state(cold)
+    if how == "texts":  # found only when a text is needed: recovered from the files
+        assert _state(rebuilt) != cold
+        assert len(rebuilt.recover_texts()) == 24
+    assert _state(rebuilt) == cold
     if how not in ("rows", "texts"):
         assert len([r for r in caplog.records if "rebuilding" in r.getMessage()]) == 1
     again = build_index([tree], cache_dir=cache, workers=1)
-    assert _state(again) == _state(cold)
+    assert _state(again) == cold
 
 
 def test_a_locked_cache_is_bypassed(tree: Path, cache: Path, parsed: list[str]) -> None:
-    cold = build_index([tree], cache_dir=cache, workers=1)
+    cold = _state(build_index([tree], cache_dir=cache, workers=1))  # before the lock
     path = store_path(tree.resolve(), cache)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
         parsed.clear()
         index = build_index([tree], cache_dir=cache, workers=1)
-        assert _state(index) == _state(cold)
+        assert _answered(index) == cold
         folder = index.folders[0]
         assert folder.cache is not None
         assert folder.cache.problem is not None
@@ -306,7 +326,7 @@ def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(
     tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     build_index([tree], cache_dir=cache, workers=1)
-    monkeypatch.setattr(chunkls.index, "REUSE_STEP", 3)
+    monkeypatch.setattr(chunkls.index.bulk, "REUSE_STEP", 3)
     index = WorkspaceIndex(cache, workers=1)
     folder = index.add_folder(tree)
     steps = index.iter_index_folder(folder)
@@ -349,27 +369,135 @@ def test_texts_once_cached_are_read_back_from_the_cache(tree: Path, cache: Path)
     assert _state(warm) == _state(uncached)
 
 
-@pytest.mark.parametrize("how", ["deleted", "rewritten"])
-def test_texts_gone_from_the_cache_are_read_from_the_file(
-    tree: Path, cache: Path, how: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    index = build_index([tree], cache_dir=cache, workers=1)
-    folder = index.folders[0]
-    path = store_path(tree.resolve(), cache)
-    other = sqlite3.connect(path)
+def _lose_texts(tree: Path, cache: Path, how: str) -> None:
+    """Another hand takes the chunk texts out of a folder's cache."""
+    other = sqlite3.connect(store_path(tree.resolve(), cache))
     if how == "deleted":  # e.g. the user cleared the cache directory
         other.execute("DELETE FROM files")
     else:  # another chunkls process wrote newer rows
         other.execute("UPDATE files SET generation = generation + 1000000")
     other.commit()
     other.close()
-    with caplog.at_level(logging.INFO, logger="chunkls"):
-        assert _state(index) == _state(build_index([tree], workers=1))
+
+
+@contextlib.contextmanager
+def _no_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Within: reading a file, chunking or writing the cache raises."""
+
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("a lookup read a file, chunked or wrote the cache")
+
+    with monkeypatch.context() as patch:
+        for module in (chunkls.index.disk, chunkls.parallel):
+            patch.setattr(module, "chunk_one", refuse)
+        for module in (chunkls.index.bulk, chunkls.parallel):
+            patch.setattr(module, "chunk_many", refuse)
+        for module in (chunkls.index.disk, chunkls.chunking.corpus):
+            patch.setattr(module, "read_regular", refuse)
+        for method in ("put", "delete", "touch", "flush", "save_snapshot"):
+            patch.setattr(chunkls.cache.FolderCache, method, refuse)
+        patch.setattr(builtins, "open", refuse)
+        patch.setattr(os, "open", refuse)
+        yield
+
+
+@pytest.mark.parametrize("how", ["deleted", "rewritten"])
+def test_texts_gone_from_the_cache_are_recovered_explicitly(
+    tree: Path,
+    cache: Path,
+    how: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lookup of a file whose texts the cache lost answers nothing and records
+    it (logged once); ``recover_texts`` reads exactly those files again."""
+    index = build_index([tree], cache_dir=cache, workers=1)
+    folder = index.folders[0]
+    fresh = _state(build_index([tree], workers=1))
+    _lose_texts(tree, cache, how)
+    told: list[str] = []
+    index.on_texts_missing = lambda each, rel_path: told.append(rel_path)
+    with caplog.at_level(logging.INFO, logger="chunkls"), _no_disk(monkeypatch):
+        assert index.lookup("pkg/m3.py#function-alpha_3") == []
+        assert index.has_id("pkg/m3.py#function-alpha_3")  # the ID is still known
+        lost = _state(index)
+    assert lost[0] == [] and lost[2] == [[] for _ in QUERIES]
     assert len([r for r in caplog.records if "no longer in the index cache" in r.message]) == 1
+    with_chunks = sorted(rel for rel, stored in folder.files.items() if stored.stubs)
+    assert sorted(told) == with_chunks  # each told once
+    assert sorted(rel for _, rel in index.texts_missing) == with_chunks
+    recovered = index.recover_texts()
+    assert sorted(recovered) == sorted(str(folder.absolute(rel)) for rel in with_chunks)
+    assert not index.texts_missing
     assert index.lookup("pkg/m3.py#function-alpha_3")[0].chunk.text.startswith("def alpha_3")
-    assert "pkg/m3.py" in _holding_texts(index)  # read again, kept until cached again
-    index.save(folder)
-    assert _holding_texts(index) == []
+    assert _state(index) == fresh
+    assert _holding_texts(index) == []  # cached again (one commit for the batch)
+    assert index.recover_texts() == []  # nothing more to recover
+    index.close()
+    assert _state(build_index([tree], cache_dir=cache, workers=1)) == fresh
+
+
+def test_no_lookup_reads_chunks_or_writes_when_texts_are_gone(
+    tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every read of the query API stays a read when texts are missing: the
+    cache file is untouched and nothing is chunked (see ``_no_disk``)."""
+    index = build_index([tree], cache_dir=cache, workers=1)
+    folder = index.folders[0]
+    _lose_texts(tree, cache, "rewritten")
+    path = store_path(tree.resolve(), cache)
+    before = path.read_bytes()
+    with _no_disk(monkeypatch):
+        assert index.lookup("pkg/m3.py#function-alpha_3", prefer=folder) == []
+        assert index.resolve_first(["pkg/nope.py#function-x", "pkg/m3.py#function-alpha_3"]) == []
+        assert index.file_chunks(folder, "pkg/m3.py") == ()
+        assert index.chunks_of_source("pkg/m3.py") == []
+        assert list(index.chunks()) == []
+        assert index.search("alpha", 10) == []
+        assert index.suggest("pkg/m3.py#function-alpha_33")
+        assert index.source_paths_starting("pkg/m1") == ["pkg/m1.py", "pkg/m10.py", "pkg/m11.py"]
+        assert index.has_id("pkg/m3.py#function-alpha_3")
+        assert index.file_count() == 24
+        assert [rel for _, rel, _ in index.skipped()] == ["broken.py"]
+    assert path.read_bytes() == before
+    assert index.texts_missing  # recorded, for the front door to recover
+
+
+@pytest.mark.parametrize("how", ["deleted", "rewritten"])
+def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Texts gone from the cache between indexing and answering: every command
+    answers as if they had not gone (the CLI recovers them and asks again)."""
+    import io
+
+    import chunkls.cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tree / "cites.md").write_text("`pkg/m3.py#function-alpha_3`, `pkg/m3.py#function-alpah_3`\n")
+    root = str(tree)
+    commands = [
+        ["search", "alpha helper value", "--root", root, "--top-k", "8"],
+        ["chunks", root],
+        ["resolve", "pkg/m3.py#function-alpha_3", "--root", root],
+        ["check", "--root", root],
+    ]
+
+    def run(argv: list[str]) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(argv, out, err), out.getvalue()
+
+    expected = [run(argv) for argv in commands]
+    assert "def alpha_3" in expected[2][1] and "function-alpah_3" in expected[3][1]
+    real = chunkls.cli.build_index
+
+    def losing(*args: object, **kwargs: object) -> WorkspaceIndex:
+        index = real(*args, **kwargs)  # type: ignore[arg-type]
+        _lose_texts(tree, tmp_path / "xdg" / "chunkls", how)
+        return index
+
+    monkeypatch.setattr(chunkls.cli, "build_index", losing)
+    assert [run(argv) for argv in commands] == expected
 
 
 def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Path) -> None:

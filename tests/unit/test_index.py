@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chunkls.chunking import scan_corpus
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Folder, WorkspaceIndex, build_index
 
 from .strategies import write_tree
 
@@ -119,6 +120,77 @@ def test_folders_order_lookup_preference_and_folder_of(tmp_path: Path) -> None:
     index.remove_folder(second)
     assert [e.chunk.source_path for e in index.chunks()] == ["a.py"]
     assert index.search("b") == []
+
+
+def _two_folders(tmp_path: Path) -> tuple[WorkspaceIndex, Folder, Folder]:
+    """Two folders with a source path in common (``app/x.py``), differently."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    write_tree(one, {"app/x.py": "def f():\n    pass\n\n\ndef g():\n    pass\n", **TREE})
+    write_tree(two, {"app/x.py": "def g():\n    return 2\n\n\ndef k():\n    pass\n"})
+    index = WorkspaceIndex(workers=1)
+    first, second = index.add_folder(one), index.add_folder(two)
+    for folder in (first, second):
+        index.index_folder(folder)
+    return index, first, second
+
+
+def test_chunks_of_source(tmp_path: Path) -> None:
+    """A source path's chunks: the preferred folder's first, one per ID, in file order."""
+    index, first, second = _two_folders(tmp_path)
+    ids = ["app/x.py#function-f", "app/x.py#function-g", "app/x.py#function-k"]
+    chunks = index.chunks_of_source("app/x.py")
+    assert [chunk.chunk_id for chunk in chunks] == ids
+    assert chunks[1].text == "def g():\n    pass"  # the first folder's
+    assert index.chunks_of_source("app/x.py", prefer=first) == chunks
+    preferred = index.chunks_of_source("app/x.py", prefer=second)
+    assert [chunk.chunk_id for chunk in preferred] == [ids[1], ids[2], ids[0]]
+    assert preferred[0].text == "def g():\n    return 2"
+    # @overload stubs repeat an ID: the first of them
+    typed = index.chunks_of_source("app/typed.py")
+    assert [chunk.chunk_id for chunk in typed] == [
+        "app/typed.py#module-1",
+        "app/typed.py#function-f",
+    ]
+    assert typed[1] == index.lookup("app/typed.py#function-f")[0].chunk
+    assert [c.chunk_id for c in index.chunks_of_source("README.md")] == [
+        "README.md#heading-project",
+        "README.md#heading-setup",
+        "README.md#heading-setup-2",
+    ]
+    assert index.chunks_of_source("app/nope.py") == []
+    assert index.chunks_of_source("bad.py") == []  # skipped
+
+
+def test_source_paths_starting(tmp_path: Path) -> None:
+    index, _, second = _two_folders(tmp_path)
+    assert index.source_paths_starting("app/") == ["app/greet.py", "app/typed.py", "app/x.py"]
+    assert index.source_paths_starting("app/t") == ["app/typed.py"]
+    assert index.source_paths_starting("") == sorted(index.source_paths())
+    assert index.source_paths_starting("docs/") == []  # excluded by the corpus rules
+    assert index.source_paths_starting("zz") == []
+    index.remove_folder(index.folders[0])
+    assert index.source_paths_starting("") == ["app/x.py"]
+    index.remove_folder(second)
+    assert index.source_paths_starting("") == []
+
+
+def test_resolve_first(tmp_path: Path) -> None:
+    """The chunks of the first candidate that resolves; later ones are not asked."""
+    index, first, second = _two_folders(tmp_path)
+
+    def candidates(*ids: str) -> Iterator[str]:
+        yield from ids
+        raise AssertionError("asked past the first ID that resolves")
+
+    found = index.resolve_first(candidates("app/nope.py#function-g", "app/x.py#function-g"))
+    assert [entry.folder for entry in found] == [first, second]
+    assert found == index.lookup("app/x.py#function-g")
+    preferred = index.resolve_first(candidates("x.py#function-g", "app/x.py#function-g"), second)
+    assert [(e.folder, e.chunk.text) for e in preferred] == [(second, "def g():\n    return 2")]
+    only_first = index.resolve_first(["app/x.py#function-f"], prefer=second)
+    assert [entry.folder for entry in only_first] == [first]  # not in the preferred one
+    assert index.resolve_first(["app/nope.py#function-g", "bad.py#module-1"]) == []
+    assert index.resolve_first([]) == []
 
 
 def test_relative_paths(tmp_path: Path) -> None:
@@ -288,10 +360,10 @@ def test_suggestions_follow_files_that_come_and_go(tmp_path: Path) -> None:
     ],
 )
 def test_positions_of_an_id_among_stubs(ids: list[str], wanted: str, positions: list[int]) -> None:
-    from chunkls.index import _positions_of
+    from chunkls.index.store import positions_of
 
     stubs = [(chunk_id, "p", "code", None, 1, 1) for chunk_id in ids]
-    assert _positions_of(stubs, wanted) == positions
+    assert positions_of(stubs, wanted) == positions
 
 
 def test_bulk_search_pass_survives_searches_and_deletions_mid_pass(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import chunkls.index as index_module
+import chunkls.index.bulk as bulk_module
 from chunkls.index import Folder, WorkspaceIndex, build_index
 
 from .strategies import write_tree
@@ -63,7 +63,7 @@ def test_files_changed_while_the_other_process_runs_are_taken_as_they_are_now(
     root, index, folder = elsewhere(tmp_path)
     for step, _ in enumerate(index.iter_index_folder(folder)):
         if step == 3:  # a save and a deletion while the other process chunks
-            assert index._elsewhere
+            assert index.bulk.elsewhere
             (root / "pkg" / "m1.py").write_text("def renamed():\n    return 'omega'\n")
             os.utime(root / "pkg" / "m1.py", ns=(1, 1))
             (root / "pkg" / "m2.py").unlink()
@@ -89,7 +89,7 @@ def test_a_failed_process_is_reported_and_the_folder_indexed_here(
 ) -> None:
     if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
         pytest.skip("the failing child is patched in: needs fork")
-    monkeypatch.setattr(index_module, "_index_in_child", _fail)
+    monkeypatch.setattr(bulk_module, "_index_in_child", _fail)
     root, index, folder = elsewhere(tmp_path)
     for _ in index.iter_index_folder(folder):
         pass
@@ -103,9 +103,9 @@ def test_an_abandoned_pass_stops_the_other_process(tmp_path: Path) -> None:
     steps = index.iter_index_folder(folder)
     for _ in range(3):
         next(steps)
-    assert index._elsewhere  # running
+    assert index.bulk.elsewhere  # running
     steps.close()  # the folder removed, the server exiting
-    assert not index._elsewhere and not multiprocessing.active_children()
+    assert not index.bulk.elsewhere and not multiprocessing.active_children()
     assert not folder.cache.held  # type: ignore[union-attr]
     index.close()
 
@@ -119,7 +119,7 @@ def test_small_folders_and_folders_without_a_cache_are_indexed_here(tmp_path: Pa
     ):
         folder = index.add_folder(root)
         for _ in index.iter_index_folder(folder):
-            assert not index._elsewhere
+            assert not index.bulk.elsewhere
         same_as_fresh(index, root)
         index.close()
 
@@ -133,9 +133,9 @@ def test_a_second_pass_over_a_folder_being_indexed_elsewhere_chunks_here(
     first = index.iter_index_folder(folder)
     for _ in range(3):
         next(first)
-    assert len(index._elsewhere) == 1
+    assert len(index.bulk.elsewhere) == 1
     for _ in index.iter_index_folder(folder):
-        assert len(index._elsewhere) <= 1  # never a second process
+        assert len(index.bulk.elsewhere) <= 1  # never a second process
     for _ in first:
         pass
     assert not folder.cache.held  # type: ignore[union-attr]

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from chunkls import index as workspace_index
 from chunkls import search
 from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import bulk as workspace_index
 from chunkls.search import BM25Index, FileKey, select_files
 
 # -- the engine ------------------------------------------------------------------------

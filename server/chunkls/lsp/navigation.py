@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import ChunkRef, find_chunk_refs_in, ref_at, resolve
+from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in, ref_at
 from chunkls.index import IndexedChunk
 from chunkls.lsp.convert import chunk_uri, location
 from chunkls.lsp.server import ChunkServer, DocumentContext
@@ -61,7 +61,7 @@ def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> lis
             return [
                 IndexedChunk(home, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted
             ]
-    return resolve(ls.index, ref, context.folder, context.rel_path)
+    return ls.index.resolve_first(candidate_ids(ref, context.rel_path), prefer=context.folder)
 
 
 def _ref_under_cursor(

@@ -126,7 +126,11 @@ class ChunkServer(LanguageServer):
             protocol_cls=ChunkProtocol,
         )
         self.index = WorkspaceIndex(
-            cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM, long_lived=True
+            cache_dir(),
+            elsewhere_from=INDEX_ELSEWHERE_FROM,
+            long_lived=True,
+            # texts a lookup found gone from the cache: the file is read again soon
+            on_texts_missing=lambda folder, rel_path: self.queue_refresh(folder, [rel_path]),
         )
         """Every workspace folder's chunks and the search postings."""
         self.citations = CitationIndex()

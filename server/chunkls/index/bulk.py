@@ -1,0 +1,366 @@
+"""Bulk indexing: a whole folder chunked by worker processes, files unchanged
+since the cache was written reused from it, a large folder chunked in a separate
+process that writes the cache, and the search postings of a bulk pass made at
+its end. A producer feeding the store's one change path
+(``ChunkStore.set_file``/``link``), not a second path into it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import time
+from collections.abc import Callable, Generator, Iterator
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+from chunkls.cache import Row
+from chunkls.chunking import CorpusRules, bulk_gc, walk_corpus
+from chunkls.chunking.corpus import CorpusFile
+from chunkls.index.disk import apply, digest_of
+from chunkls.index.folder import ChunkAts, Folder
+from chunkls.index.store import ChunkStore
+from chunkls.memory import release_memory
+from chunkls.parallel import NICENESS, chunk_many, detach, process_context
+from chunkls.search import LearnedTerms, Snapshot, select_files
+from chunkls.store import StoredFile, decode_stubs
+
+logger = logging.getLogger("chunkls")
+
+REUSE_STEP = 500
+"""Cached files linked between two yields of a warm start."""
+FREEZE_FROM = 10_000
+"""New terms from which a bulk pass folds them into the vocabulary's table."""
+
+Progress = Callable[[int, int], None]
+"""Called with (files done, files in all) while a folder is indexed."""
+
+
+class BulkIndexer:
+    """Indexes whole folders of a store from disk (and its cache)."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        workers: int | None = None,
+        elsewhere_from: int | None = None,
+        long_lived: bool = False,
+    ) -> None:
+        self.store = store
+        """Where the chunks go."""
+        self.workers = workers
+        """Worker processes for indexing many files (``None``: one per CPU)."""
+        self.elsewhere_from = elsewhere_from
+        """Files to chunk from which a folder with a cache is chunked in a separate
+        process, then loaded from the cache (``None``: always in this one)."""
+        self.long_lived = long_lived
+        """Whether the process keeps this index for long (a language server). A bulk
+        pass then makes the files searchable once they are all chunked, so that the
+        term strings it makes die together (``_search_deferred``). A short-lived
+        process (the CLI, a separate indexing process) makes each file searchable
+        as it arrives, while the workers chunk the next ones, and leaves the
+        vocabulary unfolded (a process about to end has no use for the memory)."""
+        self.elsewhere: dict[Folder, BaseProcess] = {}
+        """The separate indexing processes running, by folder."""
+
+    def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
+        """Chunk a whole folder from disk (replacing what it had); returns seconds."""
+        started = time.perf_counter()
+        for done, total in self.iter_index_folder(folder):
+            if progress is not None:
+                progress(done, total)
+        return time.perf_counter() - started
+
+    def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
+        """Index a whole folder step by step, yielding (files done, files in all)
+        after each step, so a server can answer requests in between.
+
+        Files that ``refresh`` re-reads meanwhile (a save, a disk change) are
+        current already: what this pass read or cached for them earlier is not
+        linked over them."""
+        store = self.store
+        folder.touched = set()
+        try:
+            with bulk_gc():
+                walk = walk_corpus(folder.root, folder.rules)
+                seen = {file.rel_path for file in walk.files}
+                for rel_path in [p for p in (*folder.files, *folder.skipped) if p not in seen]:
+                    store.forget_file(folder, rel_path)
+                for skipped in walk.skipped:
+                    store.skip_file(folder, skipped.rel_path, skipped.reason)
+                total = len(walk.files)
+                todo: list[CorpusFile] = []
+                for settled in self._reuse(folder, walk.files, seen, todo):
+                    yield settled, total
+                done = total - len(todo)
+                yield done, total
+                if (
+                    self.elsewhere_from is not None
+                    and len(todo) >= self.elsewhere_from
+                    and folder.cache is not None
+                    and folder.cache.usable
+                ):
+                    finished = yield from self._index_elsewhere(folder, done, total)
+                    if finished:  # the cache has it all: load it as a restart would
+                        todo = []
+                        for settled in self._reuse(folder, walk.files, seen, todo):
+                            yield settled, total
+                        done = total - len(todo)
+                        yield done, total
+                folder.deferred = {} if self.long_lived else None
+                for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
+                    if result is not None:
+                        if result.rel_path not in folder.touched:
+                            apply(store, folder, result)
+                        done += 1
+                    yield done, total
+                if self.long_lived:
+                    for _ in self._search_deferred(folder):
+                        yield done, total
+                # the index is long-lived and acyclic: keep the collector off it for good
+                gc.freeze()
+            store.save(folder)
+            release_memory()  # what indexing and the snapshot freed
+        finally:
+            folder.touched = None
+            folder.deferred = None
+
+    def _index_elsewhere(
+        self, folder: Folder, done: int, total: int
+    ) -> Generator[tuple[int, int], None, bool]:
+        """Chunk a folder in a separate process that writes its cache, yielding its
+        progress; returns whether it finished. The bulk's short-lived objects then
+        never share this process's heap with the index it keeps: a server that
+        indexed the stdlib cold held ~130 MB more than one restarted on its cache,
+        in heap holes. Rows this process writes meanwhile (saves) wait until it
+        is done, so that they win over the other's."""
+        context = process_context()
+        cache = folder.cache
+        if context is None or cache is None:
+            return False
+        if folder in self.elsewhere:
+            return False  # one already runs (a second pass over the folder): chunk here
+        receiver, sender = context.Pipe(duplex=False)
+        process: BaseProcess = context.Process(  # type: ignore[attr-defined]
+            target=_index_in_child,
+            args=(folder.root, folder.rules, self.store.cache_dir, self.workers, sender),
+            name=f"chunkls-index-{folder.name}",
+        )
+        cache.held += 1
+        try:
+            try:
+                process.start()
+            except OSError as error:
+                logger.warning("could not start an indexing process (%s); indexing here", error)
+                return False
+            finally:
+                sender.close()
+            self.elsewhere[folder] = process
+            while True:
+                if receiver.poll(0.002):  # a short wait: the caller may be an event loop
+                    try:
+                        message = receiver.recv()
+                    except EOFError:
+                        break
+                    if message is None:
+                        break
+                    done = max(done, message[0])
+                elif not process.is_alive():
+                    break
+                yield done, total
+            process.join()
+        finally:
+            cache.held -= 1
+            receiver.close()
+            self.elsewhere.pop(folder, None)
+            if process.is_alive():  # abandoned (the folder removed, the server exits)
+                process.terminate()
+                process.join(5)
+        if process.exitcode != 0:
+            logger.warning(
+                "%s: the indexing process failed (exit code %s); indexing here",
+                folder.root,
+                process.exitcode,
+            )
+            return False
+        return True
+
+    def _search_deferred(self, folder: Folder) -> Iterator[None]:
+        """Make the files chunked in bulk searchable, step by step: first every
+        new term into the vocabulary, then the postings (with the term ids the
+        first pass found), then the vocabulary is frozen into its compact table.
+        The term strings, made together in the first pass, die together at the
+        freeze; learned file by file among the long-lived chunk records, they
+        left ~50 MB of heap holes behind after a cold index of the stdlib.
+        (Frozen before the postings, every term would be looked up in the table:
+        a third slower.)
+        A file changed meanwhile is skipped (it was indexed as it is now)."""
+        store = self.store
+        deferred, folder.deferred = folder.deferred or {}, None
+
+        def current(stored: StoredFile) -> StoredFile | None:
+            # the same chunks (the texts may have been let go of since)
+            now = folder.files.get(stored.rel_path)
+            return now if now is not None and now.stubs is stored.stubs else None
+
+        files = [(stored, terms) for stored, terms in deferred.values() if current(stored)]
+        deferred.clear()
+        search = store.search_index
+        learned: list[LearnedTerms] = []
+        for _, terms in files:
+            learned.append(search.learn_terms(terms))
+            yield
+        for (stored, terms), ids in zip(files, learned, strict=True):
+            now = current(stored)
+            if now is not None:
+                store.make_searchable(folder, now, terms, learned=ids)
+            yield
+        search.freeze_vocabulary(least=FREEZE_FROM)
+
+    def _reuse(
+        self, folder: Folder, files: list[CorpusFile], seen: set[str], todo: list[CorpusFile]
+    ) -> Iterator[int]:
+        """Install the files that are unchanged since they were indexed (in memory
+        or in the cache), in steps (yielding how many files are settled); adds
+        the files that must be chunked to ``todo``."""
+        store = self.store
+        cache = folder.cache
+        loaded = cache.load() if cache is not None else None
+        rows = loaded.rows if loaded is not None else {}
+        touched = folder.touched if folder.touched is not None else set()
+        reused: list[tuple[str, Row]] = []
+        for number, file in enumerate(files):
+            if number % REUSE_STEP == REUSE_STEP - 1:
+                yield number - len(todo) - len(reused)
+            rel_path = file.rel_path
+            current = folder.files.get(rel_path)
+            row = rows.get(rel_path)
+            if file.is_symlink or (current is None and row is None):
+                todo.append(file)
+                continue
+            try:
+                info = os.stat(file.path)
+            except OSError:
+                todo.append(file)
+                continue
+            if current is not None and (current.mtime_ns, current.size) == (
+                info.st_mtime_ns,
+                info.st_size,
+            ):
+                continue
+            if row is None or cache is None:
+                todo.append(file)
+                continue
+            same = cache.unchanged(row, info.st_mtime_ns, info.st_size, info.st_ctime_ns)
+            if same is None:
+                same = digest_of(file.path, folder.rules.max_file_size) == row.digest
+                if same:
+                    cache.touch(rel_path, row, info.st_mtime_ns)
+                    row = row._replace(mtime_ns=info.st_mtime_ns)
+            if same:
+                reused.append((rel_path, row))
+            else:
+                todo.append(file)
+        if cache is None or loaded is None:
+            return
+        stale = not reused or bool(todo) or loaded.snapshot is None
+        for rel_path in rows.keys() - seen - touched:
+            cache.delete(rel_path)
+            stale = True
+        searchable: list[str] = []
+        settled = len(files) - len(todo) - len(reused)
+        for number, (rel_path, row) in enumerate(reused):
+            if number % REUSE_STEP == REUSE_STEP - 1:
+                yield settled + number
+            if rel_path in touched:
+                continue  # re-read since: current already
+            folder.generations[rel_path] = row.generation
+            if row.skipped is not None:
+                store.link(folder, rel_path, None)
+                folder.skipped[rel_path] = row.skipped
+                continue
+            try:
+                stubs = decode_stubs(row.stubs or b"")
+            except ValueError:
+                cache.delete(rel_path)
+                todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
+                continue
+            stored = StoredFile(rel_path, stubs, None, row.mtime_ns, row.size)
+            store.link(folder, rel_path, stored, None, False)
+            searchable.append(rel_path)
+        searchable = [rel_path for rel_path in searchable if rel_path not in touched]
+        stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
+        folder.snapshot_stale = stale
+
+    def _search_reused(
+        self,
+        folder: Folder,
+        rel_paths: list[str],
+        snapshot: Snapshot | None,
+        generations: dict[str, int],
+        rows: dict[str, Row],
+    ) -> bool:
+        """Make reused files searchable, from the snapshot where it is current;
+        returns whether any had to be tokenized again."""
+        store = self.store
+        via: set[str] = set()
+        if snapshot is not None:
+            counts = {key[1]: count for key, count in snapshot.files}
+            indexed = set(store.search_index.file_keys())
+            for rel_path in rel_paths:
+                if (
+                    generations.get(rel_path) == rows[rel_path].generation
+                    and counts.get(rel_path) == len(folder.files[rel_path].stubs)
+                    and (folder.position, rel_path) not in indexed
+                ):
+                    via.add(rel_path)
+            if via:
+                part = select_files(
+                    snapshot, lambda key: (folder.position, key[1]) if key[1] in via else None
+                )
+                items = ChunkAts(
+                    folder, [(key[1], len(folder.files[key[1]].stubs)) for key, _ in part.files]
+                )
+                try:
+                    store.search_index.load_snapshot(part, items)
+                except ValueError:
+                    via = set()
+        rest = [rel_path for rel_path in rel_paths if rel_path not in via]
+        for rel_path in rest:
+            stored = folder.files.get(rel_path)
+            if stored is not None:
+                store.make_searchable(folder, stored)
+        return bool(rest)
+
+    def stop(self) -> None:
+        """Stop any separate indexing process."""
+        for process in list(self.elsewhere.values()):
+            process.terminate()
+            process.join(5)
+
+
+def _index_in_child(
+    root: Path,
+    rules: CorpusRules,
+    cache_dir: Path | None,
+    workers: int | None,
+    progress: Connection,
+) -> None:
+    """A separate indexing process: chunk a folder into its cache, reporting
+    (files done, files in all) now and then, ``None`` when done."""
+    detach()  # it ends with the server, and keeps off its stdout
+    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
+        os.nice(NICENESS)  # the editor's server comes first
+    store = ChunkStore(cache_dir)
+    folder = store.add_folder(root, rules=rules)
+    last = 0.0
+    for done, total in BulkIndexer(store, workers).iter_index_folder(folder):
+        now = time.monotonic()
+        if now - last >= 0.05:
+            progress.send((done, total))
+            last = now
+    store.close()
+    progress.send(None)

@@ -1,0 +1,124 @@
+"""Files read from disk into the store, one at a time: what a save, a file
+watcher event or a CLI run asks for (``refresh``), and the explicit recovery
+of chunk texts the cache lost (``recover_texts``).
+
+Every file read here goes into the store through its one change path
+(``ChunkStore.set_file``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from chunkls.chunking import walk_corpus
+from chunkls.chunking.corpus import CorpusFile, FileSkipped, read_regular
+from chunkls.index.folder import Folder
+from chunkls.index.store import ChunkStore
+from chunkls.parallel import Chunked, chunk_one, content_digest
+
+
+def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
+    """Re-read paths from disk into the index: files created, changed or
+    deleted, and whole folders created or deleted. Returns the root-relative
+    paths of the files whose entry changed."""
+    changed: list[str] = []
+    rel_paths = list(dict.fromkeys(rel_paths))
+    for rel_path in rel_paths:
+        path = folder.absolute(rel_path)
+        below = [p for p in (*folder.files, *folder.skipped) if p.startswith(rel_path + "/")]
+        # os.path's tests answer False for any error (a name too long, say):
+        # one bad path in a batch of disk changes must not stop the others
+        if os.path.isdir(path) and not os.path.islink(path):
+            walk = walk_corpus(folder.root, folder.rules, under=rel_path)
+            found = {file.rel_path for file in walk.files}
+            for file in walk.files:
+                index_one(store, folder, file)
+            for skipped in walk.skipped:
+                store.skip_file(folder, skipped.rel_path, skipped.reason)
+            for gone in below:
+                if gone not in found and gone not in folder.skipped:
+                    store.forget_file(folder, gone)
+            changed += sorted(found | set(below) | {s.rel_path for s in walk.skipped})
+            # the folder itself, when it replaced a corpus file of its name ("m.py/")
+            changed += _refresh_file(store, folder, rel_path)
+        elif below:  # a folder that was deleted or replaced by a file
+            for gone in below:
+                store.forget_file(folder, gone)
+            changed += below
+            changed += _refresh_file(store, folder, rel_path)
+        else:
+            changed += _refresh_file(store, folder, rel_path)
+    if folder.touched is not None:  # an indexing pass is running: leave these be
+        folder.touched.update(rel_paths, changed)
+    if folder.cache is not None:
+        store.let_go_of_texts(folder, folder.cache.flush())  # one commit for the batch
+    return changed
+
+
+def _refresh_file(store: ChunkStore, folder: Folder, rel_path: str) -> list[str]:
+    known = rel_path in folder.files or rel_path in folder.skipped
+    path = folder.absolute(rel_path)
+    if folder.rules.excluded_reason(rel_path) is not None or not os.path.lexists(path):
+        if known:
+            store.forget_file(folder, rel_path)
+            return [rel_path]
+        return []
+    try:
+        is_symlink = path.is_symlink()
+    except OSError:
+        is_symlink = False
+    index_one(store, folder, CorpusFile(rel_path, os.fspath(path), is_symlink))
+    return [rel_path]
+
+
+def index_one(store: ChunkStore, folder: Folder, file: CorpusFile) -> None:
+    """Chunk one corpus file from disk into the index, or record why not."""
+    apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
+
+
+def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
+    """Put what chunking one file gave into the store (its chunks, or why not)."""
+    if result.chunks is None:
+        reason = result.skipped or "could not be chunked"
+        store.skip_file(folder, result.rel_path, reason)
+        if folder.cache is not None and result.stat is not None and not result.link:
+            path = os.fspath(folder.absolute(result.rel_path))
+            folder.cache.put(
+                result.rel_path,
+                None,
+                digest_of(path, folder.rules.max_file_size),
+                skipped=(reason, *result.stat),
+            )
+    else:
+        store.set_file(
+            folder,
+            result.rel_path,
+            result.chunks,
+            result.terms,
+            result.digest,
+            cached=not result.link,
+        )
+
+
+def recover_texts(store: ChunkStore) -> list[str]:
+    """Read again from disk the files whose chunk texts were found missing
+    (``ChunkStore.texts_missing``); returns their paths."""
+    missing = sorted(store.texts_missing, key=lambda key: (key[0].position, key[1]))
+    recovered: list[str] = []
+    for folder in dict.fromkeys(folder for folder, _ in missing):
+        rel_paths = [rel_path for each, rel_path in missing if each is folder]
+        store.texts_missing.difference_update((folder, rel_path) for rel_path in rel_paths)
+        if folder in store.folders:
+            refresh(store, folder, rel_paths)
+            recovered += [os.fspath(folder.absolute(rel_path)) for rel_path in rel_paths]
+    return recovered
+
+
+def digest_of(path: str, max_file_size: int) -> bytes | None:
+    """The content hash of a regular file (``None``: not one, gone, over the
+    size limit or unreadable; a FIFO is never waited on)."""
+    try:
+        return content_digest(read_regular(path, max_file_size)[0])
+    except (FileSkipped, OSError):
+        return None

@@ -1,0 +1,139 @@
+"""Workspace folders and where their chunks are: the data the index is made of.
+
+A ``Folder`` is one corpus root with its rules and its chunk maps (by file, by
+ID, by source path), which ``chunkls.index.store`` keeps up to date; paths
+inside it are root-relative POSIX paths. ``IndexedChunk`` is what a lookup
+answers; ``ChunkAt``/``ChunkAts`` are what the search postings point at.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple, overload
+
+from chunkls.cache import FolderCache
+from chunkls.chunking import ConfigProblem, CorpusRules, LocatedChunk
+from chunkls.search import FileTerms
+from chunkls.store import StoredFile
+
+
+@dataclass(eq=False)
+class Folder:
+    """One workspace folder (corpus root) and its chunks."""
+
+    root: Path
+    """The folder as the user gave it; chunk IDs are relative to it."""
+    rules: CorpusRules
+    """Corpus rules: the tutorial's plus ``[tool.chunkls]`` plus editor settings."""
+    position: int = 0
+    """Its place among the workspace folders (first in corpus order is 0)."""
+    config_problems: list[ConfigProblem] = field(default_factory=list)
+    """What was wrong in its configuration (reported, then ignored)."""
+    files: dict[str, StoredFile] = field(default_factory=dict)
+    """Root-relative path -> that file's chunks, texts compressed (``chunkls.store``)."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Root-relative path -> why the file could not be chunked."""
+    by_id: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
+    """Chunk ID -> the root-relative path of the file with chunks of that ID (or
+    the paths, when several files have some). A file may have several (the
+    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where."""
+    by_source: dict[str, list[str]] = field(default_factory=dict)
+    """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
+    cache: FolderCache | None = None
+    """Its persistent index, when the workspace index keeps one."""
+    generations: dict[str, int] = field(default_factory=dict)
+    """Root-relative path -> generation of its cache row (see ``chunkls.cache``)."""
+    snapshot_stale: bool = True
+    """Whether the cache's search snapshot misses changes made since."""
+    touched: set[str] | None = None
+    """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
+    deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
+    """While files are chunked in bulk: their search terms, indexed at the end."""
+
+    def __post_init__(self) -> None:
+        self.root_resolved = self.root.resolve()
+
+    @property
+    def name(self) -> str:
+        """A short name for messages."""
+        return self.root.name or str(self.root)
+
+    def relative(self, path: str | Path) -> str | None:
+        """The root-relative POSIX path of an absolute path inside this folder
+        (``None`` also when a folder on its way is a symlink: the walk never
+        follows one, so nothing under it is in the corpus, and it may lead out)."""
+        candidate = Path(os.path.normpath(path))
+        for base in (self.root, self.root_resolved):
+            try:
+                rel = candidate.relative_to(base)
+            except ValueError:
+                continue
+            text = PurePosixPath(rel).as_posix()
+            if text in ("", ".") or text.startswith("../"):
+                return None
+            parent = text.rpartition("/")[0]
+            if parent:
+                expected = os.path.join(self.root_resolved, *parent.split("/"))
+                if os.path.normcase(os.path.realpath(expected)) != os.path.normcase(expected):
+                    return None
+            return text
+        return None
+
+    def absolute(self, rel_path: str) -> Path:
+        """The path of a root-relative file."""
+        return self.root / rel_path
+
+
+class IndexedChunk(NamedTuple):
+    """A chunk and the workspace folder it belongs to."""
+
+    folder: Folder
+    chunk: LocatedChunk
+
+    @property
+    def path(self) -> Path:
+        """The file the chunk's text comes from (its ``source_path``)."""
+        return self.folder.root / self.chunk.source_path
+
+
+class ChunkAt(NamedTuple):
+    """Where a chunk is in the index (what search postings point at)."""
+
+    folder: Folder
+    rel_path: str
+    position: int
+
+
+class ChunkAts(Sequence[ChunkAt]):
+    """The search items of consecutive files, made when asked for: the search
+    index keeps this one object per file instead of one per chunk."""
+
+    def __init__(self, folder: Folder, files: list[tuple[str, int]]) -> None:
+        self.folder = folder
+        self.paths = [rel_path for rel_path, _ in files]
+        self.starts = [0]
+        for _, count in files:
+            self.starts.append(self.starts[-1] + count)
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> ChunkAt: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ChunkAt]: ...
+
+    def __getitem__(self, index: int | slice) -> ChunkAt | Sequence[ChunkAt]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        number = bisect.bisect_right(self.starts, index) - 1
+        return ChunkAt(self.folder, self.paths[number], index - self.starts[number])
