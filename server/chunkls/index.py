@@ -926,6 +926,31 @@ class WorkspaceIndex:
             self._paths.build(self.source_paths())
         return self._paths.near(path[:SUGGEST_CHARS])
 
+    # -- query API (temporary copy; h-index has the real one)
+
+    def chunks_of_source(
+        self, source_path: str, prefer: Folder | None = None
+    ) -> list[LocatedChunk]:
+        """The chunks whose ``source_path`` is this one: ``prefer``'s folder first,
+        one per chunk ID, in file order."""
+        seen: dict[str, LocatedChunk] = {}
+        for folder in sorted(self.folders, key=lambda folder: folder is not prefer):
+            for rel_path in folder.by_source.get(source_path, ()):
+                for chunk in self.file_chunks(folder, rel_path):
+                    seen.setdefault(chunk.chunk_id, chunk)
+        return list(seen.values())
+
+    def source_paths_starting(self, prefix: str) -> list[str]:
+        """The distinct source paths that start with ``prefix``, sorted."""
+        return sorted(
+            {
+                path
+                for folder in self.folders
+                for path in folder.by_source
+                if path.startswith(prefix)
+            }
+        )
+
 
 class _PathGrams:
     """Source paths indexed by trigram. Paths are added and dropped one by one
