@@ -105,8 +105,7 @@ def chunk_at(ls: ChunkServer, args: ChunkAtArgs) -> dict[str, str] | None:
 
 
 def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
-    """chunkls.chunks: every indexed chunk in corpus order, as ``chunkls chunks``
-    lists them (without text), plus its folder."""
+    """chunkls.chunks: every indexed chunk in corpus order (as the CLI lists), with its folder."""
     return [
         {
             "folder": str(entry.folder.root),

@@ -120,10 +120,7 @@ def preview(entry: IndexedChunk) -> str:
 def text_document_document_link(
     ls: ChunkServer, params: types.DocumentLinkParams
 ) -> list[types.DocumentLink]:
-    """textDocument/documentLink: bare and backticked IDs that resolve become links.
-
-    Markdown link targets are left to the editor's Markdown support.
-    """
+    """textDocument/documentLink: bare and backticked IDs that resolve (not Markdown links)."""
     context = navigable(ls, params.text_document.uri)
     if context is None:
         return []

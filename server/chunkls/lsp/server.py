@@ -1,9 +1,10 @@
-"""The language server: state, the one path that changes it, and start-up.
+"""The language server: its state and the one path that changes it.
 
 ``ChunkServer`` holds the workspace index and the open buffers' chunkings.
 Every change to the index goes through ``refresh_paths`` (a save, a file
 watcher batch) or ``index_folders`` (start, re-index, folders added, settings
-changed), which then tells the client (lens refresh, status).
+changed), which then tells the client (lens refresh, status). The features
+that read it are wired by ``chunkls.lsp.setup``.
 """
 
 from __future__ import annotations
@@ -89,11 +90,17 @@ class ChunkServer(LanguageServer):
         """URI -> (the index's folders version, (its path, folder, folder-relative
         path)) (see ``documents.locate``)."""
         self._trimmed = 0.0
+        """When free heap memory was last given back (``time.monotonic``)."""
         self._lens_refresh: asyncio.Task[Any] | None = None
+        """The ``workspace/codeLens/refresh`` request under way, if any."""
         self._lens_refresh_again = False
+        """Whether the index changed again while that request was under way."""
         self._encoding: Encoding | None = None
+        """The negotiated position encoding, once known."""
         self._pending: dict[Folder, set[str]] = {}
+        """Paths changed on disk, waiting to be re-read together."""
         self._flush: asyncio.Task[Any] | None = None
+        """The task that re-reads the pending paths, if one is waiting."""
 
     # -- helpers -----------------------------------------------------------------
 
