@@ -371,7 +371,7 @@ def _check_targets(
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from chunkls.lsp.server import run
+    from chunkls.lsp.setup import run
 
     return run(tcp=args.tcp)
 

@@ -15,7 +15,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
 from chunkls.lsp.protocol import _NOT_PLAIN, _plain_result, _position_request
-from chunkls.lsp.server import ChunkServer, create_server
+from chunkls.lsp.server import ChunkServer
+from chunkls.lsp.setup import create_server
 
 
 class Capture:

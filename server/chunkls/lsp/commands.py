@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from chunkls.lsp import references
-from chunkls.lsp.convert import chunk_range, chunk_uri
-from chunkls.lsp.server import ChunkServer
+from chunkls.lsp.documents import chunk_at_line
+from chunkls.lsp.ranges import chunk_range, chunk_uri
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
+else:  # pygls reads a command handler's annotations at run time (to structure
+    # its arguments): there ``ls`` is the language server pygls knows
+    from pygls.lsp.server import LanguageServer as ChunkServer
 
 SEARCH = "chunkls.search"
 REINDEX = "chunkls.reindex"
@@ -38,7 +43,7 @@ class ChunkAtArgs:
 
 def register(server: ChunkServer) -> None:
     """Register the commands, and how their arguments are read."""
-    converter = server.protocol._converter
+    converter = server.protocol.fm.converter
     converter.register_structure_hook(
         SearchArgs,
         make_dict_structure_fn(
@@ -64,7 +69,7 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
                 "chunkId": chunk.chunk_id,
                 "score": round(hit.score, 6),
                 "uri": chunk_uri(hit.item),
-                "range": ls.protocol._converter.unstructure(chunk_range(chunk, None, ls.encoding)),
+                "range": chunk_range(chunk, None, ls.encoding),
                 "preview": preview[:200],
             }
         )
@@ -95,13 +100,12 @@ def stats(ls: ChunkServer) -> dict[str, Any]:
 
 def chunk_at(ls: ChunkServer, args: ChunkAtArgs) -> dict[str, str] | None:
     """chunkls.chunkAt: the chunk of an open document at a line, for Copy Chunk ID."""
-    chunk = references.chunk_at(ls, args.uri, args.line)
+    chunk = chunk_at_line(ls, args.uri, args.line)
     return None if chunk is None else {"chunkId": chunk.chunk_id}
 
 
 def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
-    """chunkls.chunks: every indexed chunk in corpus order, as ``chunkls chunks``
-    lists them (without text), plus its folder."""
+    """chunkls.chunks: every indexed chunk in corpus order (as the CLI lists), with its folder."""
     return [
         {
             "folder": str(entry.folder.root),

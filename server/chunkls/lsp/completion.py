@@ -4,13 +4,17 @@ file paths before it."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from chunkls.chunking import LocatedChunk
-from chunkls.lsp.navigation import navigable
-from chunkls.lsp.server import ChunkServer
-from chunkls.positions import column_to_index, units
+from chunkls.lsp.ranges import range_before
+from chunkls.lsp.refs import navigable
+from chunkls.positions import column_to_index
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 TRIGGER_CHARACTERS = ["#", "/"]
 MAX_ITEMS = 200
@@ -51,50 +55,31 @@ def text_document_completion(
         path = path[2:]
     path = path.lstrip("/")
     encoding = context.lines.encoding
-    line_number = params.position.line
-    end = types.Position(line_number, params.position.character)
     if typed["identity"] is not None:
         identity = typed["identity"]
-        start = types.Position(line_number, params.position.character - units(identity, encoding))
-        chunks = _chunks_of(ls, path, context.folder)
+        replace = range_before(params.position, identity, encoding)
+        chunks = ls.index.chunks_of_source(path, prefer=context.folder)
         items = [
-            _identity_item(chunk, types.Range(start, end))
+            _identity_item(chunk, replace)
             for chunk in chunks
             if chunk.identity.startswith(identity)
         ]
         return types.CompletionList(is_incomplete=False, items=items[:MAX_ITEMS])
     if "/" not in written and "." not in written:
         return None  # a plain word, not a path being typed
-    start = types.Position(line_number, params.position.character - units(written, encoding))
-    matches = sorted(
-        {
-            candidate
-            for folder in ls.index.folders
-            for candidate in folder.by_source
-            if candidate.startswith(path)
-        }
-    )
+    replace = range_before(params.position, written, encoding)
+    matches = ls.index.source_paths_starting(path)
     prefix = written[: len(written) - len(path)]
     items = [
         types.CompletionItem(
             label=candidate,
             kind=types.CompletionItemKind.File,
-            text_edit=types.TextEdit(types.Range(start, end), prefix + candidate + "#"),
+            text_edit=types.TextEdit(replace, prefix + candidate + "#"),
             filter_text=prefix + candidate,
         )
         for candidate in matches[:MAX_ITEMS]
     ]
     return types.CompletionList(is_incomplete=len(matches) > MAX_ITEMS, items=items)
-
-
-def _chunks_of(ls: ChunkServer, path: str, prefer: object) -> list[LocatedChunk]:
-    seen: dict[str, LocatedChunk] = {}
-    folders = sorted(ls.index.folders, key=lambda folder: folder is not prefer)
-    for folder in folders:
-        for rel_path in folder.by_source.get(path, ()):
-            for chunk in ls.index.file_chunks(folder, rel_path):
-                seen.setdefault(chunk.chunk_id, chunk)
-    return list(seen.values())
 
 
 def _identity_item(chunk: LocatedChunk, replace: types.Range) -> types.CompletionItem:

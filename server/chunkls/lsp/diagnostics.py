@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from chunkls.chunk_ids import written_as
 from chunkls.citations import Problem, check_text
-from chunkls.lsp.navigation import navigable, ref_range, refs_of
-from chunkls.lsp.server import ChunkServer, DocumentContext
-from chunkls.positions import units
+from chunkls.lsp.documents import DocumentContext, is_open
+from chunkls.lsp.ranges import overlaps, range_before, ref_range
+from chunkls.lsp.refs import navigable, refs_of
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 CODE = "unknown-chunk"
 """Diagnostic code of a chunk ID that resolves to nothing."""
@@ -115,7 +118,7 @@ def text_document_code_action(
     actions: list[types.CodeAction] = []
     wanted = params.range
     for diagnostic in diagnostics_for(ls, context):
-        if not _overlaps(diagnostic.range, wanted):
+        if not overlaps(diagnostic.range, wanted):
             continue
         data: dict[str, Any] = diagnostic.data or {}
         for rank, replacement in enumerate(data.get("suggestions", [])):
@@ -141,22 +144,10 @@ def _replacement(
     old_path, _, old_identity = data["chunkId"].partition("#")
     new_path, _, new_identity = replacement.partition("#")
     if old_path == new_path:
-        end = written.end
-        start = types.Position(end.line, end.character - _units(context, old_identity))
-        return types.TextEdit(range=types.Range(start, end), new_text=new_identity)
+        at = range_before(written.end, old_identity, context.lines.encoding)
+        return types.TextEdit(range=at, new_text=new_identity)
     new_text = written_as(replacement, data.get("form", "bare"), bool(data.get("angle")))
     return types.TextEdit(range=written, new_text=new_text)
-
-
-def _units(context: DocumentContext, text: str) -> int:
-    return units(text, context.lines.encoding)
-
-
-def _overlaps(a: types.Range, b: types.Range) -> bool:
-    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
-        b.start.line,
-        b.start.character,
-    ) <= (a.end.line, a.end.character)
 
 
 class Pushes:
@@ -170,7 +161,7 @@ class Pushes:
     def publish(self, uri: str) -> None:
         """Compute and send one document's diagnostics."""
         self.pending.pop(uri, None)
-        if self.ls.shutting_down or not self.ls.is_open(uri):
+        if self.ls.shutting_down or not is_open(self.ls, uri):
             return
         context = navigable(self.ls, uri)
         items = diagnostics_for(self.ls, context) if context is not None else []

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from chunkls.chunking.chunker import file_type_for
-from chunkls.lsp.convert import first_line_range
-from chunkls.lsp.references import citations_of
-from chunkls.lsp.server import ChunkServer
+from chunkls.lsp.documents import get_buffer, get_document
+from chunkls.lsp.ranges import DOCUMENT_START, citation_locations, first_line_range
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 COPY_CHUNK_ID = "chunkls.copyChunkId"
 """Client-side command run by a lens click, with the chunk ID as its argument."""
@@ -26,23 +30,23 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
     """textDocument/codeLens: one lens per chunk of the open text, titled with its ID."""
     if not ls.settings.code_lens_enabled:
         return []
-    context = ls.document(params.text_document.uri)
+    context = get_document(ls, params.text_document.uri)
     if context is None or context.rel_path is None:
         return []
     name = context.rel_path.rsplit("/", 1)[-1]
     if file_type_for(name) is None:
         return []
-    top = types.Range(types.Position(0, 0), types.Position(0, 0))
     if context.folder is not None:
         reason = context.folder.rules.excluded_reason(context.rel_path)
         if reason is not None:
             title = f"Not in the chunk corpus: {reason}"
-            return [types.CodeLens(range=top, command=types.Command(title=title, command=""))]
-    buffer = ls.buffer(context)
+            return [
+                types.CodeLens(range=DOCUMENT_START, command=types.Command(title=title, command=""))
+            ]
+    buffer = get_buffer(ls, context)
     if buffer is None:
         return []
     lenses = []
-    converter = ls.protocol._converter
     for chunk in buffer.chunks:
         at = first_line_range(chunk)
         lenses.append(
@@ -53,7 +57,7 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
                 ),
             )
         )
-        cited = citations_of(ls, chunk)
+        cited = citation_locations(ls.citations.citing(chunk.chunk_id), ls.encoding)
         if cited:
             lenses.append(
                 types.CodeLens(
@@ -61,15 +65,13 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
                     command=types.Command(
                         title=f"cited by {len(cited)}",
                         command=SHOW_REFERENCES,
-                        arguments=[
-                            context.uri,
-                            converter.unstructure(at.start),
-                            converter.unstructure(cited),
-                        ],
+                        arguments=[context.uri, at.start, cited],
                     ),
                 )
             )
     if buffer.error is not None and not lenses:
         title = f"Not chunked: {buffer.error}"
-        lenses.append(types.CodeLens(range=top, command=types.Command(title=title, command="")))
+        lenses.append(
+            types.CodeLens(range=DOCUMENT_START, command=types.Command(title=title, command=""))
+        )
     return lenses

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in, ref_at
+from chunkls.chunk_ids import ChunkRef, ref_at
 from chunkls.index import IndexedChunk
-from chunkls.lsp.convert import chunk_uri, location
-from chunkls.lsp.server import ChunkServer, DocumentContext
+from chunkls.lsp.documents import DocumentContext
+from chunkls.lsp.ranges import chunk_uri, location, ref_range
+from chunkls.lsp.refs import navigable, refs_of, resolve_ref
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 PREVIEW_LINES = 12
 """Lines of a chunk shown in a hover."""
@@ -29,41 +33,6 @@ def register(server: ChunkServer) -> None:
     )(text_document_document_link)
 
 
-def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
-    """A document whose chunk IDs are navigable (by language setting), or ``None``."""
-    context = ls.document(uri)
-    if context is None or context.language not in ls.settings.navigation_languages:
-        return None
-    return context
-
-
-def refs_of(context: DocumentContext) -> list[ChunkRef]:
-    """The chunk IDs written in a document (recognised once per version)."""
-    if context.refs is None:
-        context.refs = find_chunk_refs_in(context.text, context.language)
-    return context.refs
-
-
-def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
-    """The chunks a reference in a document points at, by index lookup only.
-
-    ``#identity`` means a chunk of the document itself, as its text is now (so a
-    heading typed a moment ago resolves), when the document is in the corpus.
-    """
-    if ref.form == "local" and context.rel_path is not None:
-        buffer = ls.buffer(context)
-        home = context.folder or ls.loose_folder(context)
-        in_corpus = context.folder is None or (
-            context.folder.rules.excluded_reason(context.rel_path) is None
-        )
-        if buffer is not None and home is not None and in_corpus:
-            wanted = f"{context.rel_path}#{ref.identity}"
-            return [
-                IndexedChunk(home, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted
-            ]
-    return ls.index.resolve_first(candidate_ids(ref, context.rel_path), prefer=context.folder)
-
-
 def _ref_under_cursor(
     ls: ChunkServer, uri: str, position: types.Position
 ) -> tuple[DocumentContext, ChunkRef] | None:
@@ -73,18 +42,6 @@ def _ref_under_cursor(
     offset = context.lines.offset(position.line, position.character)
     ref = ref_at(refs_of(context), offset)
     return None if ref is None else (context, ref)
-
-
-def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
-    """The range of a reference in its document (made once per document version:
-    a hover comes with every rest of the mouse)."""
-    key = (ref.start, ref.end)
-    found = context.ranges.get(key)
-    if found is None:
-        start = context.lines.position(ref.start)
-        end = context.lines.position(ref.end)
-        found = context.ranges[key] = types.Range(types.Position(*start), types.Position(*end))
-    return found
 
 
 def text_document_definition(
@@ -163,10 +120,7 @@ def preview(entry: IndexedChunk) -> str:
 def text_document_document_link(
     ls: ChunkServer, params: types.DocumentLinkParams
 ) -> list[types.DocumentLink]:
-    """textDocument/documentLink: bare and backticked IDs that resolve become links.
-
-    Markdown link targets are left to the editor's Markdown support.
-    """
+    """textDocument/documentLink: bare and backticked IDs that resolve (not Markdown links)."""
     context = navigable(ls, params.text_document.uri)
     if context is None:
         return []

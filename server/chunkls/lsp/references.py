@@ -1,14 +1,16 @@
-"""Who cites this chunk: textDocument/references, and the "cited by N" lens data."""
+"""Who cites this chunk: textDocument/references."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from chunkls.chunking import LocatedChunk
-from chunkls.citations import Citation
-from chunkls.lsp.server import ChunkServer
-from chunkls.lsp.uris import uri_of
-from chunkls.positions import Encoding, units
+from chunkls.lsp.documents import chunk_at_line
+from chunkls.lsp.ranges import citation_locations
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 
 def register(server: ChunkServer) -> None:
@@ -16,42 +18,11 @@ def register(server: ChunkServer) -> None:
     server.feature(types.TEXT_DOCUMENT_REFERENCES)(text_document_references)
 
 
-def chunk_at(ls: ChunkServer, uri: str, line: int) -> LocatedChunk | None:
-    """The chunk of a Python or Markdown document at a 0-based line."""
-    context = ls.document(uri)
-    buffer = ls.buffer(context) if context is not None else None
-    if buffer is None:
-        return None
-    for chunk in buffer.chunks:
-        if chunk.start_line <= line + 1 <= chunk.end_line:
-            return chunk
-    return None
-
-
-def citation_location(citation: Citation, encoding: Encoding) -> types.Location:
-    """Where a citation is written."""
-    path = citation.folder.root / citation.rel_path
-    if citation.prefix is None:
-        start, end = citation.column, citation.end_column
-    else:
-        start = units(citation.prefix[: citation.column], encoding)
-        end = units(citation.prefix[: citation.end_column], encoding)
-    return types.Location(
-        uri=uri_of(path),
-        range=types.Range(types.Position(citation.line, start), types.Position(citation.line, end)),
-    )
-
-
-def citations_of(ls: ChunkServer, chunk: LocatedChunk) -> list[types.Location]:
-    """Locations citing a chunk's ID."""
-    return [citation_location(c, ls.encoding) for c in ls.citations.citing(chunk.chunk_id)]
-
-
 def text_document_references(
     ls: ChunkServer, params: types.ReferenceParams
 ) -> list[types.Location] | None:
     """textDocument/references: every Markdown and text file place citing the chunk."""
-    chunk = chunk_at(ls, params.text_document.uri, params.position.line)
+    chunk = chunk_at_line(ls, params.text_document.uri, params.position.line)
     if chunk is None:
         return None
-    return citations_of(ls, chunk)
+    return citation_locations(ls.citations.citing(chunk.chunk_id), ls.encoding)

@@ -1,9 +1,10 @@
-"""The language server: state, the one path that changes it, and start-up.
+"""The language server: its state and the one path that changes it.
 
 ``ChunkServer`` holds the workspace index and the open buffers' chunkings.
 Every change to the index goes through ``refresh_paths`` (a save, a file
 watcher batch) or ``index_folders`` (start, re-index, folders added, settings
-changed), which then tells the client (lens refresh, status).
+changed), which then tells the client (lens refresh, status). The features
+that read it are wired by ``chunkls.lsp.setup``.
 """
 
 from __future__ import annotations
@@ -11,35 +12,30 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import sys
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from chunkls import __version__
 from chunkls.cache import cache_dir
-from chunkls.chunk_ids import ChunkRef
-from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
-from chunkls.chunking.chunker import ChunkingError, file_type_for
-from chunkls.chunking.corpus import FileSkipped, load_rules, read_corpus_file
+from chunkls.chunking import CorpusRules
+from chunkls.chunking.corpus import load_rules
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
+from chunkls.lsp.status import STATUS_NOTIFICATION, status_of
 from chunkls.lsp.uris import path_of
 from chunkls.memory import release_memory
-from chunkls.positions import Encoding, TextLines
+from chunkls.positions import Encoding
 
 logger = logging.getLogger("chunkls")
-
-STATUS_NOTIFICATION = "chunkls/status"
-"""Custom notification: ``{indexing, chunks, files, skipped}`` for status bars."""
 
 _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
@@ -50,69 +46,6 @@ INDEX_ELSEWHERE_FROM = 2_000
 cache, then loaded from it): the server's heap stays that of a restart."""
 _PAUSE = 0.0005
 """How long each pause lets requests run (several loop turns: read, handle, write)."""
-
-
-class Buffer:
-    """An open document's chunking, computed from its text (not from disk)."""
-
-    __slots__ = ("chunks", "error", "version")
-
-    def __init__(self, version: int | None, chunks: list[LocatedChunk], error: str | None) -> None:
-        self.version = version
-        self.chunks = chunks
-        """The last good chunking (kept while a Python buffer does not parse)."""
-        self.error = error
-        """Why the current text does not chunk, if it does not."""
-
-
-class DocumentContext:
-    """What the features need to know about a document."""
-
-    __slots__ = (
-        "_answers",
-        "folder",
-        "language",
-        "lines",
-        "ranges",
-        "refs",
-        "rel_path",
-        "text",
-        "uri",
-        "version",
-    )
-
-    def __init__(
-        self,
-        uri: str,
-        text: str,
-        language: str,
-        folder: Folder | None,
-        rel_path: str | None,
-        encoding: Encoding,
-    ) -> None:
-        self.uri = uri
-        self.text = text
-        self.language = language
-        self.folder = folder
-        """The workspace folder holding the document, if any."""
-        self.rel_path = rel_path
-        """Its path relative to that folder (its file name in single-file mode)."""
-        self.lines = TextLines(text, encoding)
-        self.version: int | None = None
-        """The open document's version this context was made from."""
-        self.refs: list[ChunkRef] | None = None
-        """The chunk IDs written in it, once recognised (see ``navigation.refs_of``)."""
-        self.ranges: dict[tuple[int, int], types.Range] = {}
-        """Editor ranges of character spans asked for (see ``navigation.ref_range``)."""
-        self._answers: tuple[object, dict[object, Any]] = ((), {})
-
-    def answers(self, state: object) -> dict[object, Any]:
-        """Answers computed for this text while the server's ``state`` (what else
-        they depend on: the index's version, ...) is as given; a new state starts
-        afresh."""
-        if self._answers[0] != state:
-            self._answers = (state, {})
-        return self._answers[1]
 
 
 class ChunkServer(LanguageServer):
@@ -157,13 +90,21 @@ class ChunkServer(LanguageServer):
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
+        self.located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
+        """URI -> (the index's folders version, (its path, folder, folder-relative
+        path)) (see ``documents.locate``)."""
         self._trimmed = 0.0
+        """When free heap memory was last given back (``time.monotonic``)."""
         self._lens_refresh: asyncio.Task[Any] | None = None
+        """The ``workspace/codeLens/refresh`` request under way, if any."""
         self._lens_refresh_again = False
+        """Whether the index changed again while that request was under way."""
         self._encoding: Encoding | None = None
-        self._located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
+        """The negotiated position encoding, once known."""
         self._pending: dict[Folder, set[str]] = {}
+        """Paths changed on disk, waiting to be re-read together."""
         self._flush: asyncio.Task[Any] | None = None
+        """The task that re-reads the pending paths, if one is waiting."""
 
     # -- helpers -----------------------------------------------------------------
 
@@ -246,102 +187,6 @@ class ChunkServer(LanguageServer):
         self.reported.add((path, reason))
         self.log(f"{path}: {reason}", types.MessageType.Warning)
 
-    # -- documents ---------------------------------------------------------------
-
-    def is_open(self, uri: str) -> bool:
-        """Whether the editor has the document open (pygls keys open documents
-        by their unquoted URI: ``my%20notes.md`` is open as ``my notes.md``)."""
-        return unquote(uri) in self.workspace.text_documents
-
-    def locate(self, uri: str) -> tuple[str | None, Folder | None, str | None]:
-        """A URI's file system path, workspace folder and folder-relative path
-        (memoised until the folders change)."""
-        version = self.index.folders_version
-        known = self._located.get(uri)
-        if known is not None and known[0] == version:
-            return known[1]
-        path = path_of(uri)
-        folder: Folder | None = None
-        rel_path: str | None = None
-        if path is not None:
-            found = self.index.folder_of(path)
-            if found is not None:
-                folder, rel_path = found
-            elif not self.index.folders:
-                rel_path = Path(path).name  # single-file mode
-        if len(self._located) > 10_000:
-            self._located.clear()
-        self._located[uri] = (version, (path, folder, rel_path))
-        return path, folder, rel_path
-
-    def document(self, uri: str) -> DocumentContext | None:
-        """The context of an open document (or of a file on disk under a
-        workspace folder), or ``None``."""
-        cached = self.contexts.get(uri)
-        if cached is not None:
-            doc = self.workspace.text_documents.get(unquote(uri))
-            _, folder, rel_path = self.locate(uri)
-            if (
-                doc is not None
-                and doc.version is not None
-                and cached.version == doc.version
-                and cached.folder is folder
-                and cached.rel_path == rel_path
-                and cached.lines.encoding == self.encoding
-            ):
-                return cached
-        if uri.startswith("file:") and self.locate(uri)[0] is None:
-            return None  # a file: URI that is not a path
-        path, folder, rel_path = self.locate(uri)
-        try:
-            doc = self.workspace.get_text_document(uri)
-        except Exception:  # a bad or foreign URI
-            return None
-        text: str | None
-        if self.is_open(uri):
-            text = doc.source
-        elif folder is not None and path is not None and rel_path is not None:
-            # not open: read it as a corpus file is read (a regular file under
-            # the folder, within the size limit), never /dev/stdin or /dev/zero
-            text = _read_closed(folder, rel_path, path)
-            if text is None:
-                return None
-        else:
-            return None  # not open and outside every workspace folder: not read
-        language = doc.language_id or _language_of(path or uri)
-        context = DocumentContext(uri, text, language, folder, rel_path, self.encoding)
-        if self.is_open(uri):
-            context.version = doc.version
-            self.contexts[uri] = context
-        return context
-
-    def buffer(self, context: DocumentContext) -> Buffer | None:
-        """The chunking of a Python or Markdown document's current text."""
-        name = context.rel_path.rsplit("/", 1)[-1] if context.rel_path else ""
-        if context.rel_path is None or file_type_for(name) is None:
-            return None
-        doc = self.workspace.get_text_document(context.uri)
-        cached = self.buffers.get(context.uri)
-        if cached is not None and cached.version == doc.version and doc.version is not None:
-            return cached
-        try:
-            chunks = chunk_source(normalize_newlines(context.text), context.rel_path, name)
-            buffer = Buffer(doc.version, chunks, None)
-        except ChunkingError as error:
-            buffer = Buffer(doc.version, cached.chunks if cached else [], error.reason)
-        except (RecursionError, MemoryError) as error:
-            buffer = Buffer(doc.version, cached.chunks if cached else [], repr(error))
-        if self.is_open(context.uri):
-            self.buffers[context.uri] = buffer
-        return buffer
-
-    def loose_folder(self, context: DocumentContext) -> Folder | None:
-        """In single-file mode, a folder (not indexed) for a document's directory."""
-        path = path_of(context.uri)
-        if path is None or context.folder is not None:
-            return None
-        return Folder(Path(path).parent, CorpusRules())
-
     # -- the index: the one path that changes it --------------------------------
 
     def index_folders(
@@ -415,8 +260,9 @@ class ChunkServer(LanguageServer):
 
     def report_skipped(self, folder: Folder) -> None:
         """Report each file that could not be chunked, once."""
-        for rel_path, reason in sorted(folder.skipped.items()):
-            self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
+        for skipped_in, rel_path, reason in self.index.skipped():
+            if skipped_in is folder:
+                self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
 
     def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
         """Batch paths changed on disk; they are re-read together shortly."""
@@ -486,15 +332,7 @@ class ChunkServer(LanguageServer):
     def send_status(self) -> None:
         """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""
         try:
-            self.protocol.notify(
-                STATUS_NOTIFICATION,
-                {
-                    "indexing": self.indexing > 0,
-                    "chunks": len(self.index),
-                    "files": self.index.file_count(),
-                    "skipped": sum(len(folder.skipped) for folder in self.index.folders),
-                },
-            )
+            self.protocol.notify(STATUS_NOTIFICATION, status_of(self.index, self.indexing > 0))
         except Exception:
             logger.debug("could not send status", exc_info=True)
 
@@ -536,73 +374,3 @@ class ChunkServer(LanguageServer):
         for problem in folder.config_problems:
             self.report_once(problem.source, problem.message)
         return folder
-
-
-def _read_closed(folder: Folder, rel_path: str, path: str) -> str | None:
-    """The text of a document that is not open, if it is a readable UTF-8
-    regular file under the folder (symlinks only to files under it)."""
-    try:
-        is_symlink = Path(path).is_symlink()
-        source = read_corpus_file(
-            folder.root_resolved, rel_path, path, is_symlink, folder.rules.max_file_size
-        )
-        return source.data.decode("utf-8")
-    except (FileSkipped, OSError, UnicodeDecodeError):
-        return None
-
-
-def _language_of(path: str) -> str:
-    lowered = path.lower()
-    if lowered.endswith(".py"):
-        return "python"
-    if lowered.endswith((".md", ".markdown")):
-        return "markdown"
-    return "plaintext"
-
-
-def create_server() -> ChunkServer:
-    """A server with every feature registered."""
-    from chunkls.lsp import (
-        commands,
-        completion,
-        diagnostics,
-        lenses,
-        navigation,
-        references,
-        symbols,
-        sync,
-    )
-
-    server = ChunkServer()
-    for module in (
-        sync,
-        lenses,
-        navigation,
-        symbols,
-        commands,
-        diagnostics,
-        completion,
-        references,
-    ):
-        module.register(server)
-    return server
-
-
-def run(tcp: str | None = None) -> int:
-    """Serve LSP over stdio, or over TCP (``HOST:PORT``) for debugging."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="chunkls %(levelname)s: %(message)s"
-    )
-    logging.getLogger("pygls").setLevel(logging.WARNING)
-    server = create_server()
-    if tcp:
-        host, _, port = tcp.rpartition(":")
-        if not port.isdigit():
-            logger.error("--tcp expects HOST:PORT, got %r", tcp)
-            return 2
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        from chunkls.lsp.stdio import serve_stdio
-
-        serve_stdio(server)
-    return 0

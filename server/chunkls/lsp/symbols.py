@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from chunkls.lsp.convert import chunk_range, first_line_range, location, symbol_kind
-from chunkls.lsp.server import ChunkServer
+from chunkls.chunking import LocatedChunk
+from chunkls.lsp.documents import get_buffer, get_document
+from chunkls.lsp.ranges import chunk_range, first_line_range, location
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
 
 WORKSPACE_SYMBOL_LIMIT = 100
 """Results of a workspace/symbol query."""
+
+SYMBOL_KINDS = {
+    "function": types.SymbolKind.Function,
+    "class": types.SymbolKind.Class,
+    "module": types.SymbolKind.Module,
+    "heading": types.SymbolKind.String,
+}
+"""A chunk identity's kind (its first word) -> the symbol kind shown for it."""
 
 
 def register(server: ChunkServer) -> None:
@@ -21,8 +35,8 @@ def text_document_document_symbol(
     ls: ChunkServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
     """textDocument/documentSymbol: the document's chunks, in order."""
-    context = ls.document(params.text_document.uri)
-    buffer = ls.buffer(context) if context is not None else None
+    context = get_document(ls, params.text_document.uri)
+    buffer = get_buffer(ls, context) if context is not None else None
     if context is None or buffer is None:
         return []
     return [
@@ -53,3 +67,8 @@ def workspace_symbol(
         )
         for hit in ls.index.search(params.query, WORKSPACE_SYMBOL_LIMIT)
     ]
+
+
+def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:
+    """A symbol kind for a chunk's identity kind."""
+    return SYMBOL_KINDS.get(chunk.identity.split("-", 1)[0], types.SymbolKind.Object)

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.lsp.server import ChunkServer, logger
+from chunkls.lsp.documents import forget
 from chunkls.lsp.uris import path_of
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
+
+logger = logging.getLogger("chunkls")
 
 WATCHED_FILES = "**/*.{py,md,markdown,txt}"
 """Corpus files the client is asked to watch for create, change and delete."""
@@ -74,8 +81,7 @@ async def _register_watchers(ls: ChunkServer) -> None:
 
 def text_document_did_open(ls: ChunkServer, params: types.DidOpenTextDocumentParams) -> None:
     """textDocument/didOpen: forget any stale chunking of this URI."""
-    ls.buffers.pop(params.text_document.uri, None)
-    ls.contexts.pop(params.text_document.uri, None)
+    forget(ls, params.text_document.uri)
     for callback in ls.on_document_changed:
         callback(params.text_document.uri, False)
 
@@ -88,8 +94,7 @@ def text_document_did_change(ls: ChunkServer, params: types.DidChangeTextDocumen
 
 def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentParams) -> None:
     """textDocument/didClose: drop the buffer's chunking."""
-    ls.buffers.pop(params.text_document.uri, None)
-    ls.contexts.pop(params.text_document.uri, None)
+    forget(ls, params.text_document.uri)
     for callback in ls.on_document_closed:
         callback(params.text_document.uri)
 

@@ -1,0 +1,101 @@
+"""Chunks, IDs written in documents and citations to LSP ranges, locations and
+URIs: the one place that makes them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from chunkls.chunking import LocatedChunk
+from chunkls.citations import Citation
+from chunkls.index import IndexedChunk
+from chunkls.lsp.uris import uri_of
+from chunkls.positions import Encoding, TextLines, units
+
+if TYPE_CHECKING:
+    from chunkls.chunk_ids import ChunkRef
+    from chunkls.lsp.documents import DocumentContext
+
+DOCUMENT_START = types.Range(types.Position(0, 0), types.Position(0, 0))
+"""A zero-width range at the start of a document (for a lens about the whole file)."""
+
+
+def chunk_range(
+    chunk: LocatedChunk, lines: TextLines | None, encoding: Encoding = "utf-16"
+) -> types.Range:
+    """The range of a chunk's stripped text: from the start of its first line to
+    the end of its last. With the document's lines the end is exact; without,
+    it is the end of the chunk text's last line (the same for all but exotic
+    line separators)."""
+    start = chunk.start_line - 1
+    end = chunk.end_line - 1
+    if lines is not None:
+        end = min(end, len(lines) - 1)
+        start = min(start, end)
+        return types.Range(types.Position(start, 0), types.Position(end, lines.line_end(end)))
+    last = chunk.text.rsplit("\n", 1)[-1]
+    return types.Range(types.Position(start, 0), types.Position(end, units(last, encoding)))
+
+
+def first_line_range(chunk: LocatedChunk) -> types.Range:
+    """A zero-width range at the start of a chunk's first line."""
+    position = types.Position(chunk.start_line - 1, 0)
+    return types.Range(position, position)
+
+
+def chunk_uri(entry: IndexedChunk) -> str:
+    """The file URI of the file a chunk's text comes from."""
+    return uri_of(entry.path)
+
+
+def location(entry: IndexedChunk, encoding: Encoding = "utf-16") -> types.Location:
+    """Where a chunk is."""
+    return types.Location(chunk_uri(entry), chunk_range(entry.chunk, None, encoding))
+
+
+def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
+    """The range of a chunk ID written in a document (made once per document
+    version: a hover comes with every rest of the mouse)."""
+    key = (ref.start, ref.end)
+    found = context.ranges.get(key)
+    if found is None:
+        start = context.lines.position(ref.start)
+        end = context.lines.position(ref.end)
+        found = context.ranges[key] = types.Range(types.Position(*start), types.Position(*end))
+    return found
+
+
+def citation_location(citation: Citation, encoding: Encoding) -> types.Location:
+    """Where a citation is written."""
+    path = citation.folder.root / citation.rel_path
+    if citation.prefix is None:
+        start, end = citation.column, citation.end_column
+    else:
+        start = units(citation.prefix[: citation.column], encoding)
+        end = units(citation.prefix[: citation.end_column], encoding)
+    return types.Location(
+        uri=uri_of(path),
+        range=types.Range(types.Position(citation.line, start), types.Position(citation.line, end)),
+    )
+
+
+def citation_locations(citations: Iterable[Citation], encoding: Encoding) -> list[types.Location]:
+    """Where each of the citations is written."""
+    return [citation_location(citation, encoding) for citation in citations]
+
+
+def range_before(end: types.Position, text: str, encoding: Encoding) -> types.Range:
+    """The range of ``text`` that ends at ``end`` on the same line (what was
+    typed before the cursor, the identity at the end of a written ID)."""
+    start = types.Position(end.line, end.character - units(text, encoding))
+    return types.Range(start, types.Position(end.line, end.character))
+
+
+def overlaps(a: types.Range, b: types.Range) -> bool:
+    """Whether two ranges share a position (touching ends count)."""
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
+        b.start.line,
+        b.start.character,
+    ) <= (a.end.line, a.end.character)

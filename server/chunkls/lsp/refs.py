@@ -1,0 +1,48 @@
+"""Chunk IDs written in a document: which documents are navigable, the IDs
+written in them, and the chunks each one points at."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
+from chunkls.index import IndexedChunk
+from chunkls.lsp.documents import DocumentContext, get_buffer, get_document, loose_folder
+
+if TYPE_CHECKING:
+    from chunkls.lsp.server import ChunkServer
+
+
+def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
+    """A document whose chunk IDs are navigable (by language setting), or ``None``."""
+    context = get_document(ls, uri)
+    if context is None or context.language not in ls.settings.navigation_languages:
+        return None
+    return context
+
+
+def refs_of(context: DocumentContext) -> list[ChunkRef]:
+    """The chunk IDs written in a document (recognised once per version)."""
+    if context.refs is None:
+        context.refs = find_chunk_refs_in(context.text, context.language)
+    return context.refs
+
+
+def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
+    """The chunks a reference in a document points at, by index lookup only.
+
+    ``#identity`` means a chunk of the document itself, as its text is now (so a
+    heading typed a moment ago resolves), when the document is in the corpus.
+    """
+    if ref.form == "local" and context.rel_path is not None:
+        buffer = get_buffer(ls, context)
+        home = context.folder or loose_folder(context)
+        in_corpus = context.folder is None or (
+            context.folder.rules.excluded_reason(context.rel_path) is None
+        )
+        if buffer is not None and home is not None and in_corpus:
+            wanted = f"{context.rel_path}#{ref.identity}"
+            return [
+                IndexedChunk(home, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted
+            ]
+    return ls.index.resolve_first(candidate_ids(ref, context.rel_path), prefer=context.folder)

@@ -1,0 +1,271 @@
+"""The shape of the package: no import circle, features apart, modules small.
+
+The import graph is read from the source with ``ast``: every ``import`` counts,
+at module level or inside a function, except those under ``if TYPE_CHECKING:``
+(they are for the type checker only and never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "server" / "chunkls"
+
+FEATURES = {
+    "chunkls.lsp.commands",
+    "chunkls.lsp.completion",
+    "chunkls.lsp.diagnostics",
+    "chunkls.lsp.lenses",
+    "chunkls.lsp.navigation",
+    "chunkls.lsp.references",
+    "chunkls.lsp.symbols",
+    "chunkls.lsp.sync",
+}
+"""The LSP feature modules: each has ``register(server)``, wired by ``lsp.setup``."""
+
+SERVER = "chunkls.lsp.server"
+
+MAX_LINES = 650
+
+TOO_LONG_FOR_NOW = {
+    # being split by other branches of issue 17; the lead removes each entry
+    # as its split is merged (the list only ever shrinks)
+    "chunkls.index",  # store, bulk indexing, suggestions (h-index)
+    "chunkls.chunk_ids",  # the lexer leaves the ID grammar (h-lexer)
+    "chunkls.search",  # BM25 postings and snapshots
+}
+"""Modules allowed over ``MAX_LINES`` for the moment."""
+
+PROTOCOL_FREE = ("chunkls.chunking", "chunkls.index", "chunkls.search")
+"""The core: it (and all it imports) knows nothing of LSP."""
+
+PROTOCOL_PACKAGES = {"pygls", "lsprotocol"}
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    """Dotted module name -> its file, for every module of the package at ``root``."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements under ``node`` that run (not ``if TYPE_CHECKING:`` bodies)."""
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        for child in node.orelse:
+            yield from _imports(child)
+        return
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _imports(child)
+
+
+def imported_names(module: str, path: Path, is_package: bool) -> set[tuple[str, str]]:
+    """What ``module`` imports: (``a``, ``a.b``) for ``from a import b`` (the
+    second when ``b`` is a module, else the first), (``a.b``, ``a.b``) for
+    ``import a.b``."""
+    names: set[tuple[str, str]] = set()
+    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update((alias.name, alias.name) for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            package = module.split(".")
+            if not is_package:
+                package.pop()
+            package = package[: len(package) - (node.level - 1)]
+            base = ".".join(package + ([base] if base else []))
+        names.update((base, f"{base}.{alias.name}") for alias in node.names)
+    return names
+
+
+def import_graph(root: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module -> the package's modules it imports, module -> the outside
+    top-level packages it imports)."""
+    files = module_files(root)
+    inside: dict[str, set[str]] = {}
+    outside: dict[str, set[str]] = {}
+    for module, path in files.items():
+        names = imported_names(module, path, path.name == "__init__.py")
+        inside[module] = set()
+        outside[module] = set()
+        for base, name in names:
+            target = name if name in files else base
+            if target in files:
+                if target != module:
+                    inside[module].add(target)
+            elif target.split(".")[0] != root.name:
+                outside[module].add(target.split(".")[0])
+    return inside, outside
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle (its modules, the first repeated at the end), or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state:
+                found = visit(target)
+                if found is not None:
+                    return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            found = visit(module)
+            if found is not None:
+                return found
+    return None
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """``start`` and every module it imports, directly or not."""
+    seen = {start}
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+GRAPH, OUTSIDE = import_graph(PACKAGE)
+
+
+def test_the_package_has_no_import_circle() -> None:
+    """No module imports itself through others."""
+    assert find_cycle(GRAPH) is None, " -> ".join(find_cycle(GRAPH) or [])
+
+
+def test_the_feature_list_is_every_module_with_register() -> None:
+    """Every LSP module with ``register(server)`` is a feature (and is checked)."""
+    registering = {
+        module
+        for module, path in module_files(PACKAGE).items()
+        if module.startswith("chunkls.lsp.")
+        and any(
+            isinstance(node, ast.FunctionDef) and node.name == "register"
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    }
+    assert registering == FEATURES
+
+
+@pytest.mark.parametrize("feature", sorted(FEATURES))
+def test_a_feature_imports_neither_the_server_nor_another_feature(feature: str) -> None:
+    """What features share lives in modules of its own (documents, refs, ranges)."""
+    wrong = GRAPH[feature] & (FEATURES | {SERVER})
+    assert not wrong, f"{feature} imports {sorted(wrong)}"
+
+
+def test_only_setup_wires_the_features() -> None:
+    """The features are imported by the setup module only."""
+    importers = {module for module, targets in GRAPH.items() if targets & FEATURES}
+    assert importers == {"chunkls.lsp.setup"}
+
+
+@pytest.mark.parametrize("core", PROTOCOL_FREE)
+def test_the_core_knows_nothing_of_lsp(core: str) -> None:
+    """The chunker, the index and search (and all they import) use neither
+    pygls nor lsprotocol, nor any ``chunkls.lsp`` module."""
+    for module in sorted(GRAPH):
+        if module != core and not module.startswith(f"{core}."):
+            continue
+        for used in reachable(GRAPH, module):
+            assert not used.startswith("chunkls.lsp"), f"{module} reaches {used}"
+            assert not OUTSIDE[used] & PROTOCOL_PACKAGES, f"{module} reaches {used}: LSP"
+
+
+def test_modules_are_small() -> None:
+    """No module is much over 600 lines (those being split aside)."""
+    too_long = {
+        module: lines
+        for module, path in module_files(PACKAGE).items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert set(too_long) <= TOO_LONG_FOR_NOW, too_long
+
+
+# -- the checks themselves ---------------------------------------------------------
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "pkg"
+    for name, text in {"__init__.py": "", **files}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_circle_through_a_function_level_import_is_found(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "a.py": "from pkg import b\n",
+            "b.py": "def f():\n    from pkg.c import x\n",
+            "c.py": "import pkg.a\nx = 1\n",
+        },
+    )
+    graph, _ = import_graph(root)
+    assert graph["pkg.a"] == {"pkg.b"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.c", "pkg.a"]
+
+
+def test_type_checking_imports_are_no_edges(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "a.py": "from pkg.b import y\n",
+            "b.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from pkg.a import x\n"
+                "else:\n    import lsprotocol\n"
+                "y = 1\n"
+            ),
+        },
+    )
+    graph, outside = import_graph(root)
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": set()}
+    assert find_cycle(graph) is None
+    assert outside["pkg.b"] == {"typing", "lsprotocol"}
+
+
+def test_relative_imports_are_resolved(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "sub/__init__.py": "from . import one\n",
+            "sub/one.py": "from ..two import z\nfrom .three import w\n",
+            "sub/three.py": "w = 1\n",
+            "two.py": "z = 1\n",
+        },
+    )
+    graph, _ = import_graph(root)
+    assert graph["pkg.sub"] == {"pkg.sub.one"}
+    assert graph["pkg.sub.one"] == {"pkg.two", "pkg.sub.three"}
