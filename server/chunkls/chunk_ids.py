@@ -19,7 +19,9 @@ delimited: as a whole backtick span (``Meeting Notes/q3 plan.md#heading-goals``
 in backticks) or as a whole Markdown link target, in angle brackets
 (``[x](<Meeting Notes/q3 plan.md#heading-goals>)``) or percent-encoded
 (``[x](Meeting%20Notes/q3%20plan.md#heading-goals)``). Bare in prose such a
-path cannot be told from the words around it.
+path cannot be told from the words around it. A bare ID starts on a token
+boundary: after text that continues a path (``%20``, a backslash, a letter) it
+is the tail of a longer token, and no ID (see ``_PATH_START``).
 
 Recognition is linear in the text: matches may only start where a path run
 starts (a look-behind), so a megabyte of near-IDs costs one pass, and each match
@@ -54,8 +56,11 @@ Form = Literal["bare", "backtick", "link", "local"]
 # The grammar's pieces; every pattern below is built from them.
 _PATH_CHAR = r"[\w.\-/]"
 """A character of a path written bare (others need a delimited form)."""
-_PATH_START = r"(?<![\w.\-/~#])"
-"""Where a bare path may start: not inside a longer path-like run."""
+_PATH_START = r"(?<![\w.\-/~#%\\])"
+"""Where a bare path may start: on a token boundary, not after text that
+continues a path (a letter, ``.``, ``/``, ``~``, ``#``, ``%`` as in ``%20``, a
+backslash), so no tail of a longer token (``20plan.md#heading-goals`` of
+``Meeting%20Notes/q3%20plan.md#heading-goals``) is taken for an ID."""
 _CODE_KINDS = r"module-\d+|function-\w+|class-\w+"
 _IDENTITY_KINDS = rf"(?:{_CODE_KINDS}|heading-\w+(?:-\w+)*)"
 """The identity kinds the chunker makes; headings also in the case-variant

@@ -998,3 +998,77 @@ def test_ref_at_equals_a_scan(gaps: list[int], lengths: list[int]) -> None:
 def test_typed_id_at(line: str, typed: tuple[str, str, str | None] | None) -> None:
     assert typed_id_at(line, len(line)) == typed
     assert typed_id_at(line + " and more", len(line)) == typed  # only what is before the cursor
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the tail of a longer token is no ID: "%20", a backslash, letters before it
+        ("Meeting%20Notes/q3%20plan.md#heading-goals", []),
+        ("see q3%20plan.md#heading-goals", []),
+        ("100%a.py#function-f", []),
+        ("C:\\notes\\a.py#function-f", []),
+        ("dir\\a.py#function-f", []),
+        ("\\a.py#function-f", []),
+        ("~a.py#function-f", []),
+        ("x#a.py#function-f", []),
+        ("xa.py#function-f", [("xa.py#function-f", "xa.py", "function-f", "bare")]),  # whole
+        ("é.py#function-f", [("é.py#function-f", "é.py", "function-f", "bare")]),
+        # a token boundary before it: an ID
+        ("see a.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("(a.py#function-f)", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("'a.py#function-f'", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ('"a.py#function-f"', [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("<a.py#function-f>", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("=a.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("\ta.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        (
+            "a.py#function-f,b.py#class-C",
+            [
+                ("a.py#function-f", "a.py", "function-f", "bare"),
+                ("b.py#class-C", "b.py", "class-C", "bare"),
+            ],
+        ),
+        ("`a.py#function-f`", [("a.py#function-f", "a.py", "function-f", "backtick")]),
+        # the whole token, delimited, is still read
+        (
+            "[g](Meeting%20Notes/q3%20plan.md#heading-goals)",
+            [
+                (
+                    "Meeting%20Notes/q3%20plan.md#heading-goals",
+                    "Meeting Notes/q3 plan.md",
+                    "heading-goals",
+                    "link",
+                )
+            ],
+        ),
+        ("[x](a\\b.md#heading-x)", [("a\\b.md#heading-x", "a\\b.md", "heading-x", "link")]),
+    ],
+)
+def test_a_bare_id_starts_on_a_token_boundary(
+    text: str, expected: list[tuple[str, str, str, Form]]
+) -> None:
+    assert _shown(text) == expected
+    assert find_chunk_refs_in(text, "markdown") == find_chunk_refs(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["see Meeting%20Notes/q3%20pl", "see q3%20plan.md#", "C:\\notes\\a.py#func", "x\\a"],
+)
+def test_no_id_is_typed_inside_a_longer_token(line: str) -> None:
+    assert typed_id_at(line, len(line)) is None
+
+
+def test_check_takes_no_tail_of_a_longer_token_for_an_id(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"plan.md": "# Goals\n\nShip.\n", "docs/guide.md": ""})
+    index = build_index([tmp_path])
+    folder = index.folders[0]
+    text = (
+        "Meeting%20Notes/q3%20plan.md#heading-goals and C:\\x\\plan.md#heading-gone\n"
+        "but plan.md#heading-gone is one\n"
+    )
+    problems = check_text(index, text, "markdown", folder, "docs/guide.md")
+    assert [(p.chunk_id, p.ref.start) for p in problems] == [
+        ("plan.md#heading-gone", text.index("plan.md#heading-gone is"))
+    ]
