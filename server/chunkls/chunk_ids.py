@@ -71,7 +71,7 @@ _LOCAL_ID = re.compile(
     r"(?<![\w.\-/~#\]])"
     rf"#(?P<identity>(?:{_CODE_KINDS}|heading-[a-z0-9]+(?:-[a-z0-9]+)*))(?![\w-])"
 )
-"""``#identity`` alone: headings only as slugs (``#Setup`` is prose)."""
+"""``#identity`` alone: headings only as lower-case slugs (``#heading-Setup`` is none)."""
 _SCHEME_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:/*\Z")
 
 
