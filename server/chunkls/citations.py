@@ -24,6 +24,7 @@ from typing import NamedTuple
 from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.chunking.chunker import suffix_of
 from chunkls.chunking.corpus import FileSkipped, read_regular
+from chunkls.ignore_markers import unignored
 from chunkls.index import Folder, WorkspaceIndex
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
@@ -303,10 +304,17 @@ def check_text(
     history: ChunkHistory | None = None,
     refs: list[ChunkRef] | None = None,
 ) -> list[Problem]:
-    """The references in a text that resolve to no chunk, with replacements."""
+    """The references in a text that resolve to no chunk, with replacements.
+
+    A file the folder's ``check-exclude`` globs match has none, and neither has
+    a line an inline ``chunkls: ignore`` marker leaves out."""
+    if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
+        return []
     problems: list[Problem] = []
     suggested: dict[str, list[str]] = {}
-    for ref in refs if refs is not None else find_chunk_refs_in(text, language):
+    if refs is None:
+        refs = find_chunk_refs_in(text, language)
+    for ref in unignored(text, language, refs):
         if index.resolve_first(candidate_ids(ref, rel_path), prefer=folder):
             continue
         if ref.form == "local" and rel_path is None:

@@ -1,5 +1,6 @@
-"""Chunk-ID recognition: the fast matcher and Python scanner against the
-implementation they replaced (kept below, verbatim, as the reference).
+"""Chunk-ID recognition: the fast matcher against the implementation it
+replaced (kept below, verbatim, as the reference). The Python scanner's own
+tests are in ``test_python_literals.py``.
 
 The reference found chunk IDs with the same two regular expressions but more
 work per match, and found Python strings and comments with ``tokenize``; the
@@ -14,14 +15,10 @@ stays as it was.
 from __future__ import annotations
 
 import bisect
-import io
 import itertools
 import random
 import re
-import sys
-import sysconfig
 import time
-import tokenize
 import urllib.parse
 from pathlib import Path
 
@@ -40,14 +37,15 @@ from chunkls.chunk_ids import (
     candidate_ids,
     find_chunk_refs,
     find_chunk_refs_in,
-    python_literal_spans,
     ref_at,
+    typed_id_at,
     written_as,
 )
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
 from chunkls.citations import check_text
 from chunkls.index import build_index
 from tests.unit.strategies import write_tree
+from tests.unit.tokenize_reference import reference_python_literal_spans, tokenize_is_the_reference
 
 # --- the reference: chunk_ids.py before the rewrite (commit 6396fa9) ----------
 
@@ -76,24 +74,6 @@ def reference_find_chunk_refs(text: str) -> list[ChunkRef]:
         refs.append(ChunkRef(start, end, "", match["identity"], "local"))
     refs.sort()
     return refs
-
-
-def reference_python_literal_spans(text: str) -> list[tuple[int, int]] | None:
-    line_starts = [0]
-    for line in io.StringIO(text):
-        line_starts.append(line_starts[-1] + len(line))
-    spans: list[tuple[int, int]] = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in _LITERAL_TOKENS:
-                (srow, scol), (erow, ecol) = token.start, token.end
-                spans.append((line_starts[srow - 1] + scol, line_starts[erow - 1] + ecol))
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        return None
-    return spans
-
-
-_LITERAL_TOKENS = {tokenize.STRING, tokenize.COMMENT}
 
 
 def reference_find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
@@ -281,24 +261,6 @@ def reference_find_all_refs_in(text: str, language: str) -> list[ChunkRef]:
 
 # --- helpers -------------------------------------------------------------------
 
-tokenize_is_the_reference = pytest.mark.skipif(
-    sys.version_info[:2] != (3, 11),
-    reason="the scanner reproduces Python 3.11's tokenize (3.12 tokenizes in C, differently)",
-)
-
-
-def _quote_start(text: str, start: int) -> int:
-    if text[start] == "#":
-        return start
-    return min(i for i in (text.find("'", start), text.find('"', start)) if i >= 0)
-
-
-def normalized(text: str) -> list[tuple[int, int]] | None:
-    spans = reference_python_literal_spans(text)
-    if spans is None:
-        return None
-    return [(_quote_start(text, start), end) for start, end in spans]
-
 
 # --- markdown: the matcher ---------------------------------------------------
 
@@ -382,163 +344,6 @@ def test_refs_are_chunk_refs() -> None:
         ("backtick", "b.md#heading-x"),
         ("local", "#class-C"),
     ]
-
-
-# --- python: the scanner -----------------------------------------------------
-
-PY_TOKENS = [
-    "x",
-    "rb",
-    "Rb",
-    "f",
-    "u",
-    "ub",
-    "1",
-    "0x1f",
-    " = ",
-    ",",
-    ".",
-    ":",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    "'",
-    '"',
-    "'''",
-    '"""',
-    "''",
-    "\\",
-    "\\'",
-    '\\"',
-    "\\\\",
-    "#",
-    "# c",
-    "\n",
-    "\r\n",
-    "\r",
-    "\\\n",
-    "\\\r\n",
-    " ",
-    "    ",
-    "\t",
-    "\f",
-    "\n    ",
-    "\n  ",
-    "\n\t",
-    "\n\n",
-    "a.py#function-f",
-    "#heading-x",
-    " # x.md#heading-y",
-    "'b.py#class-C'",
-    "é",
-    "$",
-]
-
-py_texts = st.lists(st.sampled_from(PY_TOKENS) | st.text(max_size=2), max_size=40).map("".join)
-
-
-def _holding(spans: list[tuple[int, int]], near: list[int]) -> list[tuple[int, int]]:
-    return [(s, e) for s, e in spans if any(s <= offset < e for offset in near)]
-
-
-def assert_scans_like_tokenize(text: str, near: list[int]) -> None:
-    """All spans without ``near``; with it, exact spans, among them every one
-    that holds an offset."""
-    expected = normalized(text)
-    assert python_literal_spans(text) == expected
-    got = python_literal_spans(text, near)
-    if expected is None:
-        assert got is None
-        return
-    assert got is not None
-    assert set(got) <= set(expected)
-    assert _holding(got, near) == _holding(expected, near)
-
-
-@tokenize_is_the_reference
-@settings(max_examples=2000, derandomize=True, deadline=None, database=None)
-@given(text=py_texts, data=st.data())
-@example("if x:\n    y = 1\n  z = 2\n", None)
-@example("if x:\n    y = 1\n\tz = 2 # a.py#function-f\n", None)
-@example("x = (\n1,\n# a.py#function-f\n)\n", None)
-@example("x = 'a\\\n a.py#function-f\\\nb'\n", None)
-@example("x = 'a\\\n a.py#function-f\nb'\n", None)
-@example("x = 'a\\\n", None)
-@example("x = '''a\\\n''' # a.py#function-f", None)
-@example("  \r# a.py#function-f\n", None)
-@example("# a\ra.py#function-f\n", None)
-@example("x # a\ra.py#function-f\n", None)
-@example("x = ((((((1\n))))))\n# a.py#function-f\n", None)
-@example(")\n(\n# a.py#function-f\n", None)
-@example("x = '\\'\\'\\' # a.py#function-f\n", None)
-@example("   ", None)
-@example("x\n   ", None)
-def test_the_scanner_equals_tokenize(text: str, data: st.DataObject | None) -> None:
-    if data is None:
-        near = [ref.start for ref in find_chunk_refs(text)]
-    else:
-        offsets = st.integers(0, max(len(text) - 1, 0))
-        near = sorted(data.draw(st.sets(offsets, max_size=4), label="near"))
-    assert_scans_like_tokenize(text, near)
-    assert find_chunk_refs_in(text, "python") == reference_find_all_refs_in(text, "python")
-
-
-@tokenize_is_the_reference
-@pytest.mark.parametrize(
-    "text",
-    [
-        "x = '''a'\ny = 1\n",  # an unterminated triple quote is no empty string
-        'x = ("""a"\ny = 1)\n',
-        "x = (\\\n1)\n\\\n",  # EOF after a backslash
-        "if x:\n  y = 1\n \tz = (1,\n2)\n",
-        "x = '''\n''' + (\n# c\n)\n  y\n",
-        "x = 1 \\\n  + 2\ny\n",
-        ")]((\n\r}]",  # parenlev back to 0 at a newline: the next line is skipped
-        '[}[)"\\\n\n"""\n1',  # a dropped continued string makes the next one drop
-        '"\\\nx\n"""\\\n"""',
-    ],
-)
-def test_skipping_in_bulk_keeps_what_decides_the_rest(text: str) -> None:
-    assert_scans_like_tokenize(text, [])
-
-
-def _stdlib_sample(count: int) -> list[Path]:
-    files = sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))
-    return random.Random(7).sample(files, min(count, len(files)))
-
-
-@tokenize_is_the_reference
-def test_the_scanner_equals_tokenize_on_the_stdlib() -> None:
-    """Real files, whole and cut at random places (unterminated strings and
-    brackets, dedents to nowhere), with offsets at random places."""
-    rng = random.Random(11)
-    checked = 0
-    for path in _stdlib_sample(60):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        for cut in [len(text)] + [rng.randrange(len(text) + 1) for _ in range(3)]:
-            piece = text[:cut]
-            near = sorted(rng.randrange(len(piece) + 1) for _ in range(rng.randrange(12)))
-            assert_scans_like_tokenize(piece, near)
-            checked += 1
-    assert checked > 100
-
-
-def test_spans_are_listed_near_the_offsets() -> None:
-    text = "# a\nx = 1\n# b\ny = 'c'\n"
-    assert python_literal_spans(text) == [(0, 3), (10, 13), (18, 21)]
-    assert python_literal_spans(text, []) == []
-    assert python_literal_spans(text, [11]) == [(10, 13), (18, 21)]  # from its line on
-    far = "x = 1\n" * 2000  # 12,000 characters: more than _NEAR
-    text = f"# a\n{far}# b\n{far}y = 'c'\n"
-    b = text.index("# b")
-    assert python_literal_spans(text, [b + 1]) == [(b, b + 3)]
-    assert python_literal_spans("x = (\n", []) is None
 
 
 @pytest.mark.parametrize(
@@ -1172,3 +977,98 @@ def test_ref_at_equals_a_scan(gaps: list[int], lengths: list[int]) -> None:
     refs = _refs(spans)
     for offset in range(at + 2):
         assert ref_at(refs, offset) == _ref_at_linear(refs, offset)
+
+
+@pytest.mark.parametrize(
+    ("line", "typed"),
+    [
+        ("see app/gr", ("app/gr", "app/gr", None)),
+        ("see app/greet.py#", ("app/greet.py", "app/greet.py", "")),
+        ("see app/greet.py#function-gr", ("app/greet.py", "app/greet.py", "function-gr")),
+        ("see ./app/x.py#c", ("./app/x.py", "app/x.py", "c")),
+        ("see /app/x.py#", ("/app/x.py", "app/x.py", "")),
+        ("[x](docs/a.md#heading-", ("docs/a.md", "docs/a.md", "heading-")),
+        ("see ", ("", "", None)),
+        ("#function-f", ("", "", "function-f")),
+        ("see ~/x.py#", None),  # a home directory: no chunk ID
+        ("a#b.py#", None),
+        ("see a.py#function-f g", ("g", "g", None)),  # past the ID: a new one
+    ],
+)
+def test_typed_id_at(line: str, typed: tuple[str, str, str | None] | None) -> None:
+    assert typed_id_at(line, len(line)) == typed
+    assert typed_id_at(line + " and more", len(line)) == typed  # only what is before the cursor
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the tail of a longer token is no ID: "%20", a backslash, letters before it
+        ("Meeting%20Notes/q3%20plan.md#heading-goals", []),
+        ("see q3%20plan.md#heading-goals", []),
+        ("100%a.py#function-f", []),
+        ("C:\\notes\\a.py#function-f", []),
+        ("dir\\a.py#function-f", []),
+        ("\\a.py#function-f", []),
+        ("~a.py#function-f", []),
+        ("x#a.py#function-f", []),
+        ("xa.py#function-f", [("xa.py#function-f", "xa.py", "function-f", "bare")]),  # whole
+        ("é.py#function-f", [("é.py#function-f", "é.py", "function-f", "bare")]),
+        # a token boundary before it: an ID
+        ("see a.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("(a.py#function-f)", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("'a.py#function-f'", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ('"a.py#function-f"', [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("<a.py#function-f>", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("=a.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        ("\ta.py#function-f", [("a.py#function-f", "a.py", "function-f", "bare")]),
+        (
+            "a.py#function-f,b.py#class-C",
+            [
+                ("a.py#function-f", "a.py", "function-f", "bare"),
+                ("b.py#class-C", "b.py", "class-C", "bare"),
+            ],
+        ),
+        ("`a.py#function-f`", [("a.py#function-f", "a.py", "function-f", "backtick")]),
+        # the whole token, delimited, is still read
+        (
+            "[g](Meeting%20Notes/q3%20plan.md#heading-goals)",
+            [
+                (
+                    "Meeting%20Notes/q3%20plan.md#heading-goals",
+                    "Meeting Notes/q3 plan.md",
+                    "heading-goals",
+                    "link",
+                )
+            ],
+        ),
+        ("[x](a\\b.md#heading-x)", [("a\\b.md#heading-x", "a\\b.md", "heading-x", "link")]),
+    ],
+)
+def test_a_bare_id_starts_on_a_token_boundary(
+    text: str, expected: list[tuple[str, str, str, Form]]
+) -> None:
+    assert _shown(text) == expected
+    assert find_chunk_refs_in(text, "markdown") == find_chunk_refs(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["see Meeting%20Notes/q3%20pl", "see q3%20plan.md#", "C:\\notes\\a.py#func", "x\\a"],
+)
+def test_no_id_is_typed_inside_a_longer_token(line: str) -> None:
+    assert typed_id_at(line, len(line)) is None
+
+
+def test_check_takes_no_tail_of_a_longer_token_for_an_id(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"plan.md": "# Goals\n\nShip.\n", "docs/guide.md": ""})
+    index = build_index([tmp_path])
+    folder = index.folders[0]
+    text = (
+        "Meeting%20Notes/q3%20plan.md#heading-goals and C:\\x\\plan.md#heading-gone\n"
+        "but plan.md#heading-gone is one\n"
+    )
+    problems = check_text(index, text, "markdown", folder, "docs/guide.md")
+    assert [(p.chunk_id, p.ref.start) for p in problems] == [
+        ("plan.md#heading-gone", text.index("plan.md#heading-gone is"))
+    ]

@@ -272,7 +272,7 @@ def test_the_cli_reads_tool_chunkls(tree: Path) -> None:
     assert err.splitlines() == [
         f"chunkls: {source}: exclude must be a list of strings",
         f"chunkls: {source}: unknown key 'colour' (known: exclude-dirs, exclude-files, exclude,"
-        " max-file-size)",
+        " max-file-size, check-exclude)",
     ]
 
 

@@ -32,7 +32,13 @@ def test_defaults_are_the_tutorials_rules() -> None:
 
 
 def test_config_keys_are_documented() -> None:
-    assert set(CONFIG_KEYS) == {"exclude-dirs", "exclude-files", "exclude", "max-file-size"}
+    assert set(CONFIG_KEYS) == {
+        "exclude-dirs",
+        "exclude-files",
+        "exclude",
+        "max-file-size",
+        "check-exclude",
+    }
 
 
 # -- rules_from_mapping: every key --------------------------------------------------

@@ -55,6 +55,7 @@ CONFIG_KEYS = {
     "exclude-files": "file names left out wherever they appear",
     "exclude": "glob patterns (root-relative, ** for any depth) of files or folders to leave out",
     "max-file-size": "files larger than this many bytes are skipped and reported",
+    "check-exclude": "glob patterns of files whose chunk IDs check and diagnostics leave out",
 }
 
 
@@ -114,10 +115,15 @@ class CorpusRules:
     """Root-relative glob patterns of files or folders to leave out."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     """Files over this many bytes are skipped and reported."""
+    check_exclude: tuple[str, ...] = ()
+    """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
+    checked (by ``chunkls check`` and diagnostics); they are still chunked."""
     _glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _check_glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_glob", compile_globs(self.exclude_globs))
+        object.__setattr__(self, "_check_glob", compile_globs(self.check_exclude))
 
     def extended(
         self,
@@ -125,6 +131,7 @@ class CorpusRules:
         exclude_files: Iterable[str] = (),
         exclude_globs: Iterable[str] = (),
         max_file_size: int | None = None,
+        check_exclude: Iterable[str] = (),
     ) -> CorpusRules:
         """These rules with more excludes (defaults can be added to, never removed)."""
         return CorpusRules(
@@ -132,10 +139,12 @@ class CorpusRules:
             self.exclude_files | frozenset(exclude_files),
             tuple(dict.fromkeys((*self.exclude_globs, *exclude_globs))),
             self.max_file_size if max_file_size is None else max_file_size,
+            tuple(dict.fromkeys((*self.check_exclude, *check_exclude))),
         )
 
     def fingerprint(self) -> str:
-        """A short stable digest of these rules, for cache keys."""
+        """A short stable digest of these rules, for cache keys (of what decides
+        the chunks: ``check_exclude`` does not)."""
         data = json.dumps(
             [
                 sorted(self.exclude_dirs),
@@ -149,6 +158,15 @@ class CorpusRules:
     def glob_excludes(self, rel_path: str) -> bool:
         """Whether a configured glob leaves out this root-relative path itself."""
         return self._glob is not None and self._glob.match(rel_path) is not None
+
+    def check_excludes(self, rel_path: str) -> bool:
+        """Whether ``check_exclude`` leaves out a root-relative file (it or a
+        folder above it matches a pattern)."""
+        if self._check_glob is None:
+            return False
+        parts = rel_path.strip("/").split("/")
+        match = self._check_glob.match
+        return any(match("/".join(parts[:end])) for end in range(1, len(parts) + 1))
 
     def folder_excluded(self, rel_dir: str) -> bool:
         """Whether a root-relative folder (or any folder above it) is left out."""
@@ -193,7 +211,7 @@ def rules_from_mapping(
     """Extend ``base`` with a ``[tool.chunkls]``-shaped mapping, collecting problems."""
     problems: list[ConfigProblem] = []
     lists: dict[str, list[str]] = {}
-    for key in ("exclude-dirs", "exclude-files", "exclude"):
+    for key in ("exclude-dirs", "exclude-files", "exclude", "check-exclude"):
         if key in settings:
             value = _str_list(settings[key])
             if value is None:
@@ -216,6 +234,7 @@ def rules_from_mapping(
         lists.get("exclude-files", ()),
         lists.get("exclude", ()),
         max_size if isinstance(max_size, int) else None,
+        lists.get("check-exclude", ()),
     )
     return rules, problems
 

@@ -3,11 +3,11 @@ file paths before it."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from chunkls.chunk_ids import typed_id_at
 from chunkls.chunking import LocatedChunk
 from chunkls.lsp.ranges import range_before
 from chunkls.lsp.refs import navigable
@@ -20,7 +20,6 @@ TRIGGER_CHARACTERS = ["#", "/"]
 MAX_ITEMS = 200
 """Items per answer; the list is marked incomplete beyond it."""
 
-_TYPED = re.compile(r"(?<![\w.\-/~#])(?P<path>[\w.\-/]*)(?:#(?P<identity>[\w\-]*))?\Z")
 _KINDS = {
     "function": types.CompletionItemKind.Function,
     "class": types.CompletionItemKind.Class,
@@ -46,17 +45,13 @@ def text_document_completion(
         return None
     line = context.lines.line(params.position.line)
     cursor = column_to_index(line, params.position.character, context.lines.encoding)
-    typed = _TYPED.search(line, 0, cursor)
+    typed = typed_id_at(line, cursor)
     if typed is None:
         return None
-    written = typed["path"]
-    path = written
-    while path.startswith("./"):
-        path = path[2:]
-    path = path.lstrip("/")
+    written, path = typed.written, typed.path
     encoding = context.lines.encoding
-    if typed["identity"] is not None:
-        identity = typed["identity"]
+    if typed.identity is not None:
+        identity = typed.identity
         replace = range_before(params.position, identity, encoding)
         chunks = ls.index.chunks_of_source(path, prefer=context.folder)
         items = [

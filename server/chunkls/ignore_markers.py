@@ -1,0 +1,84 @@
+"""Inline markers that leave chunk IDs out of ``chunkls check`` and diagnostics.
+
+An example ID in the docs (``app/x.py#function-f``) resolves to nothing on
+purpose. A marker on its line, or on the line before, says so:
+
+- in Markdown and text files, an HTML comment: ``<!-- chunkls: ignore -->``
+  anywhere on a line leaves out the IDs of that line, and
+  ``<!-- chunkls: ignore-next-line -->`` those of the next line;
+- in Python, a comment (or a line of a string): ``# chunkls: ignore`` and
+  ``# chunkls: ignore-next-line``.
+
+Spaces and tabs around ``chunkls:`` are optional; the words are lower case.
+The IDs stay IDs (definition, hover and references still follow them): only
+the check of whether they resolve leaves them out.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+_MARKUP_MARKER = re.compile(r"<!--[ \t]*chunkls:[ \t]*ignore(-next-line)?[ \t]*-->")
+"""The marker in Markdown and text files: an HTML comment."""
+_PYTHON_MARKER = re.compile(r"#[ \t]*chunkls:[ \t]*ignore(-next-line)?(?![\w-])")
+"""The marker in Python: a comment (``# chunkls: ignore``)."""
+
+
+class _Located(Protocol):
+    @property
+    def start(self) -> int: ...
+
+
+Ref = TypeVar("Ref", bound=_Located)
+
+
+def marker_pattern(language: str) -> re.Pattern[str]:
+    """The marker written in a document of ``language`` (an LSP language ID)."""
+    return _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
+
+
+def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
+    """The lines (``[start, end]`` offsets, in order) whose IDs a marker leaves out."""
+    if "chunkls:" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    for marker in marker_pattern(language).finditer(text):
+        start = _line_start(text, marker.start())
+        end = _line_end(text, marker.end())
+        if marker[1]:  # ignore-next-line
+            if end == len(text):
+                continue  # no next line
+            start = end + 2 if text.startswith("\r\n", end) else end + 1
+            end = _line_end(text, start)
+        spans.append((start, end))
+    spans.sort()
+    return spans
+
+
+def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
+    """The references (in order) that no marker of ``text`` leaves out."""
+    spans = ignored_spans(text, language) if refs else []
+    if not spans:
+        return list(refs)
+    starts = [start for start, _ in spans]
+    kept: list[Ref] = []
+    for ref in refs:
+        at = bisect.bisect_right(starts, ref.start) - 1
+        # spans are whole lines: they nest or are disjoint, so the one starting
+        # last at or before the reference is the one that may hold it
+        if at < 0 or spans[at][1] < ref.start:
+            kept.append(ref)
+    return kept
+
+
+def _line_start(text: str, offset: int) -> int:
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The offset of the line break ending the line at ``offset`` (or the text's end)."""
+    ends = [at for at in (text.find("\n", offset), text.find("\r", offset)) if at >= 0]
+    return min(ends, default=len(text))
