@@ -38,7 +38,7 @@ class ChunkAtArgs:
 
 def register(server: ChunkServer) -> None:
     """Register the commands, and how their arguments are read."""
-    converter = server.protocol._converter
+    converter = server.protocol.fm.converter
     converter.register_structure_hook(
         SearchArgs,
         make_dict_structure_fn(
@@ -64,7 +64,9 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
                 "chunkId": chunk.chunk_id,
                 "score": round(hit.score, 6),
                 "uri": chunk_uri(hit.item),
-                "range": ls.protocol._converter.unstructure(chunk_range(chunk, None, ls.encoding)),
+                "range": ls.protocol.fm.converter.unstructure(
+                    chunk_range(chunk, None, ls.encoding)
+                ),
                 "preview": preview[:200],
             }
         )

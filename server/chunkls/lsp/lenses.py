@@ -42,7 +42,7 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
     if buffer is None:
         return []
     lenses = []
-    converter = ls.protocol._converter
+    converter = ls.protocol.fm.converter
     for chunk in buffer.chunks:
         at = first_line_range(chunk)
         lenses.append(

@@ -185,7 +185,6 @@ def serve_stdio(
     """
     code: int | str | None = None
     stop = threading.Event()
-    server._stop_event = stop  # so that ``server.shutdown()`` stops the loop
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
     async def main() -> None:
