@@ -1,56 +1,55 @@
-"""A stand-in language server for the benchmark: every request gets the same
-hover-sized answer, with no work behind it.
+"""A stand-in language server for the benchmark: a stock pygls ``LanguageServer``
+that answers every hover with the same hover-sized text and every definition with
+one location, with no work behind them.
 
-It reads stdin with chunkls's own ``Framing`` (on an asyncio event loop, messages
-cut from the bytes in the read callback), so that the time it takes over the same
-pipes, with the same client, is the floor of what chunkls can answer in: the pipes,
-the two processes' wake-ups, JSON and the event loop.
+Served over the same pipes, with the same client, its figures are what any pygls
+server pays for the pipes, the two processes' wake-ups, JSON, typing and pygls's
+dispatch. ``--reader chunkls`` serves the very same server with chunkls's stdio
+reader (``chunkls.lsp.stdio.serve_stdio``) instead of pygls's ``start_io``: the
+difference is what that reader is worth.
+
+    python bench/echo_server.py [--reader pygls|chunkls]
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-import threading
-from typing import Any
+import argparse
+import logging
 
-from chunkls.lsp.stdio import Framing
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-_ANSWER = {"contents": {"kind": "markdown", "value": "x" * 600}, "range": None}
+ANSWER = "x" * 600
+"""About the size of a chunk's hover."""
 
-
-class _Echo:
-    """What ``Framing`` needs of a server: a protocol that handles messages."""
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.protocol = self
-        self.stop = stop
-
-    def structure_message(self, data: Any) -> Any:
-        return data
-
-    def handle_message(self, message: dict[str, Any]) -> None:
-        if message.get("method") == "exit":
-            self.stop.set()
-        elif "id" in message and "method" in message:
-            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": _ANSWER})
-            sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body.encode())
-            sys.stdout.buffer.flush()
-
-    def report_server_error(self, error: Exception, kind: Any) -> None:
-        print(f"echo server: {error!r}", file=sys.stderr)
+server = LanguageServer("stand-in", "1")
 
 
-async def _main() -> None:
-    stop = threading.Event()
-    loop = asyncio.get_running_loop()
-    _, framing = await loop.connect_read_pipe(
-        lambda: Framing(_Echo(stop), stop),  # type: ignore[arg-type]
-        sys.stdin.buffer,
-    )
-    await framing.done
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover:
+    """The same hover, whatever is asked."""
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=ANSWER))
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: LanguageServer, params: types.DefinitionParams) -> list[types.Location]:
+    """The start of the document asked about."""
+    start = types.Position(line=0, character=0)
+    return [types.Location(uri=params.text_document.uri, range=types.Range(start, start))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reader", choices=("pygls", "chunkls"), default="pygls")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    if args.reader == "chunkls":
+        from chunkls.lsp.stdio import serve_stdio
+
+        serve_stdio(server)
+    else:
+        server.start_io()
 
 
 if __name__ == "__main__":
-    asyncio.run(_main())
+    main()

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol
 
-from chunkls.lsp.protocol import _NOT_PLAIN, _plain_result, _position_request
+from chunkls.lsp.compat import pending_futures
 from chunkls.lsp.server import ChunkServer
 from chunkls.lsp.setup import create_server
 
@@ -81,19 +80,20 @@ async def test_notifications_leave_no_futures(
         _feed(server, {"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
         await asyncio.sleep(0)
     await asyncio.sleep(0.05)
-    assert server.protocol._request_futures == {}
+    assert pending_futures(server.protocol) == {}
 
 
 async def test_a_request_the_client_never_answers_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     server, writer = await _started(tmp_path, monkeypatch)
-    pending = dict(server.protocol._request_futures)
+    pending = dict(pending_futures(server.protocol))
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(server.workspace_code_lens_refresh_async(None), 0.05)
     await asyncio.sleep(0)
-    assert server.protocol._request_futures == pending
+    assert pending_futures(server.protocol) == pending
     assert not [key for key in server.protocol._result_types if key not in pending]
+    assert server.protocol.pending == {}
     sent = [m for m in writer.messages if m.get("method") == "workspace/codeLens/refresh"]
     assert sent
     # the answer comes late: dropped with a warning, nothing raised
@@ -116,12 +116,13 @@ async def test_shutdown_with_requests_pending_is_answered(
     server, writer = await _started(tmp_path, monkeypatch)
     waiting = asyncio.ensure_future(server.workspace_code_lens_refresh_async(None))
     await asyncio.sleep(0)
-    assert server.protocol._request_futures
+    assert server.protocol.pending
     _feed(server, {"id": 9, "method": "shutdown"})
     await asyncio.sleep(0.01)
     answer = next(m for m in writer.messages if m.get("id") == 9)
     assert answer == {"jsonrpc": "2.0", "id": 9, "result": None}
-    assert server.protocol._request_futures == {}
+    assert pending_futures(server.protocol) == {}
+    assert server.protocol.pending == {}
     waiting.cancel()
 
 
@@ -159,73 +160,7 @@ async def test_plain_handlers_are_answered_at_once(
     assert isinstance(calls[0], types.HoverParams)
     assert calls[0].position == types.Position(0, 4)
     assert 41 not in server.protocol._result_types and 42 not in server.protocol._result_types
-    assert not server.protocol._request_futures
-
-
-_POSITION = {"textDocument": {"uri": "file:///w/notes.md"}, "position": {"line": 3, "character": 7}}
-
-
-@pytest.mark.parametrize("method", [types.TEXT_DOCUMENT_HOVER, types.TEXT_DOCUMENT_DEFINITION])
-@pytest.mark.parametrize(
-    ("message_id", "params", "typed_by_hand"),
-    [
-        (1, _POSITION, True),
-        ("a-1", _POSITION, True),
-        (1, {**_POSITION, "workDoneToken": "t"}, False),  # more fields: cattrs
-        (1, {**_POSITION, "position": {"line": True, "character": 0}}, False),
-        (1, {**_POSITION, "position": {"line": -1, "character": 0}}, False),
-        (1, {**_POSITION, "position": {"line": 2**31, "character": 0}}, False),
-        (1, {**_POSITION, "position": {"line": 0}}, False),
-        (1, {**_POSITION, "textDocument": {"uri": 5}}, False),
-        (1, {"position": {"line": 0, "character": 0}}, False),
-        (1.5, _POSITION, False),
-        (1, None, False),
-        (1, [], False),
-    ],
-)
-def test_position_requests_typed_by_hand_equal_cattrs(
-    method: str, message_id: Any, params: Any, typed_by_hand: bool
-) -> None:
-    """Hovers and definitions in their plain form skip cattrs, with the very same
-    result; anything else goes to cattrs (which types it or says what is wrong)."""
-    server = create_server()
-    message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
-    fast = _position_request(message)
-    assert (fast is not None) == typed_by_hand
-    if fast is not None:
-        slow = LanguageServerProtocol.structure_message(server.protocol, message)
-        assert (fast.id, fast.method, fast.params) == (slow.id, slow.method, slow.params)
-        assert type(fast.id) is type(slow.id)
-
-
-_RANGE = types.Range(types.Position(1, 2), types.Position(3, 4))
-_LOCATION = types.Location("file:///w/a.py", _RANGE)
-
-
-@pytest.mark.parametrize(
-    ("result", "built_directly"),
-    [
-        (None, True),
-        (types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "**x** ·"), _RANGE), True),
-        (types.Hover(types.MarkupContent(types.MarkupKind.PlainText, "")), True),
-        (types.Hover("a plain string"), False),
-        (types.Hover([types.MarkedStringWithLanguage("python", "x")]), False),
-        ([], True),
-        ([_LOCATION], True),
-        ([_LOCATION, types.Location("file:///w/b.py", _RANGE)], True),
-        ([types.LocationLink("file:///w/a.py", _RANGE, _RANGE)], False),
-        ([types.CodeLens(_RANGE)], False),
-    ],
-)
-def test_plain_results_equal_the_converters(result: Any, built_directly: bool) -> None:
-    """A hover's or definition's answer built directly is the converter's, field
-    for field (and key order); anything else is left to the converter."""
-    converter = create_server().protocol._converter
-    plain = _plain_result(result)
-    assert (plain is not _NOT_PLAIN) == built_directly
-    if built_directly:
-        expected = converter.unstructure(result) if result is not None else None
-        assert json.dumps(plain) == json.dumps(expected)
+    assert not pending_futures(server.protocol)
 
 
 @pytest.mark.parametrize(
@@ -245,9 +180,12 @@ def test_messages_are_framed_by_their_bytes(text: str) -> None:
             pass
 
     server.protocol.set_writer(Raw())
-    server.protocol._send_data({"jsonrpc": "2.0", "id": 1, "result": {"value": text}})
-    [data] = sent
-    header, body = data.split(b"\r\n\r\n", 1)
-    assert header.split(b"\r\n")[0] == b"Content-Length: %d" % len(body)
-    assert json.loads(body)["result"]["value"] == text
-    body.decode("utf-8")  # valid UTF-8 on the wire
+    server.protocol.notify("chunkls/test", {"value": text})  # pygls writes it
+    server.protocol.send_error(1, -32600, text)  # chunkls writes it
+    notified, refused = sent
+    for data in sent:
+        header, body = data.split(b"\r\n\r\n", 1)
+        assert header.split(b"\r\n")[0] == b"Content-Length: %d" % len(body)
+        body.decode("utf-8")  # valid UTF-8 on the wire
+    assert json.loads(notified.split(b"\r\n\r\n", 1)[1])["params"]["value"] == text
+    assert json.loads(refused.split(b"\r\n\r\n", 1)[1])["error"]["message"] == text
