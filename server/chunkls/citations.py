@@ -362,15 +362,12 @@ def fix_candidates(
     function or class, the chunk whose text is most like the old one's (when
     the index saw it), else the most similar names of the same kind; for a
     heading, GitHub-style and case-insensitive slug variants, then similar slugs.
-    Other files come after, by path similarity.
+    Other files come after, by path similarity. A ``module-N`` is offered module
+    chunks only. The diagnostics, their quick fixes and the hover of an unknown
+    ID all show this list, in this order.
     """
     path, _, identity = chunk_id.partition("#")
-    same_file = [
-        chunk
-        for folder in index.folders
-        for rel_path in folder.by_source.get(path, ())
-        for chunk in index.file_chunks(folder, rel_path)
-    ]
+    same_file = index.chunks_of_source(path)
     ranked: list[str] = []
     if same_file:
         kind, _, name = identity.partition("-")
@@ -399,7 +396,11 @@ def fix_candidates(
             ]
             ranked += _by_name(identity.removeprefix("heading-"), headings)
         ranked += _by_name(identity, ids)
-    ranked += index.suggest(chunk_id, limit)
+    module = _MODULE.fullmatch(identity) is not None
+    ranked += index.suggest(chunk_id, limit * 4 if module else limit)
+    if module:
+        # a stale module-N was module-level code: only module chunks can replace it
+        ranked = [cid for cid in ranked if _MODULE.fullmatch(cid.partition("#")[2])]
     return list(dict.fromkeys(candidate for candidate in ranked if candidate != chunk_id))[:limit]
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 from lsprotocol import types
 
 from chunkls.chunk_ids import ChunkRef, ref_at
+from chunkls.citations import fix_candidates
 from chunkls.index import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range
@@ -91,7 +92,7 @@ def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Ho
         value = f"Chunk ID `{shown}`: not in the index yet; the workspace is being indexed."
     else:
         value = f"Unknown chunk ID `{shown}`: no chunk in the index has it."
-        suggestions = ls.index.suggest(shown)
+        suggestions = fix_candidates(ls.index, shown, ls.history)  # the quick fixes' list
         if suggestions:
             value += "\n\nClosest existing IDs:\n" + "\n".join(f"- `{s}`" for s in suggestions)
     return types.Hover(
