@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,39 @@ async def test_document_symbols_are_the_chunks(
     )
     assert symbols is not None
     got = [(s.name, s.kind, s.range.start.line + 1, s.range.end.line + 1) for s in symbols]  # type: ignore[union-attr]
+    # named as they read in an outline or breadcrumbs; the chunk ID is the detail
     assert got[:4] == [
-        ("module-1", types.SymbolKind.Module, 1, 6),
-        ("function-trace", types.SymbolKind.Function, 9, 14),
-        ("function-greet", types.SymbolKind.Function, 17, 20),
-        ("class-Greeter", types.SymbolKind.Class, 23, 30),
+        ("<module>", types.SymbolKind.Module, 1, 6),
+        ("trace", types.SymbolKind.Function, 9, 14),
+        ("greet", types.SymbolKind.Function, 17, 20),
+        ("Greeter", types.SymbolKind.Class, 23, 30),
     ]
+    assert [s.detail for s in symbols[:4]] == [  # type: ignore[union-attr]
+        "app/greet.py#module-1",
+        "app/greet.py#function-trace",
+        "app/greet.py#function-greet",
+        "app/greet.py#class-Greeter",
+    ]
+
+
+async def test_markdown_symbols_are_named_by_heading_text(
+    shared_client: LanguageClient, shared_workspace: Path
+) -> None:
+    document_uri = open_document(shared_client, shared_workspace / "README.md")
+    symbols = await asyncio.wait_for(
+        shared_client.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=doc(document_uri))
+        ),
+        TIMEOUT,
+    )
+    assert symbols
+    for symbol in symbols:
+        assert isinstance(symbol, types.DocumentSymbol)
+        assert symbol.detail is not None and symbol.detail.startswith("README.md#heading-")
+        assert symbol.kind == types.SymbolKind.String
+        assert not symbol.name.startswith("heading-")
+        heading = symbol.detail.partition("#heading-")[2]
+        assert heading.startswith(re.sub(r"[^a-z0-9]+", "-", symbol.name.lower()).strip("-"))
 
 
 async def test_workspace_symbol_is_bm25_search(

@@ -34,14 +34,14 @@ def register(server: ChunkServer) -> None:
 def text_document_document_symbol(
     ls: ChunkServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
-    """textDocument/documentSymbol: the document's chunks, in order."""
+    """textDocument/documentSymbol: the document's chunks, in order, by name."""
     context = get_document(ls, params.text_document.uri)
     buffer = get_buffer(ls, context) if context is not None else None
     if context is None or buffer is None:
         return []
     return [
         types.DocumentSymbol(
-            name=chunk.identity,
+            name=outline_name(chunk),
             detail=chunk.chunk_id,
             kind=symbol_kind(chunk),
             range=chunk_range(chunk, context.lines, ls.encoding),
@@ -72,3 +72,10 @@ def workspace_symbol(
 def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:
     """A symbol kind for a chunk's identity kind."""
     return SYMBOL_KINDS.get(chunk.identity.split("-", 1)[0], types.SymbolKind.Object)
+
+
+def outline_name(chunk: LocatedChunk) -> str:
+    """How a chunk reads in an outline or breadcrumbs: its symbol (``greet``,
+    ``Greeter``), its heading's text (``Setup``), ``<module>`` for module-level
+    code; the chunk ID is the symbol's detail."""
+    return chunk.symbol or chunk.identity
