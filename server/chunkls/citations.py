@@ -396,9 +396,9 @@ def fix_candidates(
             ]
             ranked += _by_name(identity.removeprefix("heading-"), headings)
         ranked += _by_name(identity, ids)
-    module = _MODULE.fullmatch(identity) is not None
-    ranked += index.suggest(chunk_id, limit * 4 if module else limit)
-    if module:
+    stale_module = _MODULE.fullmatch(identity) is not None
+    ranked += index.suggest(chunk_id, limit * 4 if stale_module else limit)
+    if stale_module:
         # a stale module-N was module-level code: only module chunks can replace it
         ranked = [cid for cid in ranked if _MODULE.fullmatch(cid.partition("#")[2])]
     return list(dict.fromkeys(candidate for candidate in ranked if candidate != chunk_id))[:limit]
