@@ -347,17 +347,25 @@ class ChunkServer(LanguageServer):
             if old != settings:  # lenses, diagnostics: what clients show changed
                 self.index_changed()
             return
+        self.reload_rules(self.index.folders)
+
+    def reload_rules(self, folders: Iterable[Folder]) -> list[Folder]:
+        """Read folders' corpus rules again (``[tool.chunkls]`` and the settings,
+        a malformed table reported as at start-up) and re-index those whose rules
+        changed; returns them. A save, a branch switch or another program's edit
+        of a ``pyproject.toml``, and new settings, come here."""
         affected = []
-        for folder in self.index.folders:
+        for folder in folders:
             rules = self.rules_for(folder.root)
             if rules != folder.rules:
                 folder.rules = rules
                 affected.append(folder)
-        self.buffers.clear()
         if affected:
+            self.buffers.clear()
             self.index_folders(affected, "Re-indexing chunks")
         else:
             self.index_changed()
+        return affected
 
     def add_folder(self, uri: str) -> Folder | None:
         """Add a workspace folder to the index (not yet indexed)."""

@@ -13,12 +13,15 @@ from chunkls.lsp.documents import forget
 from chunkls.lsp.uris import path_of
 
 if TYPE_CHECKING:
+    from chunkls.index import Folder
     from chunkls.lsp.server import ChunkServer
 
 logger = logging.getLogger("chunkls")
 
 WATCHED_FILES = "**/*.{py,md,markdown,txt}"
 """Corpus files the client is asked to watch for create, change and delete."""
+RULES_FILE = "pyproject.toml"
+"""A folder's file of corpus rules (its ``[tool.chunkls]`` table), watched too."""
 
 
 def register(server: ChunkServer) -> None:
@@ -62,6 +65,7 @@ def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
 async def _register_watchers(ls: ChunkServer) -> None:
     watchers = [
         types.FileSystemWatcher(glob_pattern=WATCHED_FILES),
+        types.FileSystemWatcher(glob_pattern=f"**/{RULES_FILE}"),
         # a deleted, renamed or moved-in folder is reported for the folder only
         # (its files get no events of their own): the old name as deleted, the
         # new one as created, and the server re-reads the whole folder
@@ -105,22 +109,33 @@ def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentPar
     found = ls.index.folder_of(path) if path else None
     if found is not None:
         folder, rel_path = found
-        ls.refresh_paths(folder, [rel_path])
+        if rel_path == RULES_FILE:
+            ls.reload_rules([folder])
+        else:
+            ls.refresh_paths(folder, [rel_path])
 
 
 def workspace_did_change_watched_files(
     ls: ChunkServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    """workspace/didChangeWatchedFiles: re-read the changed paths, batched."""
+    """workspace/didChangeWatchedFiles: re-read the changed paths, batched; a
+    folder's rules again when its ``pyproject.toml`` was created, changed or deleted."""
+    rules_changed: list[Folder] = []
     for change in params.changes:
         path = path_of(change.uri)
         found = ls.index.folder_of(path) if path else None
         if found is None:
             continue
         folder, rel_path = found
-        if Path(rel_path).name == "pyproject.toml":
+        if rel_path == RULES_FILE:
+            if folder not in rules_changed:
+                rules_changed.append(folder)
             continue
+        if Path(rel_path).name == RULES_FILE:
+            continue  # a nested project's: not this folder's rules, and no corpus file
         ls.queue_refresh(folder, [rel_path])
+    if rules_changed:
+        ls.reload_rules(rules_changed)
 
 
 def workspace_did_change_workspace_folders(
