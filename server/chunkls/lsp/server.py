@@ -30,6 +30,7 @@ from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import FileSkipped, load_rules, read_corpus_file
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.languages import effective_language
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.lsp.uris import path_of
@@ -304,7 +305,7 @@ class ChunkServer(LanguageServer):
                 return None
         else:
             return None  # not open and outside every workspace folder: not read
-        language = doc.language_id or _language_of(path or uri)
+        language = effective_language(doc.language_id, path or uri)
         context = DocumentContext(uri, text, language, folder, rel_path, self.encoding)
         if self.is_open(uri):
             context.version = doc.version
