@@ -35,13 +35,19 @@ Renamed: app/greet.py#function-salute.
 """A Markdown note: one ID that resolves, one that resolves after the rename."""
 
 
-def editor(binary: str) -> str:
-    """The editor's path; skip without it (fail in CI)."""
+def editor(binary: str, probe: list[str] | None = None) -> str:
+    """The editor's path; skip without it, or when ``probe`` (arguments) fails
+    with it (fail in CI)."""
     found = shutil.which(binary)
+    if found is not None and probe is not None:
+        done = subprocess.run(
+            [found, *probe], capture_output=True, timeout=EDITOR_TIMEOUT, check=False
+        )
+        found = found if done.returncode == 0 else None
     if found is None:
         message = (
-            f"{binary} is not installed (apt-get install neovim emacs-nox elpa-eglot); "
-            "CI installs it"
+            f"{binary} {' '.join(probe or [])} is not available "
+            "(apt-get install neovim emacs-nox elpa-eglot); CI installs it"
         )
         if os.environ.get("CI"):
             pytest.fail(message)

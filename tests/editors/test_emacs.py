@@ -13,7 +13,7 @@ GREET = 17  # app/greet.py#function-greet starts at its decorator
 
 
 def run_emacs(tmp_path: Path, scenario: str) -> tuple[Path, dict[str, Any]]:
-    emacs = editor("emacs")
+    emacs = editor("emacs", ["--batch", "--eval", "(require 'eglot)"])
     workspace = make_workspace(tmp_path)
     found = run_editor(
         [
