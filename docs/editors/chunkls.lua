@@ -4,17 +4,18 @@
 -- Set vim.g.chunkls_cmd = { "/path/to/chunkls", "serve" } before it loads to
 -- run another chunkls.
 
+local uv = vim.uv or vim.loop -- vim.uv from 0.10
 local markers = { "pyproject.toml", ".git" }
 local clients = {} -- root folder -> client id (Neovim 0.7 only)
 
 -- The nearest folder above the buffer's file holding a marker, else the file's folder.
 local function root_of(bufnr)
   local name = vim.api.nvim_buf_get_name(bufnr)
-  local start = name ~= "" and vim.fn.fnamemodify(name, ":p:h") or vim.loop.cwd()
+  local start = name ~= "" and vim.fn.fnamemodify(name, ":p:h") or uv.cwd()
   local dir = start
   while true do
     for _, marker in ipairs(markers) do
-      if vim.loop.fs_stat(dir .. "/" .. marker) then
+      if uv.fs_stat(dir .. "/" .. marker) then
         return dir
       end
     end
@@ -31,6 +32,9 @@ local function refresh_lenses()
 end
 
 local function on_attach(_, bufnr)
+  -- Neovim 0.7 maps neither: gd goes to a chunk, K previews it
+  vim.keymap.set("n", "gd", vim.lsp.buf.definition, { buffer = bufnr })
+  vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = bufnr })
   vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
     buffer = bufnr,
     callback = refresh_lenses,

@@ -85,7 +85,9 @@ local function run()
   local note = vim.api.nvim_get_current_buf()
   results.filetype = vim.bo[note].filetype
   local attached = vim.wait(STEP, function()
-    return next(vim.lsp.buf_get_clients(note)) ~= nil
+    local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = note })
+      or vim.lsp.buf_get_clients(note)
+    return next(clients) ~= nil
   end, 50)
   results.attached = attached
 
@@ -97,9 +99,9 @@ local function run()
   end, 200)
   results.definition = first
 
-  -- what `gd` does: vim.lsp.buf.definition() jumps to it
+  -- `gd`, as a user types it, jumps to it
   vim.api.nvim_win_set_cursor(0, { position_of(note, "app/greet.py#function-greet").line + 1, 20 })
-  vim.lsp.buf.definition()
+  vim.cmd("normal gd")
   vim.wait(STEP, function()
     return vim.api.nvim_buf_get_name(0):sub(-12) == "app/greet.py"
   end, 50)
