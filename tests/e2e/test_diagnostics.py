@@ -22,7 +22,14 @@ only looks like one: https://example.com/app/greet.py#function-gone, app/greet.t
 
 
 def pulls(client: LanguageClient) -> bool:
-    return client.capabilities.text_document.diagnostic is not None  # type: ignore[union-attr]
+    """Whether the server serves this client pulled diagnostics (it must be able to
+    ask for a refresh: Neovim 0.10+ pulls without, and is pushed to)."""
+    capabilities = client.capabilities
+    return (
+        capabilities.text_document.diagnostic is not None  # type: ignore[union-attr]
+        and capabilities.workspace.diagnostics is not None  # type: ignore[union-attr]
+        and bool(capabilities.workspace.diagnostics.refresh_support)  # type: ignore[union-attr]
+    )
 
 
 async def diagnostics(client: LanguageClient, document_uri: str) -> list[types.Diagnostic]:
@@ -253,3 +260,34 @@ async def test_quick_fix_writes_a_path_with_spaces_so_it_reads_back(
         )
     )
     assert await settled(client, document_uri, 0) == []
+
+
+async def test_a_client_that_pulls_without_refresh_is_pushed_to(
+    bare_client: LanguageClient, workspace: Path
+) -> None:
+    """Neovim 0.10+ pulls only on open and change: pulled diagnostics would stay
+    stale when the index moves, so it is pushed to, and its pulls get none."""
+    client = bare_client
+    capabilities = client_capabilities("neovim")
+    assert capabilities.text_document.diagnostic is not None  # type: ignore[union-attr]
+    assert capabilities.workspace.diagnostics is None  # type: ignore[union-attr]
+    await start_session(client, capabilities, workspace)
+    document_uri = open_transcript(client, workspace, "see app/late.py#function-late\n")
+    assert not pulls(client)
+    assert len(await settled(client, document_uri, 1)) == 1  # pushed
+    report = await asyncio.wait_for(
+        client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=doc(document_uri))
+        ),
+        TIMEOUT,
+    )
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+    assert list(report.items) == []  # no second copy beside the pushed ones
+    late = workspace / "app" / "late.py"
+    late.write_text("def late():\n    pass\n", "utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri(late), type=types.FileChangeType.Created)]
+        )
+    )
+    await settled(client, document_uri, 0)  # the index moved: pushed again

@@ -49,8 +49,12 @@ def register(server: ChunkServer) -> None:
 
 
 def pull_supported(ls: ChunkServer) -> bool:
-    """Whether the client pulls diagnostics (else the server pushes them)."""
-    return ls.capability("text_document", "diagnostic") is not None
+    """Whether the client pulls diagnostics and can be told to pull again when the
+    index moves (else the server pushes them and answers pulls with none: Neovim
+    0.10+ pulls only on open and change, so pulled ones would go stale)."""
+    return ls.capability("text_document", "diagnostic") is not None and bool(
+        ls.capability("workspace", "diagnostics", "refresh_support")
+    )
 
 
 def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Diagnostic]:
@@ -98,7 +102,7 @@ def text_document_diagnostic(
     ls: ChunkServer, params: types.DocumentDiagnosticParams
 ) -> types.RelatedFullDocumentDiagnosticReport:
     """textDocument/diagnostic: the document's unknown chunk IDs."""
-    context = navigable(ls, params.text_document.uri)
+    context = navigable(ls, params.text_document.uri) if pull_supported(ls) else None
     items = diagnostics_for(ls, context) if context is not None else []
     return types.RelatedFullDocumentDiagnosticReport(items=items)
 
@@ -196,8 +200,7 @@ class Pushes:
     def index_changed(self) -> None:
         """The index moved: pulled diagnostics are refreshed, pushed ones re-sent."""
         if pull_supported(self.ls):
-            if self.ls.capability("workspace", "diagnostics", "refresh_support"):
-                self.ls.spawn(self._refresh(), "diagnostic refresh")
+            self.ls.spawn(self._refresh(), "diagnostic refresh")
             return
         if self.all_pending is None:
             # after the requests already received (a save is followed by a lens

@@ -14,6 +14,7 @@ from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_
 from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import FileSkipped, read_corpus_file
 from chunkls.index import Folder
+from chunkls.lsp.languages import effective_language
 from chunkls.lsp.uris import path_of
 from chunkls.positions import Encoding, TextLines
 
@@ -154,7 +155,7 @@ def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
             return None
     else:
         return None  # not open and outside every workspace folder: not read
-    language = doc.language_id or language_of(path or uri)
+    language = effective_language(doc.language_id, path or uri)
     context = DocumentContext(uri, text, language, folder, rel_path, ls.encoding)
     if is_open(ls, uri):
         context.version = doc.version
@@ -220,13 +221,3 @@ def read_closed(folder: Folder, rel_path: str, path: str) -> str | None:
         return source.data.decode("utf-8")
     except (FileSkipped, OSError, UnicodeDecodeError):
         return None
-
-
-def language_of(path: str) -> str:
-    """A language ID guessed from a file name (for documents the client did not open)."""
-    lowered = path.lower()
-    if lowered.endswith(".py"):
-        return "python"
-    if lowered.endswith((".md", ".markdown")):
-        return "markdown"
-    return "plaintext"

@@ -1,0 +1,61 @@
+"""Which language a document is in, whatever the editor calls it.
+
+Editors label documents differently: Emacs' ``text-mode`` (eglot) sends
+``text``, Neovim sends its filetype, and eglot before 1.15 sends one language
+ID for every buffer of a server (a Markdown note opened after a Python file
+arrives as ``python``). Navigation and diagnostics go by the language, so for
+the files chunkls knows the file's suffix decides, as it does for
+``chunkls check``; the client's ID decides only for other documents.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+from chunkls.chunking.chunker import suffix_of
+
+SUFFIX_LANGUAGES = {
+    ".py": "python",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "plaintext",
+}
+"""Suffix -> the language ID a file with it is in, whatever the client says."""
+
+GENERIC_LANGUAGES = frozenset(
+    {"", "text", "plaintext", "plain", "txt", "fundamental", "unknown", "none"}
+)
+"""Language IDs that say no more than "some text" (lowercased)."""
+
+FALLBACK_LANGUAGE = "plaintext"
+"""The language of a document that neither its suffix nor its client names."""
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def effective_language(language_id: str | None, path_or_uri: str) -> str:
+    """The language ID a document is treated as.
+
+    A file with a known suffix (``.py``, ``.md``, ``.markdown``, ``.txt``) is in
+    that suffix's language, whatever the client sent: a Python file sent as
+    ``markdown`` is Python, a Markdown note sent as ``python`` or ``text`` is
+    Markdown. Any other document (an untitled buffer, an unknown suffix) keeps
+    the client's ID, unless that ID is missing or generic (``text``,
+    ``fundamental``, ...): then it is plain text.
+    """
+    by_suffix = SUFFIX_LANGUAGES.get(suffix_of(_file_name(path_or_uri)))
+    if by_suffix is not None:
+        return by_suffix
+    if language_id is None or language_id.strip().lower() in GENERIC_LANGUAGES:
+        return FALLBACK_LANGUAGE
+    return language_id
+
+
+def _file_name(path_or_uri: str) -> str:
+    """The last segment of a path or of a URI's path (a drive letter is no scheme)."""
+    path = path_or_uri
+    scheme, colon, _ = path_or_uri.partition(":")
+    if colon and len(scheme) > 1 and _SCHEME.fullmatch(scheme):
+        path = unquote(urlsplit(path_or_uri).path)
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
