@@ -174,7 +174,7 @@ def run_child(kind: str, corpus: Path, *extra: str, env: dict[str, str] | None =
 
 def make_queries(index: Any, count: int) -> list[str]:
     """Code-like queries: a symbol plus a word from its chunk, deterministic."""
-    from chunkls.search import tokenize
+    from chunkls.tokens import tokenize
 
     rng = random.Random(6)
     chunks = [e.chunk for e in index.chunks() if e.chunk.symbol not in (None, "<module>")]
@@ -213,7 +213,7 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
 
     from chunkls.chunking import FileChunks
     from chunkls.index import build_index
-    from chunkls.search import tokenize
+    from chunkls.tokens import tokenize
 
     index = build_index([corpus], cache_dir=Path(cache))
     queries = make_queries(index, queries_count)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from chunkls import __version__
-from chunkls.search import Segment, Snapshot
+from chunkls.postings import Segment, Snapshot
 from chunkls.store import StoredFile, encode_stubs
 from chunkls.terms import TermTable
 

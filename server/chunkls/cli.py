@@ -32,7 +32,7 @@ from chunkls.citations import (
 from chunkls.index import IndexedChunk, WorkspaceIndex, build_index
 from chunkls.memory import tune_allocator
 from chunkls.positions import TextLines
-from chunkls.search import tokenize
+from chunkls.tokens import tokenize
 
 T = TypeVar("T")
 

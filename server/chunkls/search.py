@@ -1,4 +1,4 @@
-"""Okapi BM25 over chunks, with a code-aware tokenizer and one-file updates.
+"""Okapi BM25 over chunks, with one-file updates.
 
 Postings are numpy arrays in compressed-row segments (see ``BM25Index``);
 scores are computed with the same floating-point operations, in the same
@@ -8,173 +8,35 @@ of a fresh build.
 
 from __future__ import annotations
 
-import collections
-import itertools
 import math
-import multiprocessing
-import re
-from array import array
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
+from collections.abc import Iterable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.terms import TermTable, Vocabulary
+from chunkls.postings import (
+    EMPTY,
+    NO_SEGMENT,
+    FileKey,
+    Segment,
+    Snapshot,
+    concat_triples,
+    docs_ascending,
+    narrow_tfs,
+)
+from chunkls.ranking import TermScores, candidates, dense
+from chunkls.terms import Vocabulary
+from chunkls.tokens import FileTerms, file_terms, tokenize
 
 K1 = 1.5
 """Term-frequency saturation."""
 B = 0.75
 """Length normalisation."""
 
-_WORD = re.compile(r"\w+")
-_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-_WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-_SPACE_OUT = bytes(byte if byte in _WORD_BYTES else 32 for byte in range(256))
-"""``bytes.translate`` table: word bytes kept, every other byte a space. In ASCII
-text ``\\w+`` matches exactly the runs of word bytes, so splitting the translated
-text gives the regex's words."""
-_SNAKE = b"_abcdefghijklmnopqrstuvwxyz"
-
-_count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
-    collections, "_count_elements", None
-) or (lambda counts, items: counts.update(Counter(items)))
-"""Counts items into an empty dict, at C speed (CPython's helper of ``Counter``)."""
-
-
-def _word_tokens(word: str) -> tuple[str, ...]:
-    """Tokens for one ``\\w+`` word: its parts, plus the whole identifier."""
-    pieces = [piece for piece in word.split("_") if piece]
-    if not pieces:
-        return ()
-    parts: list[str] = []
-    for piece in pieces:
-        if piece.isascii() and piece.isalnum():
-            parts.extend(_CAMEL_PART.findall(piece))
-        else:
-            parts.append(piece)
-    lowered = [part.lower() for part in parts]
-    if len(lowered) == 1:
-        return (lowered[0],)
-    return ("_".join(piece.lower() for piece in pieces), *lowered)
-
-
-def _ascii_word_tokens(word: bytes) -> tuple[str, ...]:
-    """``_word_tokens`` of an ASCII word (``[A-Za-z0-9_]+``), given as bytes."""
-    text = word.decode("ascii")
-    if not word.translate(None, _SNAKE):  # lowercase letters and underscores only
-        if "_" not in text:
-            return (text,)
-        pieces = [piece for piece in text.split("_") if piece]
-        if len(pieces) < 2:
-            return tuple(pieces)
-        return ("_".join(pieces), *pieces)
-    if text.isdigit():
-        return (text,)
-    # camel-case parts never span an underscore, so the whole word splits as its pieces do
-    parts = _CAMEL_PART.findall(text)
-    if len(parts) < 2:
-        return (parts[0].lower(),) if parts else ()
-    whole = text.strip("_")
-    if "__" in whole:
-        whole = "_".join([piece for piece in whole.split("_") if piece])
-    return (whole.lower(), *[part.lower() for part in parts])
-
-
-class _WordTokens(dict[bytes, tuple[str, ...]]):
-    """word -> tokens, for the words seen lately.
-
-    Two generations bound it: once this one is full (``_CACHED_WORDS``, or
-    ``_CACHED_WORDS_BULK`` in a worker process) a fresh one replaces it and
-    keeps it as its elder, from which it takes back the words still in use;
-    the generation before is dropped. Bulk indexing keeps its common words,
-    and a long session cannot make it grow."""
-
-    def __init__(self, elder: dict[bytes, tuple[str, ...]] | None = None) -> None:
-        super().__init__()
-        self.elder: dict[bytes, tuple[str, ...]] = {} if elder is None else elder
-
-    def __missing__(self, word: bytes) -> tuple[str, ...]:
-        tokens = self.elder.get(word)
-        if tokens is None:
-            if word.isascii():
-                tokens = _ascii_word_tokens(word)
-            else:
-                tokens = _word_tokens(word.decode("utf-8"))
-        self[word] = tokens
-        return tokens
-
-
-_CACHED_WORDS = 1 << 12
-"""Words in a generation in a long-lived process (a language server: a few MB)."""
-_CACHED_WORDS_BULK = 1 << 17
-"""Words in a generation in a worker process, which indexes many files and exits."""
-_word_cache = _WordTokens()
-
-
-def _tokens_of() -> _WordTokens:
-    """The current generation of the word cache."""
-    global _word_cache
-    cache = _word_cache
-    bulk = multiprocessing.parent_process() is not None
-    if len(cache) >= (_CACHED_WORDS_BULK if bulk else _CACHED_WORDS):
-        cache.elder = {}
-        cache = _word_cache = _WordTokens(cache)
-    return cache
-
-
-def _words(text: str) -> list[bytes]:
-    """The ``\\w+`` words of a text, in order, UTF-8 encoded."""
-    if text.isascii():
-        return text.encode("ascii").translate(_SPACE_OUT).split()
-    return [word.encode("utf-8") for word in _WORD.findall(text)]
-
-
-def _word_counts(text: str) -> dict[bytes, int]:
-    counts: dict[bytes, int] = {}
-    _count_elements(counts, _words(text))
-    return counts
-
-
-def tokenize(text: str) -> list[str]:
-    """Code-aware tokens: lowercase, split on non-alphanumerics, and split
-    ``snake_case`` and ``camelCase`` into parts while keeping the whole word.
-
-    >>> tokenize("chunk_python(HybridRetriever)")
-    ['chunk_python', 'chunk', 'python', 'hybridretriever', 'hybrid', 'retriever']
-    """
-    return list(chain.from_iterable(map(_tokens_of().__getitem__, _words(text))))
-
-
-def term_counts(text: str) -> Counter[str]:
-    """Token counts of a text (the same tokens as ``tokenize``)."""
-    return Counter(_counts(text))
-
-
-def _counts(text: str) -> dict[str, int]:
-    return _token_counts(_word_counts(text), _tokens_of())
-
-
-def _token_counts(words: dict[bytes, int], cache: _WordTokens) -> dict[str, int]:
-    """Token counts from word counts, tokens in order of first appearance."""
-    counts: dict[str, int] = {}
-    get = counts.get
-    for word, n in words.items():
-        for token in cache[word]:
-            counts[token] = get(token, 0) + n
-    return counts
-
-
 T = TypeVar("T")
 
-FileKey = tuple[int, str]
-"""A file in corpus order: (workspace folder position, root-relative path)."""
-
 _I32 = np.int32
-_EMPTY = np.zeros(0, dtype=_I32)
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
 _CACHE_FROM = 1
@@ -187,69 +49,6 @@ _ENTRY_COST = 32
 """What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
 _QUERY_TERMS = 4096
 """Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
-_SCORE_ALL_BELOW = 1_000
-"""Postings of a query's terms under which every matching document is scored."""
-_SEEDS = 1_000
-"""Most postings of the rarest query terms scored first, for a bound on the results."""
-_EXACT_UP_TO = 2_000
-"""Most postings of the terms that can lift a document into the results for scoring
-only their documents; beyond, every document is scored."""
-_MARGIN = 1 + 1e-9
-"""Room for rounding when bound scores are compared (sums of a few positive floats)."""
-_TOPS = 64
-"""Best scores kept per common term (the bound for results up to this many)."""
-
-
-class _Term:
-    """One query term: its live documents (ascending) and its BM25 score in each."""
-
-    __slots__ = ("best", "docs", "scores", "tops")
-
-    def __init__(self, docs: npt.NDArray[np.int32], scores: npt.NDArray[np.float64]) -> None:
-        self.docs = docs
-        self.scores = scores
-        self.best = float(scores.max())
-        self.tops: npt.NDArray[np.float64] | None = None
-        """The ``_TOPS`` best scores, best first (once asked for)."""
-
-    def kth_best(self, k: int) -> float:
-        """The k-th best score (``k`` at most the number of documents)."""
-        scores = self.scores
-        if k > _TOPS:
-            return float(np.partition(scores, len(scores) - k)[len(scores) - k])
-        if self.tops is None:
-            cut = max(len(scores) - _TOPS, 0)
-            self.tops = np.sort(np.partition(scores, cut)[cut:])[::-1]
-        return float(self.tops[k - 1])
-
-
-def _ascending(segment: Segment) -> Segment:
-    """The segment with each term's documents ascending (as reading needs them),
-    for a snapshot that may have been saved with them in another order."""
-    docs = segment.docs
-    if len(docs) < 2:
-        return segment
-    steps = docs[1:] > docs[:-1]
-    starts = segment.offsets[1:-1]
-    steps[starts[(starts > 0) & (starts < len(docs))] - 1] = True  # a new term may go down
-    if steps.all():
-        return segment
-    terms = segment.triples()[0]
-    order = np.lexsort((docs, terms))
-    return Segment(segment.offsets, docs[order], segment.tfs[order])
-
-
-def _union(arrays: Sequence[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
-    """The ascending distinct values of some arrays."""
-    if len(arrays) == 1:
-        return arrays[0]
-    merged = np.sort(np.concatenate(arrays))
-    if len(merged) < 2:
-        return merged
-    keep = np.empty(len(merged), dtype=bool)
-    keep[0] = True
-    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
-    return merged[keep]
 
 
 class Hit(NamedTuple, Generic[T]):
@@ -265,189 +64,6 @@ class LearnedTerms(NamedTuple):
     generation: int
     """The vocabulary's generation then (its ids are stale once it changed)."""
     ids: npt.NDArray[np.int32]
-
-
-class FileTerms(NamedTuple):
-    """One file's documents as term counts: what ``BM25Index`` stores of them.
-
-    Plain strings, bytes and ints, so worker processes can compute it and the
-    cache can keep it."""
-
-    terms: tuple[str, ...] | bytes
-    """The file's distinct terms, or them UTF-8 encoded and NUL-joined (as a worker
-    sends them: one object to unpickle, not hundreds of short strings whose holes
-    would be left in the heap among the chunks unpickled with them)."""
-    rows: bytes
-    """int32 arrays of equal length, one after the other: term index in ``terms``,
-    document position in the file, term frequency."""
-    lengths: bytes
-    """int32 token count of each document."""
-
-    def packed(self) -> FileTerms:
-        """The same, with the terms in one blob."""
-        if isinstance(self.terms, bytes):
-            return self
-        return self._replace(terms="\0".join(self.terms).encode("utf-8"))
-
-    def names(self) -> Sequence[str]:
-        """The terms, as strings."""
-        if isinstance(self.terms, bytes):
-            return self.terms.decode("utf-8").split("\0") if self.terms else ()
-        return self.terms
-
-
-def file_terms(texts: Iterable[str]) -> FileTerms:
-    """Term counts of a file's documents, ready for ``BM25Index.add_file_terms``.
-
-    The same terms, rows and lengths, byte for byte, as counting each document's
-    ``tokenize`` tokens in order; a large file is counted with numpy."""
-    cache = _tokens_of()
-    docs = list(map(_word_counts, texts))
-    sizes = list(map(len, docs))
-    pairs = sum(sizes)
-    if pairs < _NUMPY_FROM:
-        return _file_terms_small(docs, cache)
-    # every (document, word) pair expands to the word's tokens: number them by first
-    # appearance in the file, then add up the repeats of a (document, term) pair
-    tokens = list(map(cache.__getitem__, chain.from_iterable(docs)))
-    flat = list(chain.from_iterable(tokens))
-    size = len(flat)
-    if not size:
-        return FileTerms((), b"", bytes(4 * len(docs)))
-    local: dict[str, int] = {}
-    first = np.fromiter(map(local.setdefault, flat, itertools.count()), np.int64, size)
-    widths = np.fromiter(map(len, tokens), np.int64, pairs)
-    doc = np.repeat(np.repeat(np.arange(len(docs), dtype=np.int64), sizes), widths)
-    tf = np.repeat(
-        np.fromiter(chain.from_iterable(map(dict.values, docs)), np.int64, pairs), widths
-    )
-    lengths = np.bincount(doc, weights=tf, minlength=len(docs)).astype(_I32)
-    key = doc * size + first  # doc-major; a term's first position orders it
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    sums = np.add.reduceat(tf[order], starts)
-    # each document's terms in the order they first appear in it
-    appearance = np.argsort(order[starts], kind="stable")
-    pair_docs, term_first = np.divmod(ordered[starts[appearance]], size)
-    term_of = np.empty(size, dtype=np.int64)
-    term_of[np.fromiter(local.values(), np.int64, len(local))] = np.arange(len(local))
-    rows = np.empty((3, len(appearance)), dtype=_I32)
-    rows[0] = term_of[term_first]
-    rows[1] = pair_docs
-    rows[2] = sums[appearance]
-    return FileTerms(tuple(local), rows.tobytes(), lengths.tobytes())
-
-
-_NUMPY_FROM = 200
-"""(document, word) pairs from which ``file_terms`` counts with numpy."""
-
-
-def _file_terms_small(docs: list[dict[bytes, int]], cache: _WordTokens) -> FileTerms:
-    local: dict[str, int] = {}
-    term_index = array("i")
-    positions = array("i")
-    frequencies = array("i")
-    lengths = array("i")
-    setdefault = local.setdefault
-    for position, words in enumerate(docs):
-        counts = _token_counts(words, cache)
-        lengths.append(sum(counts.values()))
-        indexes = [setdefault(term, len(local)) for term in counts]
-        term_index.extend(indexes)
-        positions.extend([position] * len(indexes))
-        frequencies.extend(counts.values())
-    rows = term_index.tobytes() + positions.tobytes() + frequencies.tobytes()
-    return FileTerms(tuple(local), rows, lengths.tobytes())
-
-
-class Segment(NamedTuple):
-    """Postings in compressed-row form: term id -> slice of (docs, tfs)."""
-
-    offsets: npt.NDArray[np.int64]
-    docs: npt.NDArray[np.int32]
-    tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16]
-    """Term frequencies: 16-bit when they all fit (almost always), else 32-bit."""
-
-    @staticmethod
-    def build(
-        term_ids: npt.NDArray[np.int32],
-        docs: npt.NDArray[np.int32],
-        tfs: npt.NDArray[np.int32],
-        vocabulary: int,
-    ) -> Segment:
-        """A segment from unordered (term, doc, tf) triples (docs ascending per term
-        when they were ascending in the input)."""
-        order = np.argsort(term_ids, kind="stable")
-        counts = np.bincount(term_ids, minlength=vocabulary)
-        offsets = np.zeros(vocabulary + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        return Segment(offsets, docs[order], _narrow(tfs[order]))
-
-    def postings(
-        self, term: int
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32] | npt.NDArray[np.uint16]]:
-        """A term's (docs, tfs); empty arrays for a term it does not have."""
-        if term + 1 >= len(self.offsets):
-            return _EMPTY, _EMPTY
-        start, stop = int(self.offsets[term]), int(self.offsets[term + 1])
-        return self.docs[start:stop], self.tfs[start:stop]
-
-    def triples(
-        self,
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-        """Every (term, doc, tf) posting."""
-        terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=_I32), np.diff(self.offsets))
-        return terms, self.docs, self.tfs.astype(_I32, copy=False)
-
-
-def _narrow(tfs: npt.NDArray[Any]) -> npt.NDArray[np.int32] | npt.NDArray[np.uint16]:
-    """Term frequencies in 16 bits when they fit (scores are the same: each is
-    converted to float64 exactly either way)."""
-    if len(tfs) and (int(tfs.max()) > 0xFFFF or int(tfs.min()) < 0):
-        return tfs.astype(_I32, copy=False)
-    return tfs.astype(np.uint16)
-
-
-_NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), _EMPTY, _EMPTY)
-
-
-class Snapshot(NamedTuple):
-    """Some files' postings, renumbered from 0, for saving and loading."""
-
-    files: list[tuple[FileKey, int]]
-    """Files in document order, with how many documents each has."""
-    terms: TermTable
-    """The terms, with ids 0 to n-1 (those of ``segment``)."""
-    segment: Segment
-    lengths: npt.NDArray[np.int32]
-
-
-def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
-    """The part of a snapshot for the files ``keep`` maps to a (new) key."""
-    files: list[tuple[FileKey, int]] = []
-    mask = np.zeros(len(snapshot.lengths), dtype=bool)
-    doc = 0
-    for key, count in snapshot.files:
-        new_key = keep(key)
-        if new_key is not None:
-            files.append((new_key, count))
-            mask[doc : doc + count] = True
-        doc += count
-    if mask.all():
-        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths)
-    renumber = np.cumsum(mask, dtype=np.int64) - 1
-    terms, docs, tfs = snapshot.segment.triples()
-    kept = mask[docs]
-    terms = terms[kept]
-    # only the terms the kept files have, in the same order
-    used = np.zeros(len(snapshot.terms), dtype=bool)
-    used[terms] = True
-    names = np.flatnonzero(used)
-    local = np.full(len(snapshot.terms), -1, dtype=_I32)
-    local[names] = np.arange(len(names), dtype=_I32)
-    segment = Segment.build(local[terms], renumber[docs[kept]].astype(_I32), tfs[kept], len(names))
-    return Snapshot(files, snapshot.terms.select(local), segment, snapshot.lengths[mask])
 
 
 class BM25Index(Generic[T]):
@@ -466,8 +82,8 @@ class BM25Index(Generic[T]):
     def __init__(self) -> None:
         self._vocabulary = Vocabulary()
         """term -> term id."""
-        self._main = _NO_SEGMENT
-        self._small = _NO_SEGMENT
+        self._main = NO_SEGMENT
+        self._small = NO_SEGMENT
         self._pending: list[tuple[npt.NDArray[np.int32], ...]] = []
         """(term ids, docs, tfs) added since the small segment was built."""
         self._pending_size = 0
@@ -490,7 +106,7 @@ class BM25Index(Generic[T]):
         self._live = 0
         self._dead = 0
         self._total_length = 0
-        self._norms: dict[int, _Term] = {}
+        self._norms: dict[int, TermScores] = {}
         """term id -> its documents and scores, until the next change."""
         self._cached = 0
         self._query_ids: dict[str, int] = {}
@@ -540,7 +156,7 @@ class BM25Index(Generic[T]):
     def learn_terms(self, terms: FileTerms) -> LearnedTerms:
         """Add a file's terms to the vocabulary only (a bulk load's first pass;
         its postings are added later with ``add_file_terms``, given what this returns)."""
-        ids = self._vocabulary.ids(terms.names()) if terms.rows else _EMPTY
+        ids = self._vocabulary.ids(terms.names()) if terms.rows else EMPTY
         return LearnedTerms(self._vocabulary.generation, ids)
 
     def freeze_vocabulary(self, least: int = 0) -> None:
@@ -616,7 +232,7 @@ class BM25Index(Generic[T]):
         if self._small_size >= _MERGE_AT or self._small_size >= len(self._main.docs):
             self._merge()
         else:
-            self._small = Segment.build(*_concat(self._small_triples), size)
+            self._small = Segment.build(*concat_triples(self._small_triples), size)
 
     def _merge(self) -> None:
         """One segment of live postings, documents renumbered without the dead."""
@@ -624,7 +240,7 @@ class BM25Index(Generic[T]):
         parts = [self._main.triples(), *self._small_triples, *self._pending]
         self._pending, self._small_triples = [], []
         self._pending_size = self._small_size = 0
-        terms, docs, tfs = _concat(parts)
+        terms, docs, tfs = concat_triples(parts)
         live = self._length[: self._docs] >= 0
         if self._dead:
             keep = live[docs]
@@ -657,7 +273,7 @@ class BM25Index(Generic[T]):
         terms = self._drop_unused_terms(terms)
         # doc ids only grow, so a stable sort by term keeps each list in doc order
         self._main = Segment.build(terms, docs, tfs, len(self._vocabulary))
-        self._small = _NO_SEGMENT
+        self._small = NO_SEGMENT
 
     def _drop_unused_terms(self, terms: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         """Forget the terms no posting has any more (those of removed files): term
@@ -701,7 +317,7 @@ class BM25Index(Generic[T]):
             at = np.flatnonzero(wanted[segment.docs])
             terms = (np.searchsorted(segment.offsets, at, side="right") - 1).astype(_I32)
             parts.append((terms, new_of[segment.docs[at]].astype(_I32), segment.tfs[at]))
-        terms, local_docs, tfs = _concat(parts) if parts else (_EMPTY, _EMPTY, _EMPTY)
+        terms, local_docs, tfs = concat_triples(parts) if parts else (EMPTY, EMPTY, EMPTY)
         used = np.unique(terms)
         local = np.full(len(self._vocabulary), -1, dtype=_I32)
         local[used] = np.arange(len(used), dtype=_I32)
@@ -731,17 +347,17 @@ class BM25Index(Generic[T]):
         self._total_length += int(lengths.sum())
         if not len(self._vocabulary) and not len(self._main.docs) and first == 0:
             self._vocabulary = Vocabulary(snapshot.terms)
-            main = _ascending(snapshot.segment)
-            self._main = Segment(main.offsets, main.docs, _narrow(main.tfs))
+            main = docs_ascending(snapshot.segment)
+            self._main = Segment(main.offsets, main.docs, narrow_tfs(main.tfs))
             return
         ids = self._term_ids(snapshot.terms.names())
-        terms, docs, tfs = _ascending(snapshot.segment).triples()
+        terms, docs, tfs = docs_ascending(snapshot.segment).triples()
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)
 
     # -- reading --------------------------------------------------------------------
 
-    def _term(self, term: int, n: int, base: float, scale: float) -> _Term | None:
+    def _term(self, term: int, n: int, base: float, scale: float) -> TermScores | None:
         """A term's live documents and its BM25 score in each; ``None`` when it has none."""
         cached = self._norms.get(term)
         if cached is not None:
@@ -762,7 +378,7 @@ class BM25Index(Generic[T]):
         weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
         # the same operations, in the same order, as ``weight * tf / (tf + base + scale * dl)``
         scores = weight * tfs.astype(np.float64) / (tfs + base + scale * dl)
-        entry = _Term(docs, scores)
+        entry = TermScores(docs, scores)
         if df >= _CACHE_FROM:
             cost = df + _ENTRY_COST
             self._cached += cost
@@ -772,7 +388,7 @@ class BM25Index(Generic[T]):
             self._norms[term] = entry
         return entry
 
-    def _terms(self, query: str) -> list[_Term]:
+    def _terms(self, query: str) -> list[TermScores]:
         """The query's terms that match, one per query token (repeats included)."""
         self._settle()
         n = self._live
@@ -781,8 +397,8 @@ class BM25Index(Generic[T]):
         avgdl = self._total_length / n or 1.0
         base = K1 * (1 - B)
         scale = K1 * B / avgdl
-        found: dict[int, _Term | None] = {}
-        terms: list[_Term] = []
+        found: dict[int, TermScores | None] = {}
+        terms: list[TermScores] = []
         for term in self._query_term_ids(tokenize(query)):
             if term is None:
                 continue
@@ -813,33 +429,12 @@ class BM25Index(Generic[T]):
                     known[tokens[i]] = term
         return ids
 
-    def _dense(self, terms: Sequence[_Term]) -> npt.NDArray[np.float64]:
-        """Scores by document id: each document's term scores added in query order."""
-        scores = np.zeros(self._docs, dtype=np.float64)
-        first = terms[0]
-        scores[first.docs] = first.scores  # 0.0 + score, exactly
-        for entry in terms[1:]:
-            scores[entry.docs] += entry.scores
-        return scores
-
-    @staticmethod
-    def _exact(terms: Sequence[_Term], docs: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-        """The scores of some documents (ascending ids), bit for bit those of ``_dense``:
-        the same additions, in the same order."""
-        scores = np.zeros(len(docs), dtype=np.float64)
-        for entry in terms:
-            where = np.searchsorted(entry.docs, docs)
-            np.minimum(where, len(entry.docs) - 1, out=where)
-            has = entry.docs[where] == docs
-            scores[has] += entry.scores[where[has]]
-        return scores
-
     def scores(self, query: str) -> dict[int, float]:
         """BM25 score of every live document matching a query token."""
         terms = self._terms(query)
         if not terms:
             return {}
-        scores = self._dense(terms)
+        scores = dense(terms, self._docs)
         docs = np.flatnonzero(scores != 0)
         return dict(zip(docs.tolist(), scores[docs].tolist(), strict=True))
 
@@ -850,7 +445,7 @@ class BM25Index(Generic[T]):
         terms = self._terms(query)
         if not terms:
             return []
-        docs, scores = self._candidates(terms, top_k)
+        docs, scores = candidates(terms, top_k, self._docs)
         if len(docs) > top_k:
             kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
             tied = scores >= kth  # everything that can rank, ties included
@@ -860,61 +455,6 @@ class BM25Index(Generic[T]):
             key=lambda pair: (-pair[1], self._order_key(pair[0])),
         )[:top_k]
         return [Hit(score, self._item(doc)) for doc, score in ranked]
-
-    def _candidates(
-        self, terms: list[_Term], top_k: int
-    ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float64]]:
-        """Documents (ascending) with their exact scores: every document that can be
-        among the ``top_k`` best is there.
-
-        A lower bound on the ``top_k``-th best score, from the terms' own best
-        scores and the exact scores of the rarest terms' documents, leaves out
-        the terms that cannot lift a document to it on their own (MaxScore): only
-        documents with one of the other terms are scored, unless they are many
-        (then every document is, and only those reaching the bound are kept)."""
-        distinct = list({id(entry): entry for entry in terms}.values())
-        total = sum(len(entry.docs) for entry in distinct)
-        if total <= _SCORE_ALL_BELOW:
-            docs = _union([entry.docs for entry in distinct])
-            return docs, self._exact(terms, docs)
-        # a document has at least its best term score: the top_k-th best of one term's
-        floor = 0.0
-        for entry in distinct:
-            if len(entry.docs) >= top_k:
-                floor = max(floor, entry.kth_best(top_k))
-        # and the top_k-th best exact score among the rarest terms' documents
-        rarest = sorted(distinct, key=lambda entry: len(entry.docs))
-        seeds: list[npt.NDArray[np.int32]] = []
-        held = 0
-        for entry in rarest:
-            if held + len(entry.docs) > _SEEDS:
-                break
-            seeds.append(entry.docs)
-            held += len(entry.docs)
-        if seeds:
-            seed_docs = _union(seeds)
-            if len(seed_docs) >= top_k:
-                seed_scores = self._exact(terms, seed_docs)
-                kth = np.partition(seed_scores, len(seed_scores) - top_k)[len(seed_scores) - top_k]
-                floor = max(floor, float(kth))
-        # terms whose best scores, all added up, stay under the floor: a document
-        # needs one of the others to reach it
-        bound = {id(entry): 0.0 for entry in distinct}
-        for entry in terms:
-            bound[id(entry)] += entry.best
-        essential: list[_Term] = []
-        spare = 0.0
-        for entry in sorted(distinct, key=lambda entry: bound[id(entry)]):
-            if not essential and (spare + bound[id(entry)]) * _MARGIN < floor:
-                spare += bound[id(entry)]
-            else:
-                essential.append(entry)
-        if sum(len(entry.docs) for entry in essential) <= _EXACT_UP_TO:
-            docs = _union([entry.docs for entry in essential])
-            return docs, self._exact(terms, docs)
-        scores = self._dense(terms)
-        reached = np.flatnonzero(scores >= floor if floor > 0 else scores != 0)
-        return reached, scores[reached]
 
     def _order_key(self, doc: int) -> tuple[FileKey, int]:
         """A document's place in corpus order: its file's key, its position there."""
@@ -935,15 +475,3 @@ class BM25Index(Generic[T]):
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""
         return list(self._files)
-
-
-def _concat(
-    parts: Sequence[tuple[npt.NDArray[np.int32], ...]],
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    if not parts:
-        return _EMPTY, _EMPTY, _EMPTY
-    return (
-        np.concatenate([p[0] for p in parts]).astype(_I32, copy=False),
-        np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
-        np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
-    )

@@ -31,13 +31,8 @@ SERVER = "chunkls.lsp.server"
 
 MAX_LINES = 650
 
-TOO_LONG_FOR_NOW = {
-    # being split by other branches of issue 17; the lead removes each entry
-    # as its split is merged (the list only ever shrinks)
-    "chunkls.index",  # store, bulk indexing, suggestions (h-index)
-    "chunkls.chunk_ids",  # the lexer leaves the ID grammar (h-lexer)
-    "chunkls.search",  # BM25 postings and snapshots
-}
+# emptied as the splits of issue 17 were merged; it only ever shrinks
+TOO_LONG_FOR_NOW: set[str] = set()
 """Modules allowed over ``MAX_LINES`` for the moment."""
 
 PROTOCOL_FREE = ("chunkls.chunking", "chunkls.index", "chunkls.search")

@@ -11,8 +11,8 @@ import pytest
 from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
 from chunkls.index import WorkspaceIndex, build_index
 from chunkls.parallel import Chunked, chunk_many, chunk_one, default_workers
-from chunkls.search import file_terms
 from chunkls.store import unpack
+from chunkls.tokens import file_terms
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.index import build_index
-from chunkls.search import K1, B, BM25Index, file_terms, term_counts, tokenize
+from chunkls.search import K1, B, BM25Index
+from chunkls.tokens import file_terms, term_counts, tokenize
 
 from .strategies import write_tree
 

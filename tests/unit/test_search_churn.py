@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from chunkls import search
+from chunkls import ranking, search
 from chunkls.index import WorkspaceIndex, build_index
 from chunkls.index import bulk as workspace_index
-from chunkls.search import BM25Index, FileKey, select_files
+from chunkls.postings import FileKey, select_files
+from chunkls.search import BM25Index
 
 # -- the engine ------------------------------------------------------------------------
 
@@ -36,11 +37,11 @@ Item = tuple[FileKey, int, int]
 """A document: its file, the file's version, its position in the file."""
 
 TUNABLES = {
-    "_MERGE_AT": st.sampled_from([1, 3, 10, 100_000]),
-    "_CACHE_FROM": st.sampled_from([1, 1_000]),
-    "_SCORE_ALL_BELOW": st.sampled_from([0, 1_000]),
-    "_EXACT_UP_TO": st.sampled_from([0, 2_000]),
-    "_SEEDS": st.sampled_from([0, 1_000]),
+    (search, "_MERGE_AT"): st.sampled_from([1, 3, 10, 100_000]),
+    (search, "_CACHE_FROM"): st.sampled_from([1, 1_000]),
+    (ranking, "_SCORE_ALL_BELOW"): st.sampled_from([0, 1_000]),
+    (ranking, "_EXACT_UP_TO"): st.sampled_from([0, 2_000]),
+    (ranking, "_SEEDS"): st.sampled_from([0, 1_000]),
 }
 """The engine's thresholds, set per example (small ones: merges and cached terms
 often, every way of finding candidates)."""
@@ -51,16 +52,16 @@ class Tuned(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.saved = {name: getattr(search, name) for name in TUNABLES}
+        self.saved = {(module, name): getattr(module, name) for module, name in TUNABLES}
 
     @initialize(data=st.data())
     def tune(self, data: st.DataObject) -> None:
-        for name, values in TUNABLES.items():
-            setattr(search, name, data.draw(values, label=name))
+        for (module, name), values in TUNABLES.items():
+            setattr(module, name, data.draw(values, label=name))
 
     def teardown(self) -> None:
-        for name, value in self.saved.items():
-            setattr(search, name, value)
+        for (module, name), value in self.saved.items():
+            setattr(module, name, value)
 
 
 def build(files: dict[FileKey, tuple[int, list[str]]]) -> BM25Index[Item]:

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls import search
-from chunkls.search import K1, B, BM25Index, Segment, Snapshot, tokenize
+from chunkls import ranking
+from chunkls.postings import Segment, Snapshot
+from chunkls.search import K1, B, BM25Index
+from chunkls.tokens import tokenize
 
 Corpus = dict[str, list[str]]
 
@@ -112,7 +114,7 @@ def test_results_are_the_brute_force_ones(
     path: dict[str, int], top_k: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name, value in path.items():
-        monkeypatch.setattr(search, name, value)
+        monkeypatch.setattr(ranking, name, value)
     corpus = skewed_corpus(random.Random(top_k), 120)
     index = build(corpus)
     for query in QUERIES:
@@ -131,10 +133,10 @@ def test_results_are_the_brute_force_ones(
 def test_any_query_on_a_skewed_corpus(
     seed: int, files: int, words: list[str], top_k: int, path: dict[str, int]
 ) -> None:
-    saved = {name: getattr(search, name) for name in path}
+    saved = {name: getattr(ranking, name) for name in path}
     try:
         for name, value in path.items():
-            setattr(search, name, value)
+            setattr(ranking, name, value)
         corpus = skewed_corpus(random.Random(seed), files)
         index = build(corpus)
         query = " ".join(words)
@@ -146,13 +148,13 @@ def test_any_query_on_a_skewed_corpus(
         assert found(index, query, top_k) == brute_force(corpus, query, top_k)
     finally:
         for name, value in saved.items():
-            setattr(search, name, value)
+            setattr(ranking, name, value)
 
 
 def test_ties_keep_corpus_order_when_candidates_are_bounded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(search, "_SCORE_ALL_BELOW", 0)
+    monkeypatch.setattr(ranking, "_SCORE_ALL_BELOW", 0)
     corpus = {f"t{i:02d}.py": ["rare0 self", "self def"] for i in range(30)}
     index = build(corpus)
     for top_k in (1, 5, 29, 30, 31):

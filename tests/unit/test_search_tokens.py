@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls import search
-from chunkls.search import FileTerms, file_terms, term_counts, tokenize
+from chunkls import tokens
+from chunkls.tokens import FileTerms, file_terms, term_counts, tokenize
 
 # -- the reference: the tokenizer as first written (regex words, per-word tokens) ------
 
@@ -113,14 +113,14 @@ texts = st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), max_size=30).map
 def test_known_words_tokenize_as_the_regex_does(text: str) -> None:
     assert tokenize(text) == reference_tokenize(text)
     assert term_counts(text) == Counter(reference_tokenize(text))
-    assert list(search._counts(text).items()) == list(reference_counts(text).items())
+    assert list(tokens._counts(text).items()) == list(reference_counts(text).items())
 
 
 @settings(max_examples=300, deadline=None)
 @given(texts)
 def test_any_text_tokenizes_as_the_regex_does(text: str) -> None:
     assert tokenize(text) == reference_tokenize(text)
-    assert list(search._counts(text).items()) == list(reference_counts(text).items())
+    assert list(tokens._counts(text).items()) == list(reference_counts(text).items())
 
 
 @settings(max_examples=200, deadline=None)
@@ -138,7 +138,7 @@ def test_file_terms_are_those_of_the_regex_byte_for_byte(docs: list[str]) -> Non
 
 @pytest.mark.parametrize("numpy_from", [0, 1, 10**9])
 def test_both_ways_of_counting_agree(numpy_from: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "_NUMPY_FROM", numpy_from)
+    monkeypatch.setattr(tokens, "_NUMPY_FROM", numpy_from)
     docs = [
         "",
         "def chunk_python(path):\n    return chunk_python(path) + chunkPython",
@@ -159,16 +159,16 @@ def test_the_word_cache_stays_bounded_and_exact(
     worker: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a long-lived process keeps fewer words than a worker process does
-    monkeypatch.setattr(search, "_CACHED_WORDS", 64 if not worker else 10**9)
-    monkeypatch.setattr(search, "_CACHED_WORDS_BULK", 64 if worker else 10**9)
+    monkeypatch.setattr(tokens, "_CACHED_WORDS", 64 if not worker else 10**9)
+    monkeypatch.setattr(tokens, "_CACHED_WORDS_BULK", 64 if worker else 10**9)
     monkeypatch.setattr(
-        search.multiprocessing, "parent_process", lambda: object() if worker else None
+        tokens.multiprocessing, "parent_process", lambda: object() if worker else None
     )
-    monkeypatch.setattr(search, "_word_cache", search._WordTokens())
+    monkeypatch.setattr(tokens, "_word_cache", tokens._WordTokens())
     for cycle in range(300):
         docs = [f"def f{cycle}_{i}():\n    return g{cycle}Value{i}" for i in range(5)]
         assert file_terms(docs) == reference_file_terms(docs)
         assert tokenize(docs[0]) == reference_tokenize(docs[0])
-        cache = search._word_cache
+        cache = tokens._word_cache
         assert len(cache) + len(cache.elder) <= 2 * (64 + 40)
         assert not getattr(cache.elder, "elder", {})  # one generation back at most

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls import search
-from chunkls.search import BM25Index, select_files
+from chunkls.postings import select_files
+from chunkls.search import BM25Index
+from chunkls.tokens import file_terms, tokenize
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
 
@@ -92,7 +94,7 @@ def test_compaction_in_any_sequence_keeps_fresh_scores(
                 state.pop(name, None)
             elif op == "compact":
                 index.compact()
-                used = {t for docs in state.values() for d in docs for t in search.tokenize(d)}
+                used = {t for docs in state.values() for d in docs for t in tokenize(d)}
                 assert set(index._vocabulary.names()) == used
             else:
                 index.search(" ".join(queries))
@@ -119,7 +121,7 @@ def test_snapshots_after_compaction_load_with_the_same_scores() -> None:
     assert results(loaded, queries) == results(build(files), queries)
     # a part of it keeps only its own terms
     part = select_files(snapshot, lambda key: key if key[1] in ("f3.py", "f4.py") else None)
-    kept = {t for name in ("f3.py", "f4.py") for d in files[name] for t in search.tokenize(d)}
+    kept = {t for name in ("f3.py", "f4.py") for d in files[name] for t in tokenize(d)}
     assert set(part.terms) == kept and len(part.segment.offsets) == len(part.terms) + 1
     small: BM25Index[str] = BM25Index()
     small.load_snapshot(part, [f"{key[1]}:{i}" for key, count in part.files for i in range(count)])
@@ -141,7 +143,7 @@ def test_learned_term_ids_go_stale_when_a_merge_renumbers(merge_between: bool) -
     index.add_file((0, "old"), [("alpha zeta", "old:0")])
     index.remove_file((0, "old"))  # "zeta" is used by nothing once merged
     bulk = {f"new{i}": [f"beta{i} alpha gamma", "HybridRetriever x"] for i in range(3)}
-    terms = {name: search.file_terms(docs) for name, docs in bulk.items()}
+    terms = {name: file_terms(docs) for name, docs in bulk.items()}
     learned = {name: index.learn_terms(t) for name, t in terms.items()}
     generation = index._vocabulary.generation
     if merge_between:
@@ -159,7 +161,7 @@ def test_learned_term_ids_of_a_replaced_vocabulary_are_not_used() -> None:
     was since replaced (an empty index loading a snapshot makes a new one) are
     never taken for the new one's."""
     index: BM25Index[str] = BM25Index()
-    terms = search.file_terms(["alpha beta"])
+    terms = file_terms(["alpha beta"])
     learned = index.learn_terms(terms)
     index._vocabulary = search.Vocabulary()  # as ``load_snapshot`` replaces it
     index._vocabulary.ids(["zeta", "eta", "beta", "alpha"])  # other ids for the same terms

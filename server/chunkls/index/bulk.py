@@ -25,7 +25,8 @@ from chunkls.index.folder import ChunkAts, Folder
 from chunkls.index.store import ChunkStore
 from chunkls.memory import release_memory
 from chunkls.parallel import NICENESS, chunk_many, detach, process_context
-from chunkls.search import LearnedTerms, Snapshot, select_files
+from chunkls.postings import Snapshot, select_files
+from chunkls.search import LearnedTerms
 from chunkls.store import StoredFile, decode_stubs
 
 logger = logging.getLogger("chunkls")

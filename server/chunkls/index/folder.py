@@ -17,8 +17,8 @@ from typing import NamedTuple, overload
 
 from chunkls.cache import FolderCache
 from chunkls.chunking import ConfigProblem, CorpusRules, LocatedChunk
-from chunkls.search import FileTerms
 from chunkls.store import StoredFile
+from chunkls.tokens import FileTerms
 
 
 @dataclass(eq=False)

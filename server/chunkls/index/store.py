@@ -23,8 +23,9 @@ from typing import Protocol
 from chunkls.cache import FolderCache, store_path
 from chunkls.chunking import ConfigProblem, CorpusRules, FileChunks, LocatedChunk, load_rules
 from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk
-from chunkls.search import BM25Index, FileTerms, Hit, LearnedTerms
+from chunkls.search import BM25Index, Hit, LearnedTerms
 from chunkls.store import StoredFile, Stub, pack, unpack
+from chunkls.tokens import FileTerms
 
 logger = logging.getLogger("chunkls")
 

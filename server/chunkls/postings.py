@@ -1,0 +1,140 @@
+"""Postings storage: compressed-row segments, and snapshots of some files' postings.
+
+A ``Segment`` maps each term id to a slice of numpy arrays of (document, term
+frequency); a ``Snapshot`` is some files' postings, renumbered from 0, as the
+cache saves and loads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from chunkls.terms import TermTable
+
+FileKey = tuple[int, str]
+"""A file in corpus order: (workspace folder position, root-relative path)."""
+
+_I32 = np.int32
+EMPTY = np.zeros(0, dtype=_I32)
+
+
+class Segment(NamedTuple):
+    """Postings in compressed-row form: term id -> slice of (docs, tfs)."""
+
+    offsets: npt.NDArray[np.int64]
+    docs: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16]
+    """Term frequencies: 16-bit when they all fit (almost always), else 32-bit."""
+
+    @staticmethod
+    def build(
+        term_ids: npt.NDArray[np.int32],
+        docs: npt.NDArray[np.int32],
+        tfs: npt.NDArray[np.int32],
+        vocabulary: int,
+    ) -> Segment:
+        """A segment from unordered (term, doc, tf) triples (docs ascending per term
+        when they were ascending in the input)."""
+        order = np.argsort(term_ids, kind="stable")
+        counts = np.bincount(term_ids, minlength=vocabulary)
+        offsets = np.zeros(vocabulary + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return Segment(offsets, docs[order], narrow_tfs(tfs[order]))
+
+    def postings(
+        self, term: int
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32] | npt.NDArray[np.uint16]]:
+        """A term's (docs, tfs); empty arrays for a term it does not have."""
+        if term + 1 >= len(self.offsets):
+            return EMPTY, EMPTY
+        start, stop = int(self.offsets[term]), int(self.offsets[term + 1])
+        return self.docs[start:stop], self.tfs[start:stop]
+
+    def triples(
+        self,
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """Every (term, doc, tf) posting."""
+        terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=_I32), np.diff(self.offsets))
+        return terms, self.docs, self.tfs.astype(_I32, copy=False)
+
+
+def narrow_tfs(tfs: npt.NDArray[Any]) -> npt.NDArray[np.int32] | npt.NDArray[np.uint16]:
+    """Term frequencies in 16 bits when they fit (scores are the same: each is
+    converted to float64 exactly either way)."""
+    if len(tfs) and (int(tfs.max()) > 0xFFFF or int(tfs.min()) < 0):
+        return tfs.astype(_I32, copy=False)
+    return tfs.astype(np.uint16)
+
+
+NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), EMPTY, EMPTY)
+
+
+class Snapshot(NamedTuple):
+    """Some files' postings, renumbered from 0, for saving and loading."""
+
+    files: list[tuple[FileKey, int]]
+    """Files in document order, with how many documents each has."""
+    terms: TermTable
+    """The terms, with ids 0 to n-1 (those of ``segment``)."""
+    segment: Segment
+    lengths: npt.NDArray[np.int32]
+
+
+def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
+    """The part of a snapshot for the files ``keep`` maps to a (new) key."""
+    files: list[tuple[FileKey, int]] = []
+    mask = np.zeros(len(snapshot.lengths), dtype=bool)
+    doc = 0
+    for key, count in snapshot.files:
+        new_key = keep(key)
+        if new_key is not None:
+            files.append((new_key, count))
+            mask[doc : doc + count] = True
+        doc += count
+    if mask.all():
+        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths)
+    renumber = np.cumsum(mask, dtype=np.int64) - 1
+    terms, docs, tfs = snapshot.segment.triples()
+    kept = mask[docs]
+    terms = terms[kept]
+    # only the terms the kept files have, in the same order
+    used = np.zeros(len(snapshot.terms), dtype=bool)
+    used[terms] = True
+    names = np.flatnonzero(used)
+    local = np.full(len(snapshot.terms), -1, dtype=_I32)
+    local[names] = np.arange(len(names), dtype=_I32)
+    segment = Segment.build(local[terms], renumber[docs[kept]].astype(_I32), tfs[kept], len(names))
+    return Snapshot(files, snapshot.terms.select(local), segment, snapshot.lengths[mask])
+
+
+def docs_ascending(segment: Segment) -> Segment:
+    """The segment with each term's documents ascending (as reading needs them),
+    for a snapshot that may have been saved with them in another order."""
+    docs = segment.docs
+    if len(docs) < 2:
+        return segment
+    steps = docs[1:] > docs[:-1]
+    starts = segment.offsets[1:-1]
+    steps[starts[(starts > 0) & (starts < len(docs))] - 1] = True  # a new term may go down
+    if steps.all():
+        return segment
+    terms = segment.triples()[0]
+    order = np.lexsort((docs, terms))
+    return Segment(segment.offsets, docs[order], segment.tfs[order])
+
+
+def concat_triples(
+    parts: Sequence[tuple[npt.NDArray[np.int32], ...]],
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """(term ids, docs, tfs) triples of arrays joined into one, as int32."""
+    if not parts:
+        return EMPTY, EMPTY, EMPTY
+    return (
+        np.concatenate([p[0] for p in parts]).astype(_I32, copy=False),
+        np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
+        np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
+    )
