@@ -5,14 +5,10 @@ from __future__ import annotations
 from lsprotocol import types
 
 from chunkls.chunking.chunker import file_type_for
+from chunkls.lsp.contract import COPY_CHUNK_ID, SHOW_REFERENCES
 from chunkls.lsp.convert import first_line_range
 from chunkls.lsp.references import citations_of
 from chunkls.lsp.server import ChunkServer
-
-COPY_CHUNK_ID = "chunkls.copyChunkId"
-"""Client-side command run by a lens click, with the chunk ID as its argument."""
-SHOW_REFERENCES = "chunkls.showReferences"
-"""Client-side command of the "cited by N" lens: (uri, position, locations)."""
 
 
 def register(server: ChunkServer) -> None:

@@ -30,6 +30,7 @@ from chunkls.chunking.chunker import ChunkingError, file_type_for
 from chunkls.chunking.corpus import FileSkipped, load_rules, read_corpus_file
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.contract import STATUS_NOTIFICATION, Status
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.lsp.uris import path_of
@@ -37,9 +38,6 @@ from chunkls.memory import release_memory
 from chunkls.positions import Encoding, TextLines
 
 logger = logging.getLogger("chunkls")
-
-STATUS_NOTIFICATION = "chunkls/status"
-"""Custom notification: ``{indexing, chunks, files, skipped}`` for status bars."""
 
 _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
@@ -484,12 +482,12 @@ class ChunkServer(LanguageServer):
         try:
             self.protocol.notify(
                 STATUS_NOTIFICATION,
-                {
-                    "indexing": self.indexing > 0,
-                    "chunks": len(self.index),
-                    "files": self.index.file_count(),
-                    "skipped": sum(len(folder.skipped) for folder in self.index.folders),
-                },
+                Status(
+                    indexing=self.indexing > 0,
+                    chunks=len(self.index),
+                    files=self.index.file_count(),
+                    skipped=sum(len(folder.skipped) for folder in self.index.folders),
+                ),
             )
         except Exception:
             logger.debug("could not send status", exc_info=True)
