@@ -20,7 +20,7 @@ def register(server: ChunkServer) -> None:
 
 def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     """textDocument/codeLens: one lens per chunk of the open text, titled with its ID."""
-    if not ls.settings.code_lens_enabled:
+    if not ls.settings.code_lens.enabled:
         return []
     context = ls.document(params.text_document.uri)
     if context is None or context.rel_path is None:

@@ -32,7 +32,7 @@ def register(server: ChunkServer) -> None:
 def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
     """A document whose chunk IDs are navigable (by language setting), or ``None``."""
     context = ls.document(uri)
-    if context is None or context.language not in ls.settings.navigation_languages:
+    if context is None or context.language not in ls.settings.navigation.languages:
         return None
     return context
 
