@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { Commands, OUTPUT_CHANNEL_NAME } from './constants';
+import { Commands, OUTPUT_CHANNEL_NAME, STATUS_ITEM_ID } from './constants';
 import { copyChunkId, searchChunks, showReferences } from './commands';
 import { onActiveInterpreterChanged } from './pythonExtension';
 import { ServerManager } from './server';
@@ -11,7 +11,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME, { log: true });
   context.subscriptions.push(output);
 
-  const statusItem = vscode.window.createStatusBarItem('chunkls.status', vscode.StatusBarAlignment.Left, 10);
+  const statusItem = vscode.window.createStatusBarItem(STATUS_ITEM_ID, vscode.StatusBarAlignment.Left, 10);
   statusItem.name = 'chunkls';
   context.subscriptions.push(statusItem);
   let phase: ClientPhase = 'starting';

@@ -307,7 +307,7 @@ export class ServerManager implements vscode.Disposable {
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     const affects = (section: string): boolean => e.affectsConfiguration(section);
     if (needsRestart(affects)) {
-      this.output.info('chunkls.server.pythonPath changed: restarting the server');
+      this.output.info(`${CONFIG_SECTION}.${Settings.pythonPath} changed: restarting the server`);
       void this.restart();
       return;
     }
