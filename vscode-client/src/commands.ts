@@ -86,7 +86,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         }
       },
       onError: (query, error) => {
-        output.warn(`chunkls.search ${JSON.stringify(query)}: ${String(error)}`);
+        output.warn(`${ServerCommands.search} ${JSON.stringify(query)}: ${String(error)}`);
         pick.items = [];
         pick.placeholder = `Search failed: ${error instanceof Error ? error.message : String(error)}`;
       },

@@ -280,7 +280,7 @@ export class ServerManager implements vscode.Disposable {
         }
       }
     } catch (error) {
-      this.output.debug(`chunkls.stats: ${String(error)}`);
+      this.output.debug(`${ServerCommands.stats}: ${String(error)}`);
     }
   }
 
