@@ -46,7 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.copyChunkId, (arg: unknown) => copyChunkId(manager, arg)),
     vscode.commands.registerCommand(Commands.restartServer, () => manager.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => output.show()),
-    vscode.commands.registerCommand(Commands.showReferences, showReferences),
+    vscode.commands.registerCommand(Commands.showReferences, (...args: unknown[]) => showReferences(manager, ...args)),
   );
 
   // Not awaited: activation must not wait for Python or the first index.

@@ -106,6 +106,15 @@ export class ServerManager implements vscode.Disposable {
     return this.client?.state === State.Running;
   }
 
+  /** The running client's converters between LSP JSON and VS Code types (they follow its URI settings). */
+  converters(): { p2c: LanguageClient['protocol2CodeConverter']; c2p: LanguageClient['code2ProtocolConverter'] } {
+    const client = this.client;
+    if (client?.state !== State.Running) {
+      throw new Error('the chunkls language server is not running');
+    }
+    return { p2c: client.protocol2CodeConverter, c2p: client.code2ProtocolConverter };
+  }
+
   /** Sends workspace/executeCommand for one of the server's commands. */
   async executeCommand<T>(command: string, args: unknown[], token?: vscode.CancellationToken): Promise<T> {
     const client = this.client;
