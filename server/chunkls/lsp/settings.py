@@ -162,7 +162,8 @@ def _make_converter() -> cattrs.Converter:
     return converter
 
 
-_converter = _make_converter()
+SETTINGS_CONVERTER = _make_converter()
+"""Reads the settings classes from JSON (strict: no coercion, every bad value collected)."""
 
 
 def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
@@ -184,7 +185,7 @@ def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
     value = _known(mine, Settings, (), problems)
     for _ in range(len(setting_specs()) + 2):  # each round drops what failed
         try:
-            settings: Settings = _converter.structure(value, Settings)
+            settings: Settings = SETTINGS_CONVERTER.structure(value, Settings)
         except ClassValidationError as error:
             failures = list(_failures(error, Settings, ()))
             for path, tp in failures:
