@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pipError } from './pipError.mjs';
 import { hostTarget, nativeTag, pythonVersions, selectedTarget, TARGETS } from './targets.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -144,7 +145,7 @@ const natives = versions.map((v) => {
 
 const pureResult = await pure;
 if (pureResult.status !== 0) {
-  fail(`pip install --target ${libs} failed (exit ${pureResult.status}): ${pureResult.err.trim()}`);
+  fail(`pip install --target ${libs} failed (exit ${pureResult.status}):\n${pipError(pureResult.err)}`);
 }
 for (const name of readdirSync(libs)) {
   if (/^numpy([-.]|$)/.test(name)) {
@@ -162,14 +163,14 @@ if (compiledInLibs.size > 0) {
 const missing = [];
 for (const r of await Promise.all(natives)) {
   if (r.status !== 0) {
-    missing.push(`${requirements[r.tag]} for Python ${r.v} on ${target}: ${r.err.trim().split('\n').pop()}`);
+    missing.push(`${requirements[r.tag]} for Python ${r.v} on ${target}:\n${pipError(r.err)}`);
     continue;
   }
   prune(r.dir, { tests: true });
   console.log(`bundle-server: bundled/native/${r.tag}: ${requirements[r.tag]} (${TARGETS[target].join(', ')})`);
 }
 if (missing.length > 0) {
-  fail(`no binary wheel: ${missing.join('; ')}. Narrow CHUNKLS_PYTHON_VERSIONS or pick another numpy version.`);
+  fail(`no binary wheel:\n${missing.join('\n')}\nNarrow CHUNKLS_PYTHON_VERSIONS or pick another numpy version.`);
 }
 // What this build is for: the client names the target in its "unsupported Python" message.
 writeFileSync(

@@ -27,9 +27,9 @@ export async function copyChunkId(server: ServerManager, arg: unknown): Promise<
     vscode.window.setStatusBarMessage('$(info) No editor: open a file to copy the chunk ID at the cursor', 4000);
     return;
   }
-  const args = chunkAtArguments(editor.document.uri.toString(), editor.selection.active.line);
   let answer: unknown;
   try {
+    const args = chunkAtArguments(server.converters().c2p.asUri(editor.document.uri), editor.selection.active.line);
     answer = await server.executeCommand<unknown>(ServerCommands.chunkAt, args);
   } catch (error) {
     void vscode.window.showWarningMessage(`Copy Chunk ID: ${error instanceof Error ? error.message : String(error)}`);
@@ -43,15 +43,11 @@ export async function copyChunkId(server: ServerManager, arg: unknown): Promise<
   await copyToClipboard(chunkId);
 }
 
-function toVsRange(result: SearchResult): vscode.Range {
-  const { start, end } = result.range;
-  return new vscode.Range(start.line, start.character, end.line, end.character);
-}
-
 /** Opens the chunk's file with its range selected (cursor at its start) and revealed. */
-export async function openChunk(result: SearchResult): Promise<void> {
-  const range = toVsRange(result);
-  const editor = await vscode.window.showTextDocument(vscode.Uri.parse(result.uri), { preview: false });
+export async function openChunk(server: ServerManager, result: SearchResult): Promise<void> {
+  const { p2c } = server.converters();
+  const range = p2c.asRange(result.range);
+  const editor = await vscode.window.showTextDocument(p2c.asUri(result.uri), { preview: false });
   editor.selection = new vscode.Selection(range.end, range.start);
   editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
@@ -86,7 +82,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         }
       },
       onError: (query, error) => {
-        output.warn(`chunkls.search ${JSON.stringify(query)}: ${String(error)}`);
+        output.warn(`${ServerCommands.search} ${JSON.stringify(query)}: ${String(error)}`);
         pick.items = [];
         pick.placeholder = `Search failed: ${error instanceof Error ? error.message : String(error)}`;
       },
@@ -111,7 +107,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         return;
       }
       pick.hide();
-      void openChunk(item.result).catch((error: unknown) => {
+      void openChunk(server, item.result).catch((error: unknown) => {
         void vscode.window.showErrorMessage(`Cannot open ${item.result.uri}: ${String(error)}`);
       });
     }),
@@ -127,15 +123,16 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
 }
 
 /** The "cited by N" lens: show the citing places in VS Code's references view. */
-export async function showReferences(...args: unknown[]): Promise<void> {
+export async function showReferences(server: ServerManager, ...args: unknown[]): Promise<void> {
   const parsed = parseReferencesArguments(args);
   if (parsed === undefined) {
     return;
   }
-  const toPosition = (p: { line: number; character: number }): vscode.Position => new vscode.Position(p.line, p.character);
-  const locations = parsed.locations.map(
-    (location) =>
-      new vscode.Location(vscode.Uri.parse(location.uri), new vscode.Range(toPosition(location.range.start), toPosition(location.range.end))),
+  const { p2c } = server.converters();
+  await vscode.commands.executeCommand(
+    'editor.action.showReferences',
+    p2c.asUri(parsed.uri),
+    p2c.asPosition(parsed.position),
+    parsed.locations.map((location) => p2c.asLocation(location)),
   );
-  await vscode.commands.executeCommand('editor.action.showReferences', vscode.Uri.parse(parsed.uri), toPosition(parsed.position), locations);
 }

@@ -9,7 +9,11 @@ export const OUTPUT_CHANNEL_NAME = 'chunkls';
 export const CLIENT_ID = 'chunkls';
 export const CLIENT_NAME = 'chunkls';
 
-/** Commands the client contributes and registers. */
+/**
+ * Commands the client registers. `copyChunkId` and `showReferences` are also
+ * what the server's code lenses run; `showReferences` is not in the manifest
+ * (it needs the lens's arguments).
+ */
 export const Commands = {
   searchChunks: 'chunkls.searchChunks',
   copyChunkId: 'chunkls.copyChunkId',
@@ -29,25 +33,46 @@ export const ServerCommands = {
   reindex: 'chunkls.reindex',
   stats: 'chunkls.stats',
   chunkAt: 'chunkls.chunkAt',
+  chunks: 'chunkls.chunks',
 } as const;
 
-/** Custom notification the server sends when the index state changes. */
+/** Custom notification the server sends when the index state changes (payload: status.ts's IndexStatus). */
 export const STATUS_NOTIFICATION = 'chunkls/status';
 
-/** Settings keys, relative to CONFIG_SECTION. */
-export const Settings = {
-  pythonPath: 'server.pythonPath',
+/** Keys (relative to CONFIG_SECTION) of the settings the server reads. */
+export const ServerSettingKeys = {
   exclude: 'exclude',
   codeLensEnabled: 'codeLens.enabled',
   navigationLanguages: 'navigation.languages',
   diagnosticsEnabled: 'diagnostics.enabled',
   diagnosticsSeverity: 'diagnostics.severity',
+} as const;
+
+/** Keys of the settings only the client reads. */
+export const ClientSettingKeys = {
+  pythonPath: 'server.pythonPath',
   traceServer: 'trace.server',
 } as const;
 
+/** Every settings key, relative to CONFIG_SECTION. */
+export const Settings = { ...ServerSettingKeys, ...ClientSettingKeys } as const;
+
+/** The manifest's default of each setting (a malformed value falls back to it). */
+export const SettingDefaults = {
+  exclude: [],
+  codeLensEnabled: true,
+  navigationLanguages: ['markdown', 'plaintext', 'python'],
+  diagnosticsEnabled: true,
+  diagnosticsSeverity: 'warning',
+  pythonPath: '',
+  traceServer: 'off',
+} as const satisfies Record<keyof typeof Settings, unknown>;
+
+/** The allowed values of `diagnostics.severity`. */
 export const DIAGNOSTIC_SEVERITIES: readonly string[] = ['error', 'warning', 'information', 'hint'];
 
-export const DEFAULT_NAVIGATION_LANGUAGES: readonly string[] = ['markdown', 'plaintext', 'python'];
+/** The status bar item's ID (not a command). */
+export const STATUS_ITEM_ID = 'chunkls.status';
 
 /** The oldest Python the server supports. */
 export const MIN_PYTHON: readonly [number, number] = [3, 11];

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { Commands, OUTPUT_CHANNEL_NAME } from './constants';
+import { Commands, OUTPUT_CHANNEL_NAME, STATUS_ITEM_ID } from './constants';
 import { copyChunkId, searchChunks, showReferences } from './commands';
 import { onActiveInterpreterChanged } from './pythonExtension';
 import { ServerManager } from './server';
@@ -11,7 +11,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME, { log: true });
   context.subscriptions.push(output);
 
-  const statusItem = vscode.window.createStatusBarItem('chunkls.status', vscode.StatusBarAlignment.Left, 10);
+  const statusItem = vscode.window.createStatusBarItem(STATUS_ITEM_ID, vscode.StatusBarAlignment.Left, 10);
   statusItem.name = 'chunkls';
   context.subscriptions.push(statusItem);
   let phase: ClientPhase = 'starting';
@@ -46,7 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.copyChunkId, (arg: unknown) => copyChunkId(manager, arg)),
     vscode.commands.registerCommand(Commands.restartServer, () => manager.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => output.show()),
-    vscode.commands.registerCommand(Commands.showReferences, showReferences),
+    vscode.commands.registerCommand(Commands.showReferences, (...args: unknown[]) => showReferences(manager, ...args)),
   );
 
   // Not awaited: activation must not wait for Python or the first index.

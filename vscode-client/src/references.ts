@@ -1,49 +1,27 @@
 /**
  * The "cited by N" lens: its arguments arrive as LSP JSON (uri, position,
- * locations); VS Code's references view wants its own types. The parsing is
- * pure so it can be unit-tested without VS Code.
+ * locations), checked here with the protocol's own guards; the client's
+ * protocol converter makes VS Code types of them. The parsing is pure so it
+ * can be unit-tested without VS Code.
  */
 
-export interface LspPosition {
-  line: number;
-  character: number;
-}
-
-export interface LspLocation {
-  uri: string;
-  range: { start: LspPosition; end: LspPosition };
-}
+import { Location, Position } from 'vscode-languageserver-protocol';
 
 export interface ReferencesArguments {
   uri: string;
-  position: LspPosition;
-  locations: LspLocation[];
+  position: Position;
+  locations: Location[];
 }
 
-function isPosition(value: unknown): value is LspPosition {
-  if (typeof value !== 'object' || value === null) {
-    return false;
-  }
-  const { line, character } = value as Record<string, unknown>;
-  return Number.isInteger(line) && Number.isInteger(character);
-}
-
-function isLocation(value: unknown): value is LspLocation {
-  if (typeof value !== 'object' || value === null) {
-    return false;
-  }
-  const { uri, range } = value as Record<string, unknown>;
-  if (typeof uri !== 'string' || typeof range !== 'object' || range === null) {
-    return false;
-  }
-  const { start, end } = range as Record<string, unknown>;
-  return isPosition(start) && isPosition(end);
+/** The protocol's guard lets a location go without its URI; the lens always sends one. */
+function isLocation(value: unknown): value is Location {
+  return Location.is(value) && typeof value.uri === 'string';
 }
 
 /** The lens's arguments, or undefined when they are not (uri, position, locations). */
 export function parseReferencesArguments(args: readonly unknown[]): ReferencesArguments | undefined {
   const [uri, position, locations] = args;
-  if (typeof uri !== 'string' || !isPosition(position) || !Array.isArray(locations)) {
+  if (typeof uri !== 'string' || !Position.is(position) || !Array.isArray(locations)) {
     return undefined;
   }
   if (!locations.every(isLocation)) {

@@ -1,14 +1,6 @@
 /** Search Chunks logic that does not need VS Code: result parsing, QuickPick items, debouncing. */
 
-export interface Position {
-  line: number;
-  character: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
+import { Range } from 'vscode-languageserver-protocol';
 
 /** One element of the server's `chunkls.search` answer. */
 export interface SearchResult {
@@ -33,21 +25,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-function isPosition(value: unknown): value is Position {
-  return isObject(value) && Number.isInteger(value.line) && Number.isInteger(value.character);
-}
-
-function isRange(value: unknown): value is Range {
-  return isObject(value) && isPosition(value.start) && isPosition(value.end);
-}
-
 export function isSearchResult(value: unknown): value is SearchResult {
   return (
     isObject(value) &&
     typeof value.chunkId === 'string' &&
     typeof value.score === 'number' &&
     typeof value.uri === 'string' &&
-    isRange(value.range) &&
+    Range.is(value.range) &&
     (typeof value.preview === 'string' || value.preview === undefined || value.preview === null)
   );
 }

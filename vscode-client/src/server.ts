@@ -1,4 +1,6 @@
 import * as os from 'node:os';
+import * as readline from 'node:readline';
+import type { Readable } from 'node:stream';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -32,6 +34,8 @@ import {
 import { activeInterpreter } from './pythonExtension';
 import { readLayout, SERVER_ARGS, serverEnv, supportedVersions, supportsVersion, type ServerLayout } from './launch';
 import { TraceChannel } from './traceChannel';
+import { ClientChannel } from './clientChannel';
+import { ServerLog } from './serverLog';
 import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
 
@@ -50,6 +54,11 @@ export interface ServerEvents {
   onStatus(status: IndexStatus): void;
 }
 
+/** Calls `onLine` with each line of a stream. */
+function eachLine(input: Readable, onLine: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', onLine);
+}
+
 /** Owns the LanguageClient: finds Python, starts, stops, restarts, forwards settings. */
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -59,6 +68,8 @@ export class ServerManager implements vscode.Disposable {
   private statusNotified = false;
   private readonly disposables: { dispose(): unknown }[] = [];
   private readonly trace: TraceChannel;
+  private readonly serverLog: ServerLog;
+  private readonly clientChannel: ClientChannel;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -66,6 +77,13 @@ export class ServerManager implements vscode.Disposable {
     private readonly events: ServerEvents,
   ) {
     this.trace = new TraceChannel(output);
+    this.serverLog = new ServerLog({
+      debug: (message) => output.debug(message),
+      info: (message) => output.info(message),
+      warn: (message) => output.warn(message),
+      error: (message) => output.error(message),
+    });
+    this.clientChannel = new ClientChannel(output, this.serverLog);
     this.disposables.push(
       this.trace,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -104,6 +122,15 @@ export class ServerManager implements vscode.Disposable {
 
   get isRunning(): boolean {
     return this.client?.state === State.Running;
+  }
+
+  /** The running client's converters between LSP JSON and VS Code types (they follow its URI settings). */
+  converters(): { p2c: LanguageClient['protocol2CodeConverter']; c2p: LanguageClient['code2ProtocolConverter'] } {
+    const client = this.client;
+    if (client?.state !== State.Running) {
+      throw new Error('the chunkls language server is not running');
+    }
+    return { p2c: client.protocol2CodeConverter, c2p: client.code2ProtocolConverter };
   }
 
   /** Sends workspace/executeCommand for one of the server's commands. */
@@ -198,7 +225,11 @@ export class ServerManager implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
-      outputChannel: this.output,
+      outputChannel: this.clientChannel,
+      stdioOptions: {
+        stdout: (input) => eachLine(input, (line) => this.output.info(line)),
+        stderr: (input) => eachLine(input, (line) => this.serverLog.stderr(line)),
+      },
       traceOutputChannel: this.trace,
       initializationOptions: () => toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)),
       errorHandler: {
@@ -280,7 +311,7 @@ export class ServerManager implements vscode.Disposable {
         }
       }
     } catch (error) {
-      this.output.debug(`chunkls.stats: ${String(error)}`);
+      this.output.debug(`${ServerCommands.stats}: ${String(error)}`);
     }
   }
 
@@ -299,6 +330,7 @@ export class ServerManager implements vscode.Disposable {
       this.output.warn(`Stopping the server: ${String(error)}`);
     } finally {
       await client.dispose().catch(() => undefined);
+      this.serverLog.flush();
       this.stopping = false;
       this.events.onPhase('stopped');
     }
@@ -307,7 +339,7 @@ export class ServerManager implements vscode.Disposable {
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     const affects = (section: string): boolean => e.affectsConfiguration(section);
     if (needsRestart(affects)) {
-      this.output.info('chunkls.server.pythonPath changed: restarting the server');
+      this.output.info(`${CONFIG_SECTION}.${Settings.pythonPath} changed: restarting the server`);
       void this.restart();
       return;
     }

@@ -1,4 +1,4 @@
-import { CONFIG_SECTION, DEFAULT_NAVIGATION_LANGUAGES, DIAGNOSTIC_SEVERITIES, Settings } from './constants';
+import { CONFIG_SECTION, DIAGNOSTIC_SEVERITIES, ServerSettingKeys, SettingDefaults, Settings } from './constants';
 
 /** The settings object the server receives (initializationOptions and didChangeConfiguration). */
 export interface ServerSettings {
@@ -28,16 +28,17 @@ export function toServerSettings(config: ConfigReader): ServerSettings {
   const diagnosticsEnabled = config.get(Settings.diagnosticsEnabled);
   const severity = config.get(Settings.diagnosticsSeverity);
   return {
-    exclude: stringArray(config.get(Settings.exclude), []),
-    codeLens: { enabled: typeof enabled === 'boolean' ? enabled : true },
+    exclude: stringArray(config.get(Settings.exclude), SettingDefaults.exclude),
+    codeLens: { enabled: typeof enabled === 'boolean' ? enabled : SettingDefaults.codeLensEnabled },
     navigation: {
       languages: Array.isArray(languages)
-        ? stringArray(languages, DEFAULT_NAVIGATION_LANGUAGES)
-        : [...DEFAULT_NAVIGATION_LANGUAGES],
+        ? stringArray(languages, SettingDefaults.navigationLanguages)
+        : [...SettingDefaults.navigationLanguages],
     },
     diagnostics: {
-      enabled: typeof diagnosticsEnabled === 'boolean' ? diagnosticsEnabled : true,
-      severity: typeof severity === 'string' && DIAGNOSTIC_SEVERITIES.includes(severity) ? severity : 'warning',
+      enabled: typeof diagnosticsEnabled === 'boolean' ? diagnosticsEnabled : SettingDefaults.diagnosticsEnabled,
+      severity:
+        typeof severity === 'string' && DIAGNOSTIC_SEVERITIES.includes(severity) ? severity : SettingDefaults.diagnosticsSeverity,
     },
   };
 }
@@ -54,13 +55,5 @@ export function needsRestart(affects: (section: string) => boolean): boolean {
 
 /** Settings whose change the running server can apply. */
 export function needsNotification(affects: (section: string) => boolean): boolean {
-  return [
-    Settings.exclude,
-    Settings.codeLensEnabled,
-    Settings.navigationLanguages,
-    Settings.diagnosticsEnabled,
-    Settings.diagnosticsSeverity,
-  ].some((key) =>
-    affects(`${CONFIG_SECTION}.${key}`),
-  );
+  return Object.values(ServerSettingKeys).some((key) => affects(`${CONFIG_SECTION}.${key}`));
 }

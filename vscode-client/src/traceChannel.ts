@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { CONFIG_SECTION, Settings } from './constants';
+import { CONFIG_SECTION, SettingDefaults, Settings } from './constants';
 
 /**
  * vscode-languageclient writes its message trace only to a channel whose log
@@ -21,7 +21,7 @@ export class TraceChannel implements vscode.LogOutputChannel {
   }
 
   private get enabled(): boolean {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.traceServer, 'off') !== 'off';
+    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.traceServer, SettingDefaults.traceServer) !== 'off';
   }
 
   get name(): string {

@@ -15,5 +15,8 @@ describe('cited-by lens arguments', () => {
     assert.equal(parseReferencesArguments(['file:///x', { line: 'a', character: 0 }, []]), undefined);
     assert.equal(parseReferencesArguments(['file:///x', { line: 1, character: 0 }, [{ uri: 3 }]]), undefined);
     assert.equal(parseReferencesArguments([1, { line: 1, character: 0 }, []]), undefined);
+    assert.equal(parseReferencesArguments(['file:///x', { line: -1, character: 0 }, []]), undefined);
+    // the protocol's Location guard alone would let a location without a URI through
+    assert.equal(parseReferencesArguments(['file:///x', { line: 1, character: 0 }, [{ range: location.range }]]), undefined);
   });
 });

@@ -41,6 +41,16 @@ describe('search results to QuickPick items', () => {
     assert.deepEqual(parseSearchResults(null), []);
   });
 
+  it('checks ranges with the protocol guard (no negative lines or characters)', () => {
+    const bad = [
+      { start: { line: -1, character: 0 }, end: { line: 1, character: 0 } },
+      { start: { line: 1, character: '0' }, end: { line: 2, character: 0 } },
+      { start: { line: 1, character: 0 } },
+    ];
+    const parsed = parseSearchResults(bad.map((r) => ({ chunkId: 'x.py#module', score: 1, uri: 'file:///x.py', range: r })));
+    assert.deepEqual(parsed, []);
+  });
+
   it('truncates long previews', () => {
     const text = 'word '.repeat(100);
     const line = oneLine(text, 40);

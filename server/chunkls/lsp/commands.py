@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-from cattrs.gen import make_dict_structure_fn, override
-
+from chunkls.lsp.contract import (
+    CHUNK_AT,
+    CHUNKS,
+    REINDEX,
+    SEARCH,
+    STATS,
+    ChunkAtArgs,
+    SearchArgs,
+    configure_converter,
+)
 from chunkls.lsp.documents import chunk_at_line
 from chunkls.lsp.ranges import chunk_range, chunk_uri
 
@@ -16,40 +23,13 @@ else:  # pygls reads a command handler's annotations at run time (to structure
     # its arguments): there ``ls`` is the language server pygls knows
     from pygls.lsp.server import LanguageServer as ChunkServer
 
-SEARCH = "chunkls.search"
-REINDEX = "chunkls.reindex"
-STATS = "chunkls.stats"
-CHUNK_AT = "chunkls.chunkAt"
-CHUNKS = "chunkls.chunks"
-
 MAX_TOP_K = 1000
-
-
-@attrs.define
-class SearchArgs:
-    """``chunkls.search``'s argument: ``{"query": str, "topK": int}``."""
-
-    query: str
-    top_k: int = 20
-
-
-@attrs.define
-class ChunkAtArgs:
-    """``chunkls.chunkAt``'s argument: ``{"uri": str, "line": int}`` (0-based line)."""
-
-    uri: str
-    line: int
 
 
 def register(server: ChunkServer) -> None:
     """Register the commands, and how their arguments are read."""
     converter = server.protocol.fm.converter
-    converter.register_structure_hook(
-        SearchArgs,
-        make_dict_structure_fn(
-            SearchArgs, converter, top_k=override(rename="topK"), _cattrs_forbid_extra_keys=False
-        ),
-    )
+    configure_converter(converter)
     server.command(SEARCH)(search)
     server.command(REINDEX)(reindex)
     server.command(STATS)(stats)

@@ -59,7 +59,7 @@ def pull_supported(ls: ChunkServer) -> bool:
 
 def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Diagnostic]:
     """Warnings for the chunk IDs of a document that resolve to nothing."""
-    if not ls.settings.diagnostics_enabled or ls.indexing:
+    if not ls.settings.diagnostics.enabled or ls.indexing:
         return []
     refs = refs_of(context)
     if not refs:
@@ -73,7 +73,7 @@ def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Dia
         ls.history,
         refs,
     )
-    severity = _SEVERITY[ls.settings.diagnostics_severity]
+    severity = _SEVERITY[ls.settings.diagnostics.severity]
     return [_diagnostic(context, problem, severity) for problem in problems]
 
 

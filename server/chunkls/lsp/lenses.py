@@ -7,16 +7,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from chunkls.chunking.chunker import file_type_for
+from chunkls.lsp.contract import COPY_CHUNK_ID, SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
 from chunkls.lsp.ranges import DOCUMENT_START, citation_locations, first_line_range
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
-
-COPY_CHUNK_ID = "chunkls.copyChunkId"
-"""Client-side command run by a lens click, with the chunk ID as its argument."""
-SHOW_REFERENCES = "chunkls.showReferences"
-"""Client-side command of the "cited by N" lens: (uri, position, locations)."""
 
 
 def register(server: ChunkServer) -> None:
@@ -28,7 +24,7 @@ def register(server: ChunkServer) -> None:
 
 def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> list[types.CodeLens]:
     """textDocument/codeLens: one lens per chunk of the open text, titled with its ID."""
-    if not ls.settings.code_lens_enabled:
+    if not ls.settings.code_lens.enabled:
         return []
     context = get_document(ls, params.text_document.uri)
     if context is None or context.rel_path is None:

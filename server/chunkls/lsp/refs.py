@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def navigable(ls: ChunkServer, uri: str) -> DocumentContext | None:
     """A document whose chunk IDs are navigable (by language setting), or ``None``."""
     context = get_document(ls, uri)
-    if context is None or context.language not in ls.settings.navigation_languages:
+    if context is None or context.language not in ls.settings.navigation.languages:
         return None
     return context
 

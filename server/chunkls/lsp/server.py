@@ -27,10 +27,11 @@ from chunkls.chunking import CorpusRules
 from chunkls.chunking.corpus import load_rules
 from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.lsp.contract import STATUS_NOTIFICATION
 from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
-from chunkls.lsp.status import STATUS_NOTIFICATION, status_of
+from chunkls.lsp.status import status_of
 from chunkls.lsp.uris import path_of
 from chunkls.memory import release_memory
 from chunkls.positions import Encoding

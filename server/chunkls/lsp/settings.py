@@ -1,14 +1,59 @@
-"""Typed settings: initialization options and ``workspace/didChangeConfiguration``."""
+"""Editor settings: initialization options and ``workspace/didChangeConfiguration``.
+
+The settings are the attrs classes below, read by a cattrs converter from
+``{"exclude": [...], "codeLens": {"enabled": b}, "navigation": {"languages":
+[...]}, "diagnostics": {"enabled": b, "severity": s}}`` (or that object under
+``"chunkls"``). Each key is the dotted camelCase path of an attribute; the
+manifest (``package.json``) declares the same keys under ``chunkls.``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, get_args, get_origin
 
 import attrs
+import cattrs
+from cattrs.errors import ClassValidationError
+from cattrs.gen import make_dict_structure_fn, override
 
+from chunkls.lsp.contract import wire_name
+
+Severity = Literal["error", "warning", "information", "hint"]
+"""What ``diagnostics.severity`` may be."""
+SEVERITIES: tuple[str, ...] = get_args(Severity)
 DEFAULT_NAVIGATION_LANGUAGES = ("markdown", "plaintext", "python")
-SEVERITIES = ("error", "warning", "information", "hint")
+
+SECTION = "chunkls"
+"""The settings' section: a client may send them nested under it."""
+CLIENT_SETTINGS = ("server.pythonPath", "trace.server")
+"""Settings of the section that only the client reads (the server ignores them)."""
+
+
+@attrs.frozen
+class CodeLensSettings:
+    """``codeLens``: the chunk ID lenses."""
+
+    enabled: bool = True
+    """Whether chunk ID lenses are shown."""
+
+
+@attrs.frozen
+class NavigationSettings:
+    """``navigation``: where chunk IDs get hovers, links and go to definition."""
+
+    languages: tuple[str, ...] = DEFAULT_NAVIGATION_LANGUAGES
+    """Language IDs in which chunk IDs are navigable."""
+
+
+@attrs.frozen
+class DiagnosticsSettings:
+    """``diagnostics``: chunk IDs that resolve to no chunk."""
+
+    enabled: bool = True
+    """Whether chunk IDs that do not resolve are reported."""
+    severity: Severity = "warning"
+    """Severity of those reports."""
 
 
 @attrs.frozen
@@ -17,73 +62,191 @@ class Settings:
 
     exclude: tuple[str, ...] = ()
     """Extra root-relative globs to leave out of the corpus."""
-    code_lens_enabled: bool = True
-    """Whether chunk ID lenses are shown."""
-    navigation_languages: tuple[str, ...] = DEFAULT_NAVIGATION_LANGUAGES
-    """Language IDs in which chunk IDs are navigable."""
-    diagnostics_enabled: bool = True
-    """Whether chunk IDs that do not resolve are reported."""
-    diagnostics_severity: str = "warning"
-    """Severity of those reports: error, warning, information or hint."""
+    code_lens: CodeLensSettings = CodeLensSettings()
+    """Chunk ID lenses."""
+    navigation: NavigationSettings = NavigationSettings()
+    """Navigable documents."""
+    diagnostics: DiagnosticsSettings = DiagnosticsSettings()
+    """Diagnostics of unknown chunk IDs."""
+
+
+for _cls in (CodeLensSettings, NavigationSettings, DiagnosticsSettings, Settings):
+    attrs.resolve_types(_cls)
+
+
+@attrs.frozen
+class SettingSpec:
+    """One setting as the manifest declares it (JSON schema words)."""
+
+    key: str
+    """Dotted camelCase path, without the ``chunkls.`` section."""
+    type: str
+    """JSON type: ``boolean``, ``string`` or ``array`` (of strings)."""
+    default: object
+    """Default, as JSON."""
+    enum: tuple[str, ...] | None = None
+    """Allowed values, if only some strings are."""
+
+
+def setting_specs(cls: type = Settings, prefix: str = "") -> list[SettingSpec]:
+    """Every setting of an attrs settings class, in declaration order."""
+    specs = []
+    for field in attrs.fields(cls):
+        key = prefix + wire_name(field.name)
+        if attrs.has(field.type):
+            specs.extend(setting_specs(field.type, key + "."))
+        elif field.type is bool:
+            specs.append(SettingSpec(key, "boolean", field.default))
+        elif _is_strings(field.type):
+            specs.append(SettingSpec(key, "array", list(field.default)))
+        elif _is_literal(field.type):
+            specs.append(SettingSpec(key, "string", field.default, get_args(field.type)))
+        else:
+            raise TypeError(f"setting {key}: no JSON type for {field.type!r}")
+    return specs
+
+
+class NotAnObject(TypeError):
+    """A settings section that is not a JSON object."""
+
+
+def _is_strings(tp: Any) -> bool:
+    return bool(tp == tuple[str, ...])
+
+
+def _is_literal(tp: Any) -> bool:
+    return get_origin(tp) is Literal
+
+
+def _structure_strings(value: object, _: type) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise TypeError("not a list of strings")
+
+
+def _structure_bool(value: object, _: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise TypeError("not a boolean")
+
+
+def _structure_literal(value: object, tp: Any) -> object:
+    if isinstance(value, str) and value in get_args(tp):
+        return value
+    raise ValueError(f"not one of {get_args(tp)}")
+
+
+def _make_converter() -> cattrs.Converter:
+    """A strict converter: no coercion, every bad value collected."""
+    converter = cattrs.Converter(detailed_validation=True)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook_func(_is_strings, _structure_strings)
+    converter.register_structure_hook_func(_is_literal, _structure_literal)
+
+    def section_hook(cls: type) -> Callable[[object, type], object]:
+        renames: dict[str, Any] = {
+            field.name: override(rename=wire_name(field.name)) for field in attrs.fields(cls)
+        }
+        structure: Callable[[Mapping[str, Any], Any], object] = make_dict_structure_fn(
+            cls, converter, **renames
+        )
+
+        def hook(value: object, _: type) -> object:
+            if not isinstance(value, Mapping):
+                raise NotAnObject(f"not an object: {type(value).__name__}")
+            return structure(value, cls)
+
+        return hook
+
+    converter.register_structure_hook_factory(attrs.has, section_hook)
+    return converter
+
+
+SETTINGS_CONVERTER = _make_converter()
+"""Reads the settings classes from JSON (strict: no coercion, every bad value collected)."""
 
 
 def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
-    """Settings from ``{"exclude": [...], "codeLens": {"enabled": b},
-    "navigation": {"languages": [...]}}`` (or that object under ``"chunkls"``).
+    """Settings from their JSON (or that object under ``"chunkls"``).
 
-    Bad values are reported in ``problems`` and replaced by defaults.
+    Unknown keys and bad values are reported in ``problems``; a bad value is
+    replaced by its default, the others are kept.
     """
     problems = problems if problems is not None else []
     if not isinstance(raw, Mapping):
         if raw is not None:
             problems.append(f"settings must be an object, got {type(raw).__name__}")
         return Settings()
-    nested = raw.get("chunkls")
+    nested = raw.get(SECTION)
     if isinstance(nested, Mapping):
         raw = nested
-    defaults = Settings()
-    exclude = _strings(raw.get("exclude"), "exclude", problems)
-    code_lens = _section(raw, "codeLens", problems)
-    enabled = code_lens.get("enabled", defaults.code_lens_enabled)
-    if not isinstance(enabled, bool):
-        problems.append("codeLens.enabled must be true or false")
-        enabled = defaults.code_lens_enabled
-    navigation = _section(raw, "navigation", problems)
-    languages = _strings(navigation.get("languages"), "navigation.languages", problems)
-    diagnostics = _section(raw, "diagnostics", problems)
-    diagnostics_enabled = diagnostics.get("enabled", defaults.diagnostics_enabled)
-    if not isinstance(diagnostics_enabled, bool):
-        problems.append("diagnostics.enabled must be true or false")
-        diagnostics_enabled = defaults.diagnostics_enabled
-    severity = diagnostics.get("severity", defaults.diagnostics_severity)
-    if severity not in SEVERITIES:
-        problems.append(f"diagnostics.severity must be one of {', '.join(SEVERITIES)}")
-        severity = defaults.diagnostics_severity
-    return Settings(
-        exclude=tuple(exclude) if exclude is not None else defaults.exclude,
-        code_lens_enabled=enabled,
-        navigation_languages=(
-            tuple(languages) if languages is not None else defaults.navigation_languages
-        ),
-        diagnostics_enabled=diagnostics_enabled,
-        diagnostics_severity=severity,
-    )
+    client_only = {key.split(".", 1)[0] for key in CLIENT_SETTINGS} | {SECTION}
+    mine = {key: item for key, item in raw.items() if key not in client_only}
+    value = _known(mine, Settings, (), problems)
+    for _ in range(len(setting_specs()) + 2):  # each round drops what failed
+        try:
+            settings: Settings = SETTINGS_CONVERTER.structure(value, Settings)
+        except ClassValidationError as error:
+            failures = list(_failures(error, Settings, ()))
+            for path, tp in failures:
+                problems.append(_message(path, tp))
+                value = _without(value, path)
+        else:
+            return settings
+    return Settings()
 
 
-def _section(raw: Mapping[str, Any], key: str, problems: list[str]) -> Mapping[str, Any]:
-    value = raw.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        problems.append(f"{key} must be an object")
-        return {}
-    return value
+def _known(
+    value: Mapping[str, Any], cls: type, path: tuple[str, ...], problems: list[str]
+) -> dict[str, Any]:
+    """The value without its unknown keys (reported) and its ``null`` lists and
+    sections (those mean the default)."""
+    fields = {wire_name(field.name): field.type for field in attrs.fields(cls)}
+    kept = {}
+    for key, item in value.items():
+        tp = fields.get(key)
+        if tp is None:
+            problems.append(f"unknown key {'.'.join((*path, key))!r}")
+        elif item is None and (attrs.has(tp) or _is_strings(tp)):
+            continue
+        elif attrs.has(tp) and isinstance(item, Mapping):
+            kept[key] = _known(item, tp, (*path, key), problems)
+        else:
+            kept[key] = item
+    return kept
 
 
-def _strings(value: object, key: str, problems: list[str]) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return value
-    problems.append(f"{key} must be a list of strings")
-    return None
+def _failures(
+    error: BaseException, tp: Any, path: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, expected type) of each bad value in a cattrs error."""
+    if isinstance(error, ClassValidationError):
+        with_notes, others = error.group_exceptions()
+        for sub, note in with_notes:
+            yield from _failures(sub, note.type, (*path, wire_name(note.name)))
+        for sub in others:
+            yield from _failures(sub, tp, path)
+    else:
+        yield path, tp
+
+
+def _message(path: tuple[str, ...], tp: Any) -> str:
+    name = ".".join(path)
+    if tp is bool:
+        return f"{name} must be true or false"
+    if _is_strings(tp):
+        return f"{name} must be a list of strings"
+    if _is_literal(tp):
+        return f"{name} must be one of {', '.join(get_args(tp))}"
+    return f"{name} must be an object"
+
+
+def _without(value: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of the value without the key at ``path``."""
+    copy = dict(value)
+    head, *rest = path
+    if not rest:
+        copy.pop(head, None)
+    elif isinstance(copy.get(head), Mapping):
+        copy[head] = _without(copy[head], tuple(rest))
+    return copy

@@ -1,0 +1,96 @@
+"""The server's side of its contract with clients: command IDs, their
+arguments, and the ``chunkls/status`` notification.
+
+The VS Code client's side is ``vscode-client/src/constants.ts`` and the
+manifest's ``contributes``; ``tests/unit/test_contract.py`` checks that the
+three agree. Settings are in ``chunkls.lsp.settings``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+SEARCH = "chunkls.search"
+"""Ranked chunks for a query (``SearchArgs``)."""
+REINDEX = "chunkls.reindex"
+"""Re-read every workspace folder from disk (no argument)."""
+STATS = "chunkls.stats"
+"""Chunk and file counts and the skipped files (no argument)."""
+CHUNK_AT = "chunkls.chunkAt"
+"""The chunk of an open document at a line (``ChunkAtArgs``)."""
+CHUNKS = "chunkls.chunks"
+"""Every indexed chunk, in corpus order (no argument)."""
+
+SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS)
+"""Commands the server executes (``workspace/executeCommand``)."""
+
+COPY_CHUNK_ID = "chunkls.copyChunkId"
+"""Client command a chunk ID lens runs, with the chunk ID as its argument."""
+SHOW_REFERENCES = "chunkls.showReferences"
+"""Client command of the "cited by N" lens: (uri, position, locations) in LSP JSON."""
+
+CLIENT_COMMANDS = (COPY_CHUNK_ID, SHOW_REFERENCES)
+"""Commands the server's lenses ask the client to run (the client implements them)."""
+
+STATUS_NOTIFICATION = "chunkls/status"
+"""Notification the server sends when the index changes (``Status``)."""
+
+
+@attrs.frozen
+class Status:
+    """``chunkls/status``'s payload: the index's state, for status bars."""
+
+    indexing: bool
+    """Whether an indexing job is running."""
+    chunks: int
+    """Chunks in the index."""
+    files: int
+    """Files those chunks come from."""
+    skipped: int
+    """Files of the corpus that could not be chunked."""
+
+
+@attrs.frozen
+class SearchArgs:
+    """``chunkls.search``'s argument: ``{"query": str, "topK": int}``."""
+
+    query: str
+    """The words to rank chunks by."""
+    top_k: int = 20
+    """How many chunks to answer at most (clamped by the server)."""
+
+
+@attrs.frozen
+class ChunkAtArgs:
+    """``chunkls.chunkAt``'s argument: ``{"uri": str, "line": int}`` (0-based line)."""
+
+    uri: str
+    """An open document's URI."""
+    line: int
+    """A 0-based line in it."""
+
+
+WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, ChunkAtArgs)
+"""The classes above, whose fields travel under their camelCase names."""
+
+
+def wire_name(name: str) -> str:
+    """An attribute's name on the wire: ``top_k`` -> ``topK``."""
+    return re.sub(r"_([a-z])", lambda match: match.group(1).upper(), name)
+
+
+def configure_converter(converter: cattrs.Converter) -> None:
+    """Teach a converter (the protocol's) the wire names of the classes above."""
+    for cls in WIRE_CLASSES:
+        renames: dict[str, Any] = {
+            field.name: override(rename=wire_name(field.name)) for field in attrs.fields(cls)
+        }
+        converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
+        converter.register_unstructure_hook(
+            cls, make_dict_unstructure_fn(cls, converter, **renames)
+        )
