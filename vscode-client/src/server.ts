@@ -323,9 +323,8 @@ export class ServerManager implements vscode.Disposable {
 
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     const affects = (section: string): boolean => e.affectsConfiguration(section);
-    const restarting = this.lifecycle.onConfigurationChanged(affects);
-    if (restarting !== undefined) {
-      void restarting;
+    // The interpreter setting restarts the server (the restart runs in the lifecycle's queue).
+    if (this.lifecycle.onConfigurationChanged(affects) !== undefined) {
       return;
     }
     const client = this.client;
