@@ -1,6 +1,16 @@
 import * as vscode from 'vscode';
 import { SEARCH_DEBOUNCE_MS, SEARCH_TOP_K, ServerCommands } from './constants';
-import { LatestSearch, parseSearchResults, searchArguments, toPickItems, type ChunkPickItem, type SearchResult } from './search';
+import {
+  acceptedResult,
+  LatestSearch,
+  NO_TERMS_LABEL,
+  noticeItem,
+  parseSearchResults,
+  resultItems,
+  searchArguments,
+  type SearchPickItem,
+  type SearchResult,
+} from './search';
 import { chunkAtArguments, chunkIdArgument } from './launch';
 import type { ServerManager } from './server';
 import { parseReferencesArguments } from './references';
@@ -54,7 +64,7 @@ export async function openChunk(server: ServerManager, result: SearchResult): Pr
 
 /** Search Chunks: a QuickPick that asks the server as you type. */
 export function searchChunks(server: ServerManager, output: vscode.LogOutputChannel): void {
-  const pick = vscode.window.createQuickPick<ChunkPickItem>();
+  const pick = vscode.window.createQuickPick<SearchPickItem>();
   pick.title = 'Search Chunks';
   pick.placeholder = 'Type to search the workspace chunks (Enter opens, the copy button copies the ID)';
   pick.matchOnDescription = false;
@@ -76,10 +86,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         }
       },
       onResult: (_query, results) => {
-        pick.items = toPickItems(results).map((item) => ({ ...item, buttons: [COPY_BUTTON] }));
-        if (results.length === 0) {
-          pick.items = [];
-        }
+        pick.items = resultItems(results).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON] } : item));
       },
       onError: (query, error) => {
         output.warn(`${ServerCommands.search} ${JSON.stringify(query)}: ${String(error)}`);
@@ -92,6 +99,9 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
       onEmpty: () => {
         pick.items = [];
       },
+      onNoTerms: () => {
+        pick.items = [noticeItem(NO_TERMS_LABEL, 'type a word')];
+      },
     },
     SEARCH_DEBOUNCE_MS,
   );
@@ -99,16 +109,19 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
   disposables.push(
     pick.onDidChangeValue((value) => search.update(value)),
     pick.onDidTriggerItemButton((e) => {
-      void copyToClipboard(e.item.result.chunkId);
+      const result = acceptedResult(e.item);
+      if (result !== undefined) {
+        void copyToClipboard(result.chunkId);
+      }
     }),
     pick.onDidAccept(() => {
-      const item = pick.selectedItems[0] ?? pick.activeItems[0];
-      if (item === undefined) {
+      const result = acceptedResult(pick.selectedItems[0] ?? pick.activeItems[0]);
+      if (result === undefined) {
         return;
       }
       pick.hide();
-      void openChunk(server, item.result).catch((error: unknown) => {
-        void vscode.window.showErrorMessage(`Cannot open ${item.result.uri}: ${String(error)}`);
+      void openChunk(server, result).catch((error: unknown) => {
+        void vscode.window.showErrorMessage(`Cannot open ${result.uri}: ${String(error)}`);
       });
     }),
     pick.onDidHide(() => {

@@ -55,7 +55,8 @@ export function expandPath(raw: string, inputs: Pick<CandidateInputs, 'homeDir' 
 }
 
 /**
- * The interpreters to try, in order: the setting, then the Python extension's
+ * The interpreters to try. A non-empty setting is the only candidate (never a
+ * silent fallback to another interpreter); otherwise the Python extension's
  * active environment, then `python3` and `python` on PATH. Duplicates removed.
  */
 export function interpreterCandidates(inputs: CandidateInputs): Candidate[] {
@@ -70,8 +71,9 @@ export function interpreterCandidates(inputs: CandidateInputs): Candidate[] {
     }
     out.push({ command: trimmed, source });
   };
-  if (inputs.settingPath !== undefined) {
+  if (inputs.settingPath !== undefined && inputs.settingPath.trim().length > 0) {
     add(expandPath(inputs.settingPath, inputs), 'setting');
+    return out;
   }
   add(inputs.pythonExtensionPath, 'python-extension');
   add('python3', 'path');
@@ -174,6 +176,75 @@ export function failureMessage(attempts: readonly Attempt[], min: Version = MIN_
     `chunkls cannot start its language server: ${who} runs on Python ${listVersions(versions)}. ` +
     `Tried: ${tried}. Set ${setting} to a Python ${listVersions(versions)} interpreter, then run "Chunks: Restart Server".`
   );
+}
+
+/**
+ * The notification when the configured interpreter cannot run the server:
+ * one short sentence or two, readable in a toast.
+ */
+export function settingFailureMessage(attempt: Attempt, min: Version = MIN_PYTHON, build: BuildSupport = {}): string {
+  const versions = build.versions ?? [];
+  const wanted = versions.length > 0 ? `Python ${listVersions(versions)}` : `Python ${formatVersion(min)}+`;
+  const why =
+    attempt.outcome === 'missing'
+      ? attempt.detail === 'EACCES'
+        ? 'not executable'
+        : 'not found'
+      : attempt.outcome === 'too-old'
+        ? `${attempt.detail}, too old`
+        : attempt.outcome === 'unsupported'
+          ? `${attempt.detail}, not supported by this build${build.target !== undefined ? ` (${build.target})` : ''}`
+          : `failed: ${attempt.detail}`;
+  return (
+    `chunkls: "${CONFIG_SECTION}.${Settings.pythonPath}" (${attempt.candidate.command}) cannot run the server: ${why}. ` +
+    `Set it to a ${wanted} interpreter, or clear it to choose one automatically.`
+  );
+}
+
+/** The interpreter chosen for the server, or the message saying why there is none. */
+export type Choice =
+  | { ok: true; command: string; source: InterpreterSource; version: Version; executable?: string | undefined; attempts: Attempt[] }
+  | { ok: false; message: string; attempts: Attempt[] };
+
+export interface ChoiceInputs {
+  /** `chunkls.server.pythonPath` as read now (already filtered by workspace trust). */
+  settingPath?: string | undefined;
+  /** Asked only when the setting is empty. */
+  pythonExtensionPath: () => Promise<string | undefined>;
+  homeDir?: string | undefined;
+  workspaceFolder?: string | undefined;
+}
+
+/**
+ * Picks the interpreter for one start: exactly the setting when it is set
+ * (or a short message saying why it cannot run the server), else the
+ * automatic choice.
+ */
+export async function chooseInterpreter(
+  inputs: ChoiceInputs,
+  probe: Probe,
+  accepts: (version: Version) => boolean = () => true,
+  build: BuildSupport = {},
+  min: Version = MIN_PYTHON,
+): Promise<Choice> {
+  const setting = inputs.settingPath !== undefined && inputs.settingPath.trim().length > 0 ? inputs.settingPath : undefined;
+  const candidates = interpreterCandidates({
+    settingPath: setting,
+    pythonExtensionPath: setting === undefined ? await inputs.pythonExtensionPath() : undefined,
+    homeDir: inputs.homeDir,
+    workspaceFolder: inputs.workspaceFolder,
+  });
+  const resolution = await resolveInterpreter(candidates, probe, min, accepts);
+  if (resolution.ok) {
+    const { candidate, version, executable, attempts } = resolution;
+    return { ok: true, command: candidate.command, source: candidate.source, version, executable, attempts };
+  }
+  const [first] = resolution.attempts;
+  const message =
+    setting !== undefined && first !== undefined
+      ? settingFailureMessage(first, min, build)
+      : failureMessage(resolution.attempts, min, build);
+  return { ok: false, message, attempts: resolution.attempts };
 }
 
 /** Python source for the probe: prints `major.minor executable`. */

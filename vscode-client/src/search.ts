@@ -21,6 +21,44 @@ export interface ChunkPickItem {
   result: SearchResult;
 }
 
+/** The one item shown when a query matches no chunk, or has no searchable terms; accepting it does nothing. */
+export interface NoticePickItem {
+  label: string;
+  description: string;
+  /** Shown whatever the query (QuickPick must not filter it out). */
+  alwaysShow: true;
+  /** No chunk to open or copy. */
+  result?: undefined;
+}
+
+export type SearchPickItem = ChunkPickItem | NoticePickItem;
+
+/** The item for a query that matches no chunk. */
+export const NO_MATCH_LABEL = 'No chunks match';
+
+/** The item for a query without a word to search for (only punctuation). */
+export const NO_TERMS_LABEL = 'The query has no searchable terms';
+
+/** True when the query has a word character to search for (the server's tokens are `\w+` runs). */
+export function hasSearchableTerms(query: string): boolean {
+  return /[\p{L}\p{N}_]/u.test(query);
+}
+
+/** A disabled-looking item: an icon, a muted description, nothing behind it. */
+export function noticeItem(label: string, description: string): NoticePickItem {
+  return { label: `$(circle-slash) ${label}`, description, alwaysShow: true };
+}
+
+/** The QuickPick's items for the server's answer: its results, or one "No chunks match" item. */
+export function resultItems(results: readonly SearchResult[]): SearchPickItem[] {
+  return results.length > 0 ? toPickItems(results) : [noticeItem(NO_MATCH_LABEL, 'try other words')];
+}
+
+/** The chunk behind an accepted item; undefined (do nothing) for a notice item or no item. */
+export function acceptedResult(item: SearchPickItem | undefined): SearchResult | undefined {
+  return item?.result;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
@@ -100,6 +138,8 @@ export interface SearchCallbacks<T> {
   onBusy(busy: boolean): void;
   /** The query became empty: clear the list without asking the server. */
   onEmpty(): void;
+  /** The query has no searchable terms (only punctuation): the server is not asked. */
+  onNoTerms?(query: string): void;
 }
 
 /**
@@ -128,6 +168,11 @@ export class LatestSearch<T> {
     if (query.length === 0) {
       this.callbacks.onBusy(false);
       this.callbacks.onEmpty();
+      return;
+    }
+    if (!hasSearchableTerms(query) && this.callbacks.onNoTerms !== undefined) {
+      this.callbacks.onBusy(false);
+      this.callbacks.onNoTerms(query);
       return;
     }
     this.callbacks.onBusy(true);

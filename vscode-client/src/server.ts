@@ -22,21 +22,14 @@ import {
   ServerCommands,
   Settings,
 } from './constants';
-import {
-  describeAttempt,
-  execProbe,
-  failureMessage,
-  formatVersion,
-  interpreterCandidates,
-  resolveInterpreter,
-  type Version,
-} from './interpreter';
+import { chooseInterpreter, execProbe, formatVersion, type Choice } from './interpreter';
+import { Lifecycle, type Chosen } from './lifecycle';
 import { activeInterpreter } from './pythonExtension';
 import { readLayout, SERVER_ARGS, serverEnv, supportedVersions, supportsVersion, type ServerLayout } from './launch';
 import { TraceChannel } from './traceChannel';
 import { ClientChannel } from './clientChannel';
 import { ServerLog } from './serverLog';
-import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings } from './settings';
+import { needsNotification, toDidChangeConfigurationParams, toServerSettings } from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
 
 /** Documents the server works on. */
@@ -62,7 +55,7 @@ function eachLine(input: Readable, onLine: (line: string) => void): void {
 /** Owns the LanguageClient: finds Python, starts, stops, restarts, forwards settings. */
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly lifecycle: Lifecycle;
   private stopping = false;
   private failureShown = false;
   private statusNotified = false;
@@ -84,6 +77,13 @@ export class ServerManager implements vscode.Disposable {
       error: (message) => output.error(message),
     });
     this.clientChannel = new ClientChannel(output, this.serverLog);
+    this.lifecycle = new Lifecycle({
+      choose: () => this.choosePython(),
+      launch: (python) => this.launch(python),
+      shutdown: () => this.doStop(),
+      fail: (message) => this.showInterpreterFailure(message),
+      log: (message) => output.info(message),
+    });
     this.disposables.push(
       this.trace,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -92,26 +92,17 @@ export class ServerManager implements vscode.Disposable {
     );
   }
 
-  /** Operations run one at a time so a restart never races a start. */
-  private enqueue(op: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(op, op);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
   start(): Promise<void> {
-    return this.enqueue(() => this.doStart());
+    return this.lifecycle.start();
   }
 
+  /** Restart Server: the interpreter setting is read again. */
   restart(): Promise<void> {
-    return this.enqueue(async () => {
-      await this.doStop();
-      await this.doStart();
-    });
+    return this.lifecycle.restart();
   }
 
   stop(): Promise<void> {
-    return this.enqueue(() => this.doStop());
+    return this.lifecycle.stop();
   }
 
   /** True when `chunkls.server.pythonPath` is set (then the Python extension is not consulted). */
@@ -142,47 +133,44 @@ export class ServerManager implements vscode.Disposable {
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T;
   }
 
-  private async findPython(layout: ServerLayout): Promise<{ command: string; version: Version } | undefined> {
+  /** Picks the interpreter from the settings as they are now (VS Code drops an untrusted workspace's value). */
+  private async choosePython(): Promise<Choice> {
+    this.failureShown = false;
+    this.events.onPhase('starting');
     const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
     const folder = vscode.workspace.workspaceFolders?.[0];
-    const settingPath = config.get<string>(Settings.pythonPath);
-    const fromExtension = this.usesSetting() ? undefined : await activeInterpreter(folder?.uri);
-    const candidates = interpreterCandidates({
-      settingPath,
-      pythonExtensionPath: fromExtension,
-      homeDir: os.homedir(),
-      workspaceFolder: folder?.uri.fsPath,
-    });
-    const resolution = await resolveInterpreter(candidates, execProbe(), undefined, (v) => supportsVersion(layout, v));
-    for (const attempt of resolution.attempts) {
+    const layout = readLayout(this.context.extensionPath);
+    const choice = await chooseInterpreter(
+      {
+        settingPath: config.get<string>(Settings.pythonPath),
+        pythonExtensionPath: () => activeInterpreter(folder?.uri),
+        homeDir: os.homedir(),
+        workspaceFolder: folder?.uri.fsPath,
+      },
+      execProbe(),
+      (v) => supportsVersion(layout, v),
+      { versions: supportedVersions(layout), target: layout.target },
+    );
+    for (const attempt of choice.attempts) {
       this.output.warn(`Python candidate ${attempt.candidate.command} (${attempt.candidate.source}): ${attempt.outcome} ${attempt.detail}`);
     }
-    if (!resolution.ok) {
-      const message = failureMessage(resolution.attempts, undefined, {
-        versions: supportedVersions(layout),
-        target: layout.target,
-      });
-      this.output.error(message);
-      void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((choice) => {
-        if (choice === 'Open Settings') {
-          void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.pythonPath}`);
-        } else if (choice === 'Show Output') {
-          this.output.show();
-        }
-      });
-      return undefined;
+    if (choice.ok) {
+      this.output.info(`Using Python ${formatVersion(choice.version)} at ${choice.executable ?? choice.command} (from ${choice.source})`);
     }
-    const exe = resolution.executable ?? resolution.candidate.command;
-    this.output.info(
-      `Using Python ${formatVersion(resolution.version)} at ${exe} (from ${resolution.candidate.source})`,
-    );
-    const ignored = resolution.attempts.find((a) => a.candidate.source === 'setting');
-    if (ignored !== undefined) {
-      void vscode.window.showWarningMessage(
-        `chunkls: "${CONFIG_SECTION}.${Settings.pythonPath}" is not usable (${describeAttempt(ignored)}); using ${exe} instead.`,
-      );
-    }
-    return { command: resolution.candidate.command, version: resolution.version };
+    return choice;
+  }
+
+  /** The notification for an interpreter that cannot run the server (the same at start-up, restart and a change). */
+  private showInterpreterFailure(message: string): void {
+    this.output.error(message);
+    this.events.onPhase('failed');
+    void vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output').then((choice) => {
+      if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.pythonPath}`);
+      } else if (choice === 'Show Output') {
+        this.output.show();
+      }
+    });
   }
 
   private showCrash(message: string): void {
@@ -200,14 +188,11 @@ export class ServerManager implements vscode.Disposable {
     });
   }
 
-  private async doStart(): Promise<void> {
-    this.failureShown = false;
-    this.events.onPhase('starting');
+  private async launch(found: Chosen): Promise<void> {
     const extensionPath = this.context.extensionPath;
-    const layout = readLayout(extensionPath);
-    const found = await this.findPython(layout);
-    const env = found !== undefined ? serverEnv(layout, found.version, process.env.PYTHONPATH) : undefined;
-    if (found === undefined || env === undefined) {
+    const layout: ServerLayout = readLayout(extensionPath);
+    const env = serverEnv(layout, found.version, process.env.PYTHONPATH);
+    if (env === undefined) {
       this.events.onPhase('failed');
       return;
     }
@@ -338,9 +323,8 @@ export class ServerManager implements vscode.Disposable {
 
   private onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     const affects = (section: string): boolean => e.affectsConfiguration(section);
-    if (needsRestart(affects)) {
-      this.output.info(`${CONFIG_SECTION}.${Settings.pythonPath} changed: restarting the server`);
-      void this.restart();
+    // The interpreter setting restarts the server (the restart runs in the lifecycle's queue).
+    if (this.lifecycle.onConfigurationChanged(affects) !== undefined) {
       return;
     }
     const client = this.client;

@@ -22,10 +22,14 @@ function fakeProbe(table: Record<string, ProbeResult>): { probe: (c: string) => 
 }
 
 describe('interpreterCandidates', () => {
-  it('orders the setting, then the Python extension, then python3 and python on PATH', () => {
+  it('uses only the setting when it is set (no fallback to another interpreter)', () => {
     const candidates = interpreterCandidates({ settingPath: '/opt/py/bin/python', pythonExtensionPath: '/venv/bin/python' });
+    assert.deepEqual(candidates, [{ command: '/opt/py/bin/python', source: 'setting' }]);
+  });
+
+  it('orders the Python extension, then python3 and python on PATH, when the setting is empty', () => {
+    const candidates = interpreterCandidates({ settingPath: '', pythonExtensionPath: '/venv/bin/python' });
     assert.deepEqual(candidates, [
-      { command: '/opt/py/bin/python', source: 'setting' },
       { command: '/venv/bin/python', source: 'python-extension' },
       { command: 'python3', source: 'path' },
       { command: 'python', source: 'path' },
@@ -40,9 +44,9 @@ describe('interpreterCandidates', () => {
   });
 
   it('removes duplicates, keeping the first source', () => {
-    const candidates = interpreterCandidates({ settingPath: 'python3', pythonExtensionPath: 'python3' });
+    const candidates = interpreterCandidates({ pythonExtensionPath: 'python3' });
     assert.deepEqual(candidates, [
-      { command: 'python3', source: 'setting' },
+      { command: 'python3', source: 'python-extension' },
       { command: 'python', source: 'path' },
     ]);
   });
@@ -81,20 +85,27 @@ describe('resolveInterpreter', () => {
     assert.deepEqual(calls, ['/opt/py']);
   });
 
-  it('falls back to the Python extension, then PATH, skipping too-old interpreters', async () => {
+  it('without the setting, tries the Python extension, then PATH, skipping too-old interpreters', async () => {
     const { probe, calls } = fakeProbe({
       '/venv/python': { kind: 'ok', version: [3, 9] },
       python3: { kind: 'ok', version: [3, 11], executable: '/usr/bin/python3' },
     });
-    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/nope', pythonExtensionPath: '/venv/python' }), probe);
+    const result = await resolveInterpreter(interpreterCandidates({ pythonExtensionPath: '/venv/python' }), probe);
     assert.ok(result.ok);
     assert.equal(result.candidate.command, 'python3');
     assert.equal(result.executable, '/usr/bin/python3');
-    assert.deepEqual(calls, ['/nope', '/venv/python', 'python3']);
+    assert.deepEqual(calls, ['/venv/python', 'python3']);
     assert.deepEqual(
       result.attempts.map((a) => a.outcome),
-      ['missing', 'too-old'],
+      ['too-old'],
     );
+  });
+
+  it('never falls back from a set but missing interpreter', async () => {
+    const { probe, calls } = fakeProbe({ python3: { kind: 'ok', version: [3, 12] } });
+    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/nope', pythonExtensionPath: '/venv/python' }), probe);
+    assert.equal(result.ok, false);
+    assert.deepEqual(calls, ['/nope']);
   });
 
   it('reports every attempt when nothing works, in one actionable message', async () => {
@@ -118,7 +129,7 @@ describe('resolveInterpreter', () => {
     });
     const supported: [number, number][] = [[3, 11], [3, 12], [3, 13], [3, 14]];
     const accepts = (v: readonly [number, number]): boolean => supported.some((s) => s[0] === v[0] && s[1] === v[1]);
-    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/opt/py315' }), probe, undefined, accepts);
+    const result = await resolveInterpreter(interpreterCandidates({ pythonExtensionPath: '/opt/py315' }), probe, undefined, accepts);
     assert.equal(result.ok, false);
     assert.deepEqual(calls, ['/opt/py315', 'python3', 'python']);
     assert.deepEqual(
@@ -127,7 +138,7 @@ describe('resolveInterpreter', () => {
     );
     const message = failureMessage(result.attempts, undefined, { versions: supported, target: 'linux-x64' });
     assert.match(message, /\(linux-x64\) runs on Python 3\.11, 3\.12, 3\.13 or 3\.14/);
-    assert.match(message, /\/opt\/py315 \(setting chunkls\.server\.pythonPath: Python 3\.15, not supported by this build\)/);
+    assert.match(message, /\/opt\/py315 \(Python extension: Python 3\.15, not supported by this build\)/);
     assert.match(message, /python3 \(PATH: Python 3\.16 at \/usr\/bin\/python3\.16, not supported by this build\)/);
     assert.match(message, /Set "chunkls\.server\.pythonPath" to a Python 3\.11, 3\.12, 3\.13 or 3\.14 interpreter/);
   });
@@ -137,7 +148,7 @@ describe('resolveInterpreter', () => {
       '/opt/py315': { kind: 'ok', version: [3, 15] },
       python3: { kind: 'ok', version: [3, 12] },
     });
-    const result = await resolveInterpreter(interpreterCandidates({ settingPath: '/opt/py315' }), probe, undefined, (v) => v[1] <= 14);
+    const result = await resolveInterpreter(interpreterCandidates({ pythonExtensionPath: '/opt/py315' }), probe, undefined, (v) => v[1] <= 14);
     assert.ok(result.ok);
     assert.equal(result.candidate.command, 'python3');
     assert.deepEqual(result.version, [3, 12]);

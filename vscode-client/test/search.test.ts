@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LatestSearch, oneLine, parseSearchResults, searchArguments, toPickItems, type Timers } from '../src/search';
+import {
+  acceptedResult,
+  hasSearchableTerms,
+  LatestSearch,
+  NO_MATCH_LABEL,
+  NO_TERMS_LABEL,
+  oneLine,
+  parseSearchResults,
+  resultItems,
+  searchArguments,
+  toPickItems,
+  type Timers,
+} from '../src/search';
 
 const range = { start: { line: 3, character: 0 }, end: { line: 9, character: 12 } };
 
@@ -58,6 +70,35 @@ describe('search results to QuickPick items', () => {
     assert.ok(line.endsWith('…'));
   });
 
+  it('shows one "No chunks match" item for an answer with no chunk, and accepting it does nothing', () => {
+    const items = resultItems([]);
+    assert.equal(items.length, 1);
+    const [item] = items;
+    assert.ok(item);
+    assert.equal(item.label, `$(circle-slash) ${NO_MATCH_LABEL}`);
+    assert.equal(NO_MATCH_LABEL, 'No chunks match');
+    assert.equal(item.alwaysShow, true);
+    assert.equal(item.result, undefined);
+    assert.equal(acceptedResult(item), undefined);
+    assert.equal(acceptedResult(undefined), undefined);
+  });
+
+  it('shows the results themselves when there are some, and accepting one opens its chunk', () => {
+    const result = { chunkId: 'a.md#heading-a', score: 1, uri: 'file:///a', range, preview: '' };
+    const items = resultItems([result]);
+    assert.deepEqual(items.map((i) => i.label), ['a.md#heading-a']);
+    assert.equal(acceptedResult(items[0]), result);
+  });
+
+  it('tells queries with searchable terms from punctuation', () => {
+    for (const query of ['greet', 'x', '_', 'é', '42', '#heading-setup', '日本']) {
+      assert.equal(hasSearchableTerms(query), true, query);
+    }
+    for (const query of ['', '   ', '?!', '#-.', '()[]{}', '…']) {
+      assert.equal(hasSearchableTerms(query), false, query);
+    }
+  });
+
   it('sends one argument object with query and topK', () => {
     assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50 }]);
   });
@@ -96,6 +137,7 @@ describe('LatestSearch', () => {
     const results: string[] = [];
     const busy: boolean[] = [];
     let empties = 0;
+    const noTerms: string[] = [];
     const search = new LatestSearch<string>(
       {
         run: (query, signal) => {
@@ -107,11 +149,12 @@ describe('LatestSearch', () => {
         onError: (query) => results.push(`${query}!`),
         onBusy: (b) => busy.push(b),
         onEmpty: () => empties++,
+        onNoTerms: (query) => noTerms.push(query),
       },
       150,
       timers,
     );
-    return { timers, runs, results, busy, search, empties: () => empties };
+    return { timers, runs, results, busy, search, empties: () => empties, noTerms };
   }
 
   it('debounces typing into one request', async () => {
@@ -150,6 +193,19 @@ describe('LatestSearch', () => {
     assert.equal(runs.length, 0);
     assert.equal(empties(), 1);
     assert.equal(busy.at(-1), false);
+  });
+
+  it('does not ask the server for a punctuation-only query, and says it has no searchable terms', async () => {
+    const { timers, runs, search, noTerms, busy, results } = setup();
+    search.update('greet');
+    search.update(' ?! ');
+    timers.flush();
+    await tick();
+    assert.equal(runs.length, 0);
+    assert.deepEqual(noTerms, ['?!']);
+    assert.deepEqual(results, []);
+    assert.equal(busy.at(-1), false);
+    assert.equal(NO_TERMS_LABEL, 'The query has no searchable terms');
   });
 
   it('reports errors of the latest query and nothing after dispose', async () => {
