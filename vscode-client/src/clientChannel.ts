@@ -1,34 +1,21 @@
 import type * as vscode from 'vscode';
 import type { ServerLog } from './serverLog';
+import { WrappedChannel } from './wrappedChannel';
 
 /**
  * The output channel as vscode-languageclient sees it: what the client logs
  * (window/logMessage among it) goes through the ServerLog, which drops the
  * server's stderr copy of the same message.
  */
-export class ClientChannel implements vscode.LogOutputChannel {
+export class ClientChannel extends WrappedChannel {
   constructor(
-    private readonly output: vscode.LogOutputChannel,
+    output: vscode.LogOutputChannel,
     private readonly log: ServerLog,
-  ) {}
-
-  get name(): string {
-    return this.output.name;
+  ) {
+    super(output);
   }
 
-  get logLevel(): vscode.LogLevel {
-    return this.output.logLevel;
-  }
-
-  get onDidChangeLogLevel(): vscode.Event<vscode.LogLevel> {
-    return this.output.onDidChangeLogLevel;
-  }
-
-  trace(message: string, ...args: unknown[]): void {
-    this.output.trace(message, ...args);
-  }
-
-  debug(message: string, ...args: unknown[]): void {
+  override debug(message: string, ...args: unknown[]): void {
     if (args.length > 0) {
       this.output.debug(message, ...args);
     } else {
@@ -36,7 +23,7 @@ export class ClientChannel implements vscode.LogOutputChannel {
     }
   }
 
-  info(message: string, ...args: unknown[]): void {
+  override info(message: string, ...args: unknown[]): void {
     if (args.length > 0) {
       this.output.info(message, ...args);
     } else {
@@ -44,7 +31,7 @@ export class ClientChannel implements vscode.LogOutputChannel {
     }
   }
 
-  warn(message: string, ...args: unknown[]): void {
+  override warn(message: string, ...args: unknown[]): void {
     if (args.length > 0) {
       this.output.warn(message, ...args);
     } else {
@@ -52,43 +39,11 @@ export class ClientChannel implements vscode.LogOutputChannel {
     }
   }
 
-  error(error: string | Error, ...args: unknown[]): void {
+  override error(error: string | Error, ...args: unknown[]): void {
     if (typeof error !== 'string' || args.length > 0) {
       this.output.error(error, ...args);
     } else {
       this.log.client('error', error);
     }
-  }
-
-  append(value: string): void {
-    this.output.append(value);
-  }
-
-  appendLine(value: string): void {
-    this.output.appendLine(value);
-  }
-
-  replace(value: string): void {
-    this.output.replace(value);
-  }
-
-  clear(): void {
-    this.output.clear();
-  }
-
-  show(preserveFocus?: boolean): void;
-  /** @deprecated Use the overload with just one parameter. */
-  show(column?: vscode.ViewColumn, preserveFocus?: boolean): void;
-  show(first?: boolean | vscode.ViewColumn, second?: boolean): void {
-    this.output.show(typeof first === 'boolean' ? first : second);
-  }
-
-  hide(): void {
-    this.output.hide();
-  }
-
-  /** Nothing to dispose: the output channel belongs to the extension. */
-  dispose(): void {
-    return;
   }
 }
