@@ -130,7 +130,9 @@ def test_pipelined_requests_while_indexing(
         latencies.setdefault(method, []).append(server.arrived[key] - at)
     for id, expected in ordered:
         symbols: list[dict[str, Any]] = server.responses[json.dumps(id)][0]["result"]
-        assert symbols[0]["name"] == f"heading-notes-{expected}", (id, symbols[:1])
+        # named by the heading's text, the chunk ID as detail (each the version's)
+        assert symbols[0]["name"] == f"Notes {expected}", (id, symbols[:1])
+        assert symbols[0]["detail"] == f"notes.md#heading-notes-{expected}", (id, symbols[:1])
     assert not server.problems
     print(
         f"\nload: {len(sent)} pipelined requests over {FILES} files, written in {written:.1f} s, "
