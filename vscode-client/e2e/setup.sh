@@ -54,6 +54,10 @@ if [ ! -f "$CS_DIR/.installed" ]; then
     cd "$CS_DIR"
     export PATH="$NODE_DIR/bin:$PATH"
     export npm_config_nodedir="$NODE_DIR"
+    # run from `npm run test:e2e`, the outer npm's user agent (node/v20) is in the
+    # environment, the inner npm takes it as its own, and code-server's
+    # postinstall reads the Node version from it: let the inner npm say its own
+    unset npm_config_user_agent
     npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION"
   )
   touch "$CS_DIR/.installed"
