@@ -340,7 +340,7 @@ class Tools:
             ][:top_k]
         results = [
             {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": _preview(hit)}
-            for hit in (hit for hit in hits)
+            for hit in hits
         ]
         lines = [f"Indexed {len(index)} chunks"]
         for rank, hit in enumerate(hits, 1):
@@ -397,7 +397,7 @@ class Tools:
         """One file's chunks: IDs, symbols and lines."""
         given = _string(arguments, "path", MAX_ARGUMENT)
         rel_path = self._source_path(given)
-        chunks = self._ask(lambda: self.index.chunks_of_source(rel_path)) if rel_path else []
+        chunks = self._ask(lambda: self._file_chunks(rel_path)) if rel_path else ()
         if not chunks:
             return error(self._no_chunks(given, rel_path))
         rows = [_range(chunk) for chunk in chunks]
@@ -464,6 +464,14 @@ class Tools:
             return None
         return normal
 
+    def _file_chunks(self, rel_path: str) -> tuple[LocatedChunk, ...]:
+        """Every chunk of a file, repeated IDs too (the first root that has it)."""
+        for folder in self.index.folders:
+            chunks = self.index.file_chunks(folder, rel_path)
+            if chunks:
+                return chunks
+        return ()
+
     def _no_chunks(self, given: str, rel_path: str | None) -> str:
         shown = given.strip()[:200]
         if rel_path is None:
@@ -508,9 +516,9 @@ def _preview(hit: Any) -> str:
 
 
 def _type_name(value: object) -> str:
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
-        type(value), "null" if value is None else f"an {type(value).__name__}"
-    )
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "an object", type(None): "null"})
+    return names.get(type(value), type(value).__name__)
 
 
 def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
