@@ -155,6 +155,10 @@ async def _serve(service: ChunkService) -> None:
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        # the client went away with a call in flight: its answer has nowhere to go
+        # (older SDK versions raise this out of ``run``; newer ones drop it)
+        logger.info("chunkls mcp: the client went away before an answer")
     finally:
         service.close()
 
