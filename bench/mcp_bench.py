@@ -191,9 +191,9 @@ def measure_freshness(files: int, env: dict[str, str]) -> Result:
             path = tree / f"pkg{n:03d}" / f"fresh{n}.py"
             started = time.perf_counter()
             path.write_text(f"def fresh_{n}():\n    return {n}\n")
-            while session.tool("read_chunk", {"chunk_id": f"{path.relative_to(tree)}#function-fresh_{n}"})[
-                "isError"
-            ]:
+            while session.tool(
+                "read_chunk", {"chunk_id": f"{path.relative_to(tree)}#function-fresh_{n}"}
+            )["isError"]:
                 pass
             lags.append((time.perf_counter() - started) * 1000)
             time.sleep(0.05)
