@@ -338,16 +338,17 @@ class Tools:
                 for hit in self._ask(lambda: index.search(query, len(index)))
                 if matcher.match(hit.item.chunk.source_path)
             ][:top_k]
+        previews = [_preview(hit.item.chunk.text) for hit in hits]
         results = [
-            {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": _preview(hit)}
-            for hit in hits
+            {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": preview}
+            for hit, preview in zip(hits, previews, strict=True)
         ]
         lines = [f"Indexed {len(index)} chunks"]
-        for rank, hit in enumerate(hits, 1):
+        for rank, (hit, preview) in enumerate(zip(hits, previews, strict=True), 1):
             chunk = hit.item.chunk
             lines.append(f"{rank}. {chunk.chunk_id} (bm25 {hit.score:.3f})")
             lines.append(f"   {_where(chunk)}")
-            lines += [f"   | {line}" for line in _preview(hit).split("\n")]
+            lines += [f"   | {line}" for line in preview.split("\n")]
         if not hits:
             where = f" in files matching {glob!r}" if glob else ""
             lines.append(f"No chunks match {query!r}{where}.")
@@ -507,10 +508,10 @@ def _where(chunk: LocatedChunk) -> str:
     return f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}"
 
 
-def _preview(hit: Any) -> str:
-    """The chunk's first non-blank lines, cut short."""
-    text: str = hit.item.chunk.text
-    lines = [line.rstrip() for line in text.split("\n") if line.strip()][:PREVIEW_LINES]
+def _preview(text: str) -> str:
+    """A chunk's first non-blank lines, cut short (a long chunk is not split whole)."""
+    head = text[: PREVIEW_CHARS * 4].split("\n")
+    lines = [line.rstrip() for line in head if line.strip()][:PREVIEW_LINES]
     preview = "\n".join(lines)
     return preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…"
 
