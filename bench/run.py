@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import mcp_bench
 from lsp_client import Response
 
 REPO = Path(__file__).resolve().parents[1]
@@ -867,6 +868,8 @@ def report(results: Result) -> str:
             None,
         )
     )
+    if results.get("mcp") and "error" not in results["mcp"]:
+        lines += [row(*each) for each in mcp_bench.rows(results["mcp"])]
     return "\n".join(lines)
 
 
@@ -933,6 +936,11 @@ def main() -> int:
             results["server"] = bench_server(corpus)
         except Exception as error:  # report, never fake a figure
             results["server"] = {"error": repr(error)}
+        print("the MCP server over stdio ...", file=sys.stderr)
+        try:
+            results["mcp"] = mcp_bench.measure(corpus)
+        except Exception as error:  # report, never fake a figure
+            results["mcp"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = report(results)
