@@ -163,6 +163,23 @@ function moveOutCompiled(root, compiledTop) {
   return out;
 }
 
+/** A platform tag and the older ones whose wheels run there too, newest first. */
+function compatiblePlatforms(tag) {
+  const many = /^manylinux_2_(\d+)_(\w+)$/.exec(tag);
+  if (many !== null) {
+    const out = [];
+    for (let minor = Number(many[1]); minor >= 17; minor--) {
+      out.push(`manylinux_2_${minor}_${many[2]}`);
+    }
+    return [...out, `manylinux2014_${many[2]}`];
+  }
+  const musl = /^musllinux_1_(\d+)_(\w+)$/.exec(tag);
+  if (musl !== null) {
+    return Array.from({ length: Number(musl[1]) }, (_, i) => `musllinux_1_${Number(musl[1]) - i}_${musl[2]}`);
+  }
+  return [tag];
+}
+
 rmSync(bundled, { recursive: true, force: true });
 const started = Date.now();
 
@@ -172,7 +189,9 @@ const requirements = numpyRequirements();
 const pure = runAsync([...PIP, '--target', libs, repoRoot]);
 // 2. numpy and the other compiled dependencies per CPython version, binary wheels
 //    only, for the target platform (after the pure install: it names them).
-const platformArgs = TARGETS[target].flatMap((p) => ['--platform', p]);
+// pip takes a platform tag literally: a wheel built for an older glibc or musl
+// (manylinux_2_17, musllinux_1_1), which runs on the target too, is named as well.
+const platformArgs = TARGETS[target].flatMap(compatiblePlatforms).flatMap((p) => ['--platform', p]);
 
 const pureResult = await pure;
 if (pureResult.status !== 0) {
