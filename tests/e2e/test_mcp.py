@@ -208,6 +208,26 @@ async def test_check_citations_agrees_with_check(workspace: Path) -> None:
     assert clean.structuredContent == {"checked": 1, "problems": []}
 
 
+async def test_every_root_is_served(workspace: Path) -> None:
+    second = workspace.parent / "second"
+    async with mcp_session(workspace, second) as session:
+        both = await call(
+            session,
+            "read_chunk",
+            {"chunk_id": "app/greet.py#function-greet lib/util.py#function-helper"},
+        )
+        outline = await call(session, "outline", {"path": str(second / "lib" / "util.py")})
+    assert not both.isError and both.structuredContent is not None
+    assert [c["chunk_id"] for c in both.structuredContent["chunks"]] == [
+        "app/greet.py#function-greet",
+        "lib/util.py#function-helper",
+    ]
+    assert outline.structuredContent is not None
+    assert [c["chunk_id"] for c in outline.structuredContent["chunks"]] == [
+        "lib/util.py#function-helper"
+    ]
+
+
 # -- freshness ---------------------------------------------------------------------
 
 
