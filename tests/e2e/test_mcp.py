@@ -462,3 +462,19 @@ def test_a_cancelled_call_leaves_the_server_answering(workspace: Path) -> None:
         stderr = _hang_up(server)
     assert server.returncode == 0
     assert b"Traceback" not in stderr, stderr.decode(errors="replace")
+
+
+def test_the_watcher_leaves_out_what_the_corpus_rules_leave_out(workspace: Path) -> None:
+    from chunkls.chunking import CorpusRules
+    from chunkls.index import WorkspaceIndex
+    from chunkls.mcp.freshness import Freshness
+
+    index = WorkspaceIndex()
+    index.add_folder(workspace, CorpusRules())
+    wanted = Freshness(index, CorpusRules()).wanted
+    root = str(workspace)
+    assert wanted(1, f"{root}/app/new.py")
+    assert wanted(1, f"{root}/pyproject.toml")
+    assert wanted(1, "/elsewhere/.git/x")  # not under a root: refresh decides
+    for left_out in (".git/index", "build/a/b.py", ".venv/lib/x.py", "app/__pycache__"):
+        assert not wanted(1, f"{root}/{left_out}"), left_out

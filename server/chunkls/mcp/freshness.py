@@ -22,6 +22,7 @@ re-walks the roots instead, reusing every unchanged file (logged once).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,7 +74,7 @@ class Freshness:
         try:
             for changes in watchfiles.watch(
                 *roots,
-                watch_filter=None,
+                watch_filter=self.wanted,
                 debounce=DEBOUNCE_MS,
                 step=STEP_MS,
                 stop_event=self._stop,
@@ -89,6 +90,18 @@ class Freshness:
                     "chunkls mcp: the file watcher stopped (%s); each call re-walks the roots",
                     self.failed,
                 )
+
+    def wanted(self, _change: object, path: str) -> bool:
+        """Whether a change can matter: not inside a folder the corpus rules leave
+        out (``.git``, ``.venv``, ``build``, ``exclude-dirs``: a commit or an
+        install there makes thousands of changes). Runs in the watcher's thread;
+        reads only."""
+        for folder in list(self.index.folders):
+            for root in (os.fspath(folder.root), os.fspath(folder.root_resolved)):
+                if path.startswith(root + os.sep):
+                    parts = path[len(root) + 1 :].split(os.sep)
+                    return folder.rules.exclude_dirs.isdisjoint(parts)
+        return True
 
     def catch_up(self) -> list[str]:
         """Apply what changed on disk since the previous call; returns the
