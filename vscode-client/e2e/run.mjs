@@ -107,7 +107,8 @@ writeFileSync(
       'workbench.tips.enabled': false,
       'workbench.enableExperiments': false,
       'workbench.secondarySideBar.defaultVisibility': 'hidden',
-      'chat.disableAIFeatures': true,
+      // on: VS Code's MCP support is an AI feature (vscode-client/e2e/mcp.mjs starts the server)
+      'chat.disableAIFeatures': false,
       'security.workspace.trust.enabled': false,
       'telemetry.telemetryLevel': 'off',
       'update.mode': 'none',
