@@ -75,9 +75,10 @@ class ChunkService:
     def start(self) -> None:
         """Start watching, then indexing in a thread (call in the event loop)."""
         self.freshness.start([folder.root for folder in self.folders])
-        self._built = asyncio.create_task(asyncio.to_thread(self._build))
+        self._built = asyncio.create_task(asyncio.to_thread(self.index_roots))
 
-    def _build(self) -> None:
+    def index_roots(self) -> None:
+        """Index every root (in a thread, from ``start``)."""
         for folder in self.folders:
             self.index.index_folder(folder)
         skipped = list(self.index.skipped())
