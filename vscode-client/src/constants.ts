@@ -34,6 +34,8 @@ export const ServerCommands = {
   stats: 'chunkls.stats',
   chunkAt: 'chunkls.chunkAt',
   chunks: 'chunkls.chunks',
+  /** Where chunk IDs are: `{chunkId}`, `{chunkIds}` or `{text}` (a terminal line), optional `folder` URI. */
+  resolve: 'chunkls.resolve',
 } as const;
 
 /** Custom notification the server sends when the index state changes (payload: status.ts's IndexStatus). */
@@ -61,7 +63,7 @@ export const Settings = { ...ServerSettingKeys, ...ClientSettingKeys } as const;
 export const SettingDefaults = {
   exclude: [],
   codeLensEnabled: true,
-  navigationLanguages: ['markdown', 'plaintext', 'python'],
+  navigationLanguages: ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'],
   diagnosticsEnabled: true,
   diagnosticsSeverity: 'warning',
   pythonPath: '',

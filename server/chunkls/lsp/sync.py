@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("chunkls")
 
-WATCHED_FILES = "**/*.{py,md,markdown,txt}"
+WATCHED_FILES = "**/*.{py,md,markdown,txt,json,jsonc,jsonl,ndjson}"
 """Corpus files the client is asked to watch for create, change and delete."""
 RULES_FILE = "pyproject.toml"
 """A folder's file of corpus rules (its ``[tool.chunkls]`` table), watched too."""
