@@ -26,7 +26,10 @@ def test_absent_settings_are_the_defaults() -> None:
 def test_defaults() -> None:
     assert DEFAULTS.exclude == ()
     assert DEFAULTS.code_lens.enabled is True
-    assert DEFAULTS.navigation.languages == ("json", "jsonc", "jsonl", "markdown", "plaintext", "python")
+    assert DEFAULTS.navigation.languages == (
+        *("json", "jsonc", "jsonl"),
+        *("markdown", "plaintext", "python"),
+    )
     assert DEFAULTS.diagnostics.enabled is True
     assert DEFAULTS.diagnostics.severity == "warning"
 
