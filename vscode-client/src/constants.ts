@@ -17,6 +17,8 @@ export const CLIENT_NAME = 'chunkls';
 export const Commands = {
   searchChunks: 'chunkls.searchChunks',
   copyChunkId: 'chunkls.copyChunkId',
+  /** Types a chunk ID (the argument's, else the chunk at the cursor) into the active terminal. */
+  sendChunkIdToTerminal: 'chunkls.sendChunkIdToTerminal',
   restartServer: 'chunkls.restartServer',
   showOutput: 'chunkls.showOutput',
   /** Run by the server's "cited by N" lens: (uri, position, locations), in LSP JSON. */
