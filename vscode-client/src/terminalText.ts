@@ -49,9 +49,9 @@ export function mayHoldChunkId(line: string): boolean {
   return line.includes('#');
 }
 
-// CSI (colours, cursor moves), OSC (titles, hyperlinks; ended by BEL or ST), and other two-character escapes.
+// CSI (colours, cursor moves), OSC (titles, hyperlinks; ended by BEL or ST), and the other escapes (`ESC =`, `ESC (B`).
 // eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[ -/]*[0-~]|\u009b[0-?]*[ -/]*[@-~]/g;
 
 /**
  * A line without its ANSI escapes, and for each of its offsets (and its end)

@@ -58,7 +58,7 @@ describe('terminal lines', () => {
   });
 
   it('strips OSC sequences (titles, hyperlinks) and lone escapes', () => {
-    const line = `\u001b]0;title\u0007\u001b]8;;file:///x\u001b\\${ID}\u001b]8;;\u001b\\ \u001b=done`;
+    const line = `\u001b]0;title\u0007\u001b]8;;file:///x\u001b\\${ID}\u001b]8;;\u001b\\ \u001b=\u001b(Bdone`;
     assert.equal(stripAnsi(line).text, `${ID} done`);
   });
 
