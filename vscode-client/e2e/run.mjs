@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selectedTarget, vsixName } from '../scripts/targets.mjs';
+import { terminalSettings, terminalTests, writeChunklsWrapper } from './terminal.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -119,6 +120,7 @@ writeFileSync(
       'editor.codeLens': true,
       'files.autoSave': 'off',
       'window.restoreWindows': 'none',
+      ...terminalSettings(join(scratch, 'bin')),
     },
     null,
     2,
@@ -133,6 +135,7 @@ const toolEnv = {
   XDG_DATA_HOME: join(home, '.local', 'share'),
   XDG_CACHE_HOME: join(home, '.cache'),
   EXTENSIONS_GALLERY: '{}',
+  SHELL: '/bin/bash',
 };
 delete toolEnv.VSCODE_IPC_HOOK_CLI;
 
@@ -229,6 +232,7 @@ if (!preflight.ok) {
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
+writeChunklsWrapper(join(scratch, 'bin'), python, bundledLibs);
 
 // 5. code-server --------------------------------------------------------------
 const port = await freePort();
@@ -715,6 +719,8 @@ try {
       throw new Error(`expected every start to use ${python} from the setting: ${JSON.stringify(lines)}`);
     }
   });
+
+  await terminalTests({ page, test, shot, waitInPage, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf });
 } catch (error) {
   failed++;
   log(`e2e harness error: ${error && error.stack ? error.stack : error}`);
