@@ -44,7 +44,7 @@ def register(server: ChunkServer) -> None:
 
 def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
     """initialize: take the initialization options as settings."""
-    ls.apply_settings(params.initialization_options)
+    ls.apply_settings(params.initialization_options, initial=True)
 
 
 def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
