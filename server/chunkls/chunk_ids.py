@@ -347,11 +347,16 @@ def line_span(text: str, offset: int) -> tuple[int, int]:
     return start, len(text) if end < 0 else end
 
 
+_KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
+"""What every ID but ``#identity`` holds, as written even in a JSON string:
+only strings holding it are decoded (a tool's output full of ``# comments`` is not)."""
+
+
 def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
     """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
     offsets. ``#identity`` alone is none: a JSON file has no chunks."""
     refs: list[ChunkRef] = []
-    for string in json_strings.json_strings(text, start, end):
+    for string in json_strings.json_strings(text, start, end, _KIND_AFTER_HASH):
         for ref in find_chunk_refs(string.value):
             if ref.form != "local":
                 refs.append(

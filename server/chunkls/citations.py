@@ -306,12 +306,14 @@ def check_text(
     history: ChunkHistory | None = None,
     refs: list[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
+    suggest_for: int = SUGGEST_FOR,
 ) -> list[Problem]:
     """The references in a text that resolve to no chunk, with replacements.
 
     A file the folder's ``check-exclude`` globs match has none, and neither has
     a line an inline ``chunkls: ignore`` marker leaves out. ``suggested`` (unknown
-    ID -> its suggestions) is shared by the calls that check one text in parts."""
+    ID -> its suggestions) is shared by the calls that check one text in parts;
+    the first ``suggest_for`` distinct unknown IDs in it get suggestions."""
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
@@ -327,7 +329,7 @@ def check_text(
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history) if len(suggested) < SUGGEST_FOR else []
+                fix_candidates(index, chunk_id, history) if len(suggested) < suggest_for else []
             )
             suggested[chunk_id] = suggestions
         problems.append(Problem(ref, chunk_id, suggestions))

@@ -87,25 +87,33 @@ def decode(content: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(parts), breaks
 
 
-def json_strings(text: str, start: int = 0, end: int | None = None) -> Iterator[JsonString]:
-    """The strings and JSONC comments holding a ``#`` on the lines of
-    ``text[start:end]`` (``start`` at a line start), in order."""
+_HASH = re.compile("#")
+
+
+def json_strings(
+    text: str, start: int = 0, end: int | None = None, marker: re.Pattern[str] = _HASH
+) -> Iterator[JsonString]:
+    """The strings and JSONC comments whose raw content ``marker`` matches
+    (default: holding a ``#``) on the lines of ``text[start:end]`` (``start``
+    at a line start), in order. Only those strings are decoded, and only the
+    lines ``marker`` matches on are read."""
     end = len(text) if end is None else end
-    find, rfind = text.find, text.rfind
-    hash_at = find("#", start, end)
-    while hash_at >= 0:
-        line_start = rfind("\n", start, hash_at) + 1 or start
-        line_end = find("\n", hash_at, end)
+    find, rfind, search = text.find, text.rfind, marker.search
+    found = search(text, start, end)
+    while found is not None:
+        at = found.start()
+        line_start = rfind("\n", start, at) + 1 or start
+        line_end = find("\n", at, end)
         if line_end < 0:
             line_end = end
         for match in _TOKEN.finditer(text, max(line_start, start), line_end):
-            if find("#", match.start(), match.end()) < 0:
-                continue
             group = match.lastindex or 1
+            if search(text, match.start(group), match.end(group)) is None:
+                continue
             content = match[group]
             value, breaks = decode(content) if group == 1 else (content, [])
             yield JsonString(match.start(group), value, breaks)
-        hash_at = find("#", line_end, end)
+        found = search(text, line_end, end)
 
 
 def escape(value: str) -> str:

@@ -238,6 +238,12 @@ async def test_a_large_log(json_client: LanguageClient, json_workspace: Path) ->
     found = await settled(json_client, document_uri, MAX_DIAGNOSTICS)
     assert {range_text(text, d.range) for d in found} == {"app/greet.py#function-gone"}
     assert [d.range.start.line for d in found] == list(range(0, 3000, 3))
+    # the first unknown IDs' suggestions are in the message; later ones' are
+    # made when a quick fix is asked for
+    assert "did you mean" in found[0].message
+    assert "did you mean" not in found[-1].message
+    [*fixes] = await quick_fixes(json_client, document_uri, found[-1])
+    assert fixes
     value = await hover(json_client, document_uri, last)
     assert value is not None and "Say hello." in value
     pushed = await diagnostics(json_client, document_uri)

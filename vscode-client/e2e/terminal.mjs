@@ -76,9 +76,13 @@ export async function terminalTests(h) {
       `the text ${needle} in the terminal`,
     );
 
-  /** Types a command line into the terminal and runs it. */
+  /** Types a command line into the terminal and runs it (focused by command: a click could land on a link or its tooltip). */
   const runInTerminal = async (line) => {
-    await page.locator('.terminal-wrapper.active .xterm-screen').click();
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    await runCommand('Terminal: Focus Terminal');
+    await page.locator('.terminal-wrapper.active .xterm-rows').waitFor({ state: 'visible', timeout });
+    await waitInPage(() => document.activeElement?.closest('.terminal-wrapper') != null, undefined, 'the focus in the terminal');
     await page.keyboard.type(line, { delay: 5 });
     await page.keyboard.press('Enter');
   };
@@ -92,7 +96,8 @@ export async function terminalTests(h) {
       await page.mouse.move(pos.x, pos.y, { steps: 5 });
       const shown = await page
         .waitForFunction(
-          (text) => [...document.querySelectorAll('.monaco-hover')].some((e) => e.offsetParent !== null && (e.textContent || '').includes(text)),
+          // the terminal's hover is position: fixed (no offsetParent): shown means it has boxes
+          (text) => [...document.querySelectorAll('.monaco-hover')].some((e) => e.getClientRects().length > 0 && (e.textContent || '').includes(text)),
           want,
           { timeout: 4000, polling: 100 },
         )
@@ -140,8 +145,6 @@ export async function terminalTests(h) {
   });
 
   await test('an ID wrapped over two terminal rows is one link', async () => {
-    await runCommand('Terminal: Focus Terminal');
-    await page.locator('.terminal-wrapper.active .xterm-rows').waitFor({ state: 'visible', timeout });
     // the ID starts 12 columns before the end of a row: "app/greet.py" ends it, "#function-greet" starts the next
     await runInTerminal(String.raw`printf '%*s%s\n' $(( $(tput cols) - 12 )) '>' app/greet.py#function-greet`);
     await waitInPage(
@@ -159,8 +162,6 @@ export async function terminalTests(h) {
   });
 
   await test('IDs printed by `chunkls search` in the terminal are links', async () => {
-    await runCommand('Terminal: Focus Terminal');
-    await page.locator('.terminal-wrapper.active .xterm-rows').waitFor({ state: 'visible', timeout });
     await runInTerminal('clear; chunkls search "upper-case emphasis" --top-k 2');
     const want = 'app/greet.py#function-shout (bm25';
     await waitInPage(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from chunkls.chunk_ids import ChunkRef, find_chunk_refs_between, written_as
-from chunkls.citations import Problem, check_text
+from chunkls.citations import SUGGEST_FOR, Problem, check_text, fix_candidates
 from chunkls.json_strings import JSON_LANGUAGES, escape
 from chunkls.lsp.documents import DocumentContext, is_open
 from chunkls.lsp.ranges import overlaps, range_before, ref_range
@@ -36,6 +36,9 @@ SLICE = 250_000
 """Characters recognised per slice (whole lines)."""
 CHECK_BATCH = 5_000
 """References checked per slice."""
+SUGGEST_IN_LARGE = 10
+"""Distinct unknown IDs of a large document whose suggestions are in their
+diagnostics; the others' are made when a quick fix is asked for."""
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -114,12 +117,13 @@ async def diagnostics_for_async(
     problems: list[Problem] = []
     suggested: dict[str, list[str]] = {}
     for at in range(0, len(refs), CHECK_BATCH):
-        problems += _check(ls, context, refs[at : at + CHECK_BATCH], suggested)
+        problems += _check(ls, context, refs[at : at + CHECK_BATCH], suggested, SUGGEST_IN_LARGE)
         if len(problems) >= MAX_DIAGNOSTICS:
             break
         await asyncio.sleep(0)
+    with_suggestions = set(list(suggested)[:SUGGEST_IN_LARGE])
     answers, key = _cached(ls, context)  # the index may have moved meanwhile
-    answers[key] = _diagnostics(ls, context, problems[:MAX_DIAGNOSTICS])
+    answers[key] = _diagnostics(ls, context, problems[:MAX_DIAGNOSTICS], with_suggestions)
     return answers[key]  # type: ignore[no-any-return]
 
 
@@ -128,6 +132,7 @@ def _check(
     context: DocumentContext,
     refs: list[ChunkRef],
     suggested: dict[str, list[str]],
+    suggest_for: int = SUGGEST_FOR,
 ) -> list[Problem]:
     return check_text(
         ls.index,
@@ -138,14 +143,25 @@ def _check(
         ls.history,
         refs,
         suggested,
+        suggest_for,
     )
 
 
 def _diagnostics(
-    ls: ChunkServer, context: DocumentContext, problems: list[Problem]
+    ls: ChunkServer,
+    context: DocumentContext,
+    problems: list[Problem],
+    with_suggestions: set[str] | None = None,
 ) -> list[types.Diagnostic]:
+    """Diagnostics of problems; those not ``with_suggestions`` (when given) get
+    theirs made by a quick fix."""
     severity = _SEVERITY[ls.settings.diagnostics.severity]
-    return [_diagnostic(context, problem, severity) for problem in problems]
+    found = [_diagnostic(context, problem, severity) for problem in problems]
+    if with_suggestions is not None:
+        for diagnostic, problem in zip(found, problems, strict=True):
+            if problem.chunk_id not in with_suggestions and isinstance(diagnostic.data, dict):
+                diagnostic.data["suggestions"] = None
+    return found
 
 
 def _diagnostic(
@@ -196,7 +212,10 @@ def text_document_code_action(
         if not overlaps(diagnostic.range, wanted):
             continue
         data: dict[str, Any] = diagnostic.data or {}
-        for rank, replacement in enumerate(data.get("suggestions", [])):
+        suggestions = data.get("suggestions")
+        if suggestions is None:  # a large document's: made now
+            suggestions = fix_candidates(ls.index, data["chunkId"], ls.history)
+        for rank, replacement in enumerate(suggestions):
             edit = _replacement(diagnostic.range, data, replacement, context)
             actions.append(
                 types.CodeAction(
