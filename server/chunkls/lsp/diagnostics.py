@@ -9,6 +9,7 @@ server answering other requests (a hover) between slices, and at most
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -103,28 +104,37 @@ async def diagnostics_for_async(
     answers, key = _cached(ls, context)
     if key in answers or len(context.text) < LARGE_DOCUMENT or context.language == "python":
         return diagnostics_for(ls, context)
-    refs = context.refs
-    if refs is None:
-        refs = []
-        text, start = context.text, 0
-        while start < len(text):
-            end = text.find("\n", min(start + SLICE, len(text)))
-            end = len(text) if end < 0 else end
-            refs += find_chunk_refs_between(text, start, end, context.language) or []
-            start = end + 1
-            await asyncio.sleep(0)
-        context.refs = refs
     problems: list[Problem] = []
     suggested: dict[str, list[str]] = {}
-    for at in range(0, len(refs), CHECK_BATCH):
-        problems += _check(ls, context, refs[at : at + CHECK_BATCH], suggested, SUGGEST_IN_LARGE)
+    for refs in _ref_slices(context):
+        for at in range(0, len(refs), CHECK_BATCH):
+            batch = refs[at : at + CHECK_BATCH]
+            problems += _check(ls, context, batch, suggested, SUGGEST_IN_LARGE)
+            await asyncio.sleep(0)
         if len(problems) >= MAX_DIAGNOSTICS:
-            break
-        await asyncio.sleep(0)
+            break  # the rest of the text is not read
     with_suggestions = set(list(suggested)[:SUGGEST_IN_LARGE])
     answers, key = _cached(ls, context)  # the index may have moved meanwhile
     answers[key] = _diagnostics(ls, context, problems[:MAX_DIAGNOSTICS], with_suggestions)
     return answers[key]  # type: ignore[no-any-return]
+
+
+def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
+    """A document's references, a slice of whole lines at a time (the last
+    slice read sets ``context.refs``)."""
+    if context.refs is not None:
+        yield context.refs
+        return
+    found: list[ChunkRef] = []
+    text, start = context.text, 0
+    while start < len(text):
+        end = text.find("\n", min(start + SLICE, len(text)))
+        end = len(text) if end < 0 else end
+        refs = find_chunk_refs_between(text, start, end, context.language) or []
+        found += refs
+        yield refs
+        start = end + 1
+    context.refs = found
 
 
 def _check(
