@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from jsonl_bench import bench_jsonl
+from jsonl_bench import rows as jsonl_rows
 from lsp_client import Response
 
 REPO = Path(__file__).resolve().parents[1]
@@ -867,6 +869,8 @@ def report(results: Result) -> str:
             None,
         )
     )
+    if "jsonl" in results:  # bench/jsonl_bench.py: a 20 MB session log
+        lines += [row(*cells) for cells in jsonl_rows(results["jsonl"])]
     return "\n".join(lines)
 
 
@@ -876,6 +880,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument("--workers", type=int, default=None, help="default: one per CPU")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--jsonl-mb", type=float, default=20, help="the JSONL log's size")
     parser.add_argument(
         "--only", choices=("server",), help="run one section only (for trying it out)"
     )
@@ -933,6 +938,11 @@ def main() -> int:
             results["server"] = bench_server(corpus)
         except Exception as error:  # report, never fake a figure
             results["server"] = {"error": repr(error)}
+        print(f"a {args.jsonl_mb:g} MB JSONL session log in the server ...", file=sys.stderr)
+        try:
+            results["jsonl"] = bench_jsonl(args.jsonl_mb)
+        except Exception as error:
+            results["jsonl"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = report(results)

@@ -76,13 +76,15 @@ export async function terminalTests(h) {
       `the text ${needle} in the terminal`,
     );
 
-  /** Types a command line into the terminal and runs it (focused by command: a click could land on a link or its tooltip). */
+  /** Types a command line into the terminal and runs it (focused by a click in its empty bottom corner, away from links and tooltips). */
   const runInTerminal = async (line) => {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');
-    await runCommand('Terminal: Focus Terminal');
-    await page.locator('.terminal-wrapper.active .xterm-rows').waitFor({ state: 'visible', timeout });
-    await waitInPage(() => document.activeElement?.closest('.terminal-wrapper') != null, undefined, 'the focus in the terminal');
+    const screen = page.locator('.terminal-wrapper.active .xterm-screen');
+    await screen.waitFor({ state: 'visible', timeout });
+    const box = await screen.boundingBox();
+    await screen.click({ position: { x: box.width - 15, y: box.height - 8 } });
+    await waitInPage(() => document.activeElement?.classList.contains('xterm-helper-textarea'), undefined, 'the focus in the terminal');
     await page.keyboard.type(line, { delay: 5 });
     await page.keyboard.press('Enter');
   };
@@ -96,8 +98,16 @@ export async function terminalTests(h) {
       await page.mouse.move(pos.x, pos.y, { steps: 5 });
       const shown = await page
         .waitForFunction(
-          // the terminal's hover is position: fixed (no offsetParent): shown means it has boxes
-          (text) => [...document.querySelectorAll('.monaco-hover')].some((e) => e.getClientRects().length > 0 && (e.textContent || '').includes(text)),
+          // shown: the hover with the text has a box of some size (the terminal's has no offsetParent)
+          (text) =>
+            [...document.querySelectorAll('.monaco-hover')].some(
+              (h) =>
+                (h.textContent || '').includes(text) &&
+                [h, ...h.querySelectorAll('*')].some((e) => {
+                  const r = e.getBoundingClientRect();
+                  return r.width > 0 && r.height > 0;
+                }),
+            ),
           want,
           { timeout: 4000, polling: 100 },
         )
