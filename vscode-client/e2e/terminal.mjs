@@ -78,8 +78,8 @@ export async function terminalTests(h) {
 
   /** Types a command line into the terminal and runs it (focused by a click in its empty bottom corner, away from links and tooltips). */
   const runInTerminal = async (line) => {
+    // (no Escape: in the terminal it reaches bash, whose readline reads ESC + the next key as Meta)
     await page.mouse.move(5, 5);
-    await page.keyboard.press('Escape');
     const screen = page.locator('.terminal-wrapper.active .xterm-screen');
     await screen.waitFor({ state: 'visible', timeout });
     const box = await screen.boundingBox();
@@ -102,7 +102,7 @@ export async function terminalTests(h) {
           (text) =>
             [...document.querySelectorAll('.monaco-hover')].some(
               (h) =>
-                (h.textContent || '').includes(text) &&
+                (h.textContent || '').replace(/\s+/g, ' ').includes(text) && // U+00A0 in the tooltip
                 [h, ...h.querySelectorAll('*')].some((e) => {
                   const r = e.getBoundingClientRect();
                   return r.width > 0 && r.height > 0;
@@ -116,7 +116,13 @@ export async function terminalTests(h) {
         return pos;
       }
       if (Date.now() > deadline) {
-        const hovers = await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')].map((e) => e.textContent));
+        const hovers = await page.evaluate(() =>
+          [...document.querySelectorAll('.monaco-hover')].map((e) => {
+            const r = e.getBoundingClientRect();
+            const style = getComputedStyle(e);
+            return `${(e.textContent || '').slice(0, 80)} [${e.className}] ${r.x},${r.y} ${r.width}x${r.height} ${style.display} ${style.visibility}`;
+          }),
+        );
         throw new Error(`no link tooltip "${want}" over ${needle}; hovers: ${JSON.stringify(hovers)}; rows: ${JSON.stringify((await rows()).filter((r) => r.trim()))}`);
       }
     }
@@ -186,6 +192,20 @@ export async function terminalTests(h) {
     await ctrlClick(pos);
     await waitActiveTab('greet.py');
     await waitCursorLine(shoutLine, 'Ctrl+click on the `chunkls search` result');
+  });
+
+  await test('Send Chunk ID to Terminal types the ID of the chunk at the cursor at the prompt', async () => {
+    // the cursor is in greet.py on function shout (the link just followed)
+    await waitActiveTab('greet.py');
+    await runCommand('Chunks: Send Chunk ID to Terminal');
+    await waitInPage(
+      () => [...document.querySelectorAll('.terminal-wrapper.active .xterm-rows > div')].some((r) => /[$#] app\/greet\.py#function-shout$/.test((r.textContent || '').replace(/\u00a0/g, ' ').trim())),
+      undefined,
+      'the chunk ID typed at the prompt',
+    ).catch(async (e) => {
+      throw new Error(`${e.message}; rows: ${JSON.stringify((await rows()).filter((r) => r.trim()))}`);
+    });
+    await page.keyboard.press('Control+U'); // not run: clear the prompt
   });
 
   await test('hover and F12 work in a JSONL session log', async () => {

@@ -69,10 +69,10 @@ export class ChunkTerminalLinkProvider implements vscode.TerminalLinkProvider<Ch
         this.output.debug(`${ServerCommands.resolve} for a terminal line: ${String(error)}`);
         return [];
       }
+      this.answers.set(key, spans); // kept even when this request was cancelled: the next asks again
       if (token.isCancellationRequested) {
         return [];
       }
-      this.answers.set(key, spans);
     }
     return lineLinks(spans, offsets).map((link: LineLink) =>
       Object.assign(new vscode.TerminalLink(link.startIndex, link.length, link.tooltip), { target: link.target }),
