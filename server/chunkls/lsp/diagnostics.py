@@ -274,8 +274,13 @@ class Pushes:
         context = navigable(self.ls, uri)
         doc = self.ls.workspace.get_text_document(uri)
         if context is not None and len(context.text) >= LARGE_DOCUMENT:
-            self.ls.spawn(self._publish_large(uri, context, doc.version), "diagnostics")
-            return
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (unit use): computed now, below
+                pass
+            else:
+                self.ls.spawn(self._publish_large(uri, context, doc.version), "diagnostics")
+                return
         items = diagnostics_for(self.ls, context) if context is not None else []
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=doc.version)
