@@ -127,7 +127,7 @@ async def test_watchers_registered_when_supported(client: LanguageClient) -> Non
     assert methods == (["workspace/didChangeWatchedFiles"] if dynamic else [])
     if dynamic:
         patterns = [w["globPattern"] for w in registrations[0].register_options["watchers"]]
-        assert "**/*.{py,md,markdown,txt}" in patterns
+        assert "**/*.{py,md,markdown,txt,json,jsonc,jsonl,ndjson}" in patterns
 
 
 async def test_reindex_command(client: LanguageClient, workspace: Path) -> None:
