@@ -110,6 +110,31 @@ class Client:
                 return response
             self._take(message, now)
 
+    def send(self, method: str, params: Any) -> int:
+        """Write a request without waiting for its response (``collect`` takes it)."""
+        self.next_id += 1
+        self._write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def collect(self, numbers: set[int], timeout: float = 120) -> dict[int, Response]:
+        """The responses to requests written with ``send``, as they come (each
+        stamped with when it was read)."""
+        found: dict[int, Response] = {}
+        deadline = time.monotonic() + timeout
+        while set(found) != numbers:
+            message = self._next_message(deadline)
+            now = time.perf_counter()
+            if message is None:
+                raise TimeoutError(f"no answer to {sorted(numbers - set(found))} in {timeout} s")
+            if message.get("id") in numbers and "method" not in message:
+                response = Response()
+                response.received = now
+                response.message = message
+                found[message["id"]] = response
+            else:
+                self._take(message, now)
+        return found
+
     def notify(self, method: str, params: Any) -> None:
         self._write({"jsonrpc": "2.0", "method": method, "params": params})
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import mcp_bench
+from jsonl_bench import bench_jsonl
+from jsonl_bench import rows as jsonl_rows
 from lsp_client import Response
 
 REPO = Path(__file__).resolve().parents[1]
@@ -870,6 +872,8 @@ def report(results: Result) -> str:
     )
     if results.get("mcp") and "error" not in results["mcp"]:
         lines += [row(*each) for each in mcp_bench.rows(results["mcp"])]
+    if "jsonl" in results:  # bench/jsonl_bench.py: a 20 MB session log
+        lines += [row(*cells) for cells in jsonl_rows(results["jsonl"])]
     return "\n".join(lines)
 
 
@@ -879,6 +883,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument("--workers", type=int, default=None, help="default: one per CPU")
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--jsonl-mb", type=float, default=20, help="the JSONL log's size")
     parser.add_argument(
         "--only", choices=("server",), help="run one section only (for trying it out)"
     )
@@ -941,6 +946,11 @@ def main() -> int:
             results["mcp"] = mcp_bench.measure(corpus)
         except Exception as error:  # report, never fake a figure
             results["mcp"] = {"error": repr(error)}
+        print(f"a {args.jsonl_mb:g} MB JSONL session log in the server ...", file=sys.stderr)
+        try:
+            results["jsonl"] = bench_jsonl(args.jsonl_mb)
+        except Exception as error:
+            results["jsonl"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = report(results)

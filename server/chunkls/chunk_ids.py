@@ -42,7 +42,7 @@ from operator import attrgetter
 from typing import Literal, NamedTuple
 from urllib.parse import quote
 
-from chunkls import python_literals
+from chunkls import json_strings, python_literals
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
 
 MAX_PATH = 1024
@@ -302,7 +302,10 @@ def typed_id_at(line: str, cursor: int) -> TypedId | None:
 
 def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
     """References in a document: anywhere in prose, in strings and comments of
-    Python (all of them in Python that does not tokenize)."""
+    Python (all of them in Python that does not tokenize), in the decoded
+    strings of JSON, JSONC and JSON Lines (``json_strings.JSON_LANGUAGES``)."""
+    if language in json_strings.JSON_LANGUAGES:
+        return _json_refs(text, 0, len(text))
     refs = find_chunk_refs(text)
     if language != "python" or not refs:
         return refs
@@ -317,6 +320,49 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
         if position < len(spans) and spans[position][0] <= ref.start:
             kept.append(ref)
     return kept
+
+
+def find_chunk_refs_between(
+    text: str, start: int, end: int, language: str
+) -> list[ChunkRef] | None:
+    """References on the lines of ``text[start:end]`` (``start`` at a line start,
+    ``end`` at a line end), as ``find_chunk_refs_in`` finds them in the whole
+    text; ``None`` for Python, where a line alone does not tell strings and
+    comments apart. Every form is on one line, so a part of a text is read
+    alone: a hover in a log of tens of megabytes reads one line."""
+    if language in json_strings.JSON_LANGUAGES:
+        return _json_refs(text, start, end)
+    if language == "python":
+        return None
+    return [
+        ref._replace(start=ref.start + start, end=ref.end + start)
+        for ref in find_chunk_refs(text[start:end])
+    ]
+
+
+def line_span(text: str, offset: int) -> tuple[int, int]:
+    """The start and end offsets of the line holding ``offset``."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return start, len(text) if end < 0 else end
+
+
+_KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
+"""What every ID but ``#identity`` holds, as written even in a JSON string:
+only strings holding it are decoded (a tool's output full of ``# comments`` is not)."""
+
+
+def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
+    """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
+    offsets. ``#identity`` alone is none: a JSON file has no chunks."""
+    refs: list[ChunkRef] = []
+    for string in json_strings.json_strings(text, start, end, _KIND_AFTER_HASH):
+        for ref in find_chunk_refs(string.value):
+            if ref.form != "local":
+                refs.append(
+                    ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
+                )
+    return refs
 
 
 def ref_at(refs: list[ChunkRef], offset: int) -> ChunkRef | None:

@@ -1,4 +1,4 @@
-"""Citations: chunk IDs written in the workspace's Markdown and text files.
+"""Citations: chunk IDs written in the workspace's Markdown, text and JSON files.
 
 Three jobs, all pure (no editor code):
 
@@ -26,8 +26,9 @@ from chunkls.chunking.chunker import suffix_of
 from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.ignore_markers import unignored
 from chunkls.index import Folder, WorkspaceIndex
+from chunkls.json_strings import JSON_SUFFIXES
 
-CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
+CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt", *JSON_SUFFIXES})
 """Files scanned for citations."""
 SKIPPED_DIRECTORIES = frozenset(
     {
@@ -46,7 +47,8 @@ SKIPPED_DIRECTORIES = frozenset(
     }
 )
 """Folders never scanned for citations (a folder holding ``pyvenv.cfg`` neither)."""
-MAX_CITATION_FILE = 10 * 1024 * 1024
+MAX_CITATION_FILE = 64 * 1024 * 1024
+"""Larger files are not scanned (an agent's JSONL session log can be tens of MB)."""
 
 _MODULE = re.compile(r"module-(\d+)")
 
@@ -58,7 +60,7 @@ def language_of(name: str) -> str:
         return "python"
     if suffix in (".md", ".markdown"):
         return "markdown"
-    return "plaintext"
+    return JSON_SUFFIXES.get(suffix, "plaintext")
 
 
 class Citation(NamedTuple):
@@ -303,15 +305,19 @@ def check_text(
     rel_path: str | None,
     history: ChunkHistory | None = None,
     refs: list[ChunkRef] | None = None,
+    suggested: dict[str, list[str]] | None = None,
+    suggest_for: int = SUGGEST_FOR,
 ) -> list[Problem]:
     """The references in a text that resolve to no chunk, with replacements.
 
     A file the folder's ``check-exclude`` globs match has none, and neither has
-    a line an inline ``chunkls: ignore`` marker leaves out."""
+    a line an inline ``chunkls: ignore`` marker leaves out. ``suggested`` (unknown
+    ID -> its suggestions) is shared by the calls that check one text in parts;
+    the first ``suggest_for`` distinct unknown IDs in it get suggestions."""
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
-    suggested: dict[str, list[str]] = {}
+    suggested = {} if suggested is None else suggested
     if refs is None:
         refs = find_chunk_refs_in(text, language)
     for ref in unignored(text, language, refs):
@@ -323,7 +329,7 @@ def check_text(
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history) if len(suggested) < SUGGEST_FOR else []
+                fix_candidates(index, chunk_id, history) if len(suggested) < suggest_for else []
             )
             suggested[chunk_id] = suggestions
         problems.append(Problem(ref, chunk_id, suggestions))

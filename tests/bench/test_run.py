@@ -31,6 +31,9 @@ ROWS = [
     "server resident memory, stdlib indexed (after its cold index)",
     "server resident memory, stdlib indexed (restarted on its cache)",
     "server peak resident memory",
+    "1 MB JSONL log: open to diagnostics",
+    "1 MB JSONL log: hover while diagnostics are computed",
+    "1 MB JSONL log: hover p50 / p95",
 ]
 
 
@@ -50,6 +53,8 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
             str(out),
             "--queries",
             "8",
+            "--jsonl-mb",
+            "1",
         ],
         capture_output=True,
         text=True,
@@ -77,6 +82,8 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
         run.report(results)
     )
     assert results["search"]["queries"] == 8
+    assert "error" not in results["jsonl"], results["jsonl"]
+    assert results["jsonl"]["diagnostics"] > 0
     server = results["server"]
     assert "error" not in server, server
     assert server["hover_resolves"] is True

@@ -4,7 +4,9 @@ encodings, watcher registration, re-indexing on request, and odd file names."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,6 +56,37 @@ async def test_initialization_options_and_root_uri(
     assert stats["folders"] == [str(workspace)]
 
 
+def test_nothing_comes_before_the_initialize_answer(workspace: Path) -> None:
+    """Settings unlike the defaults in the initialization options send no
+    ``chunkls/status`` (nor anything else) ahead of the answer (the VS Code
+    e2e's preflight reads the first message)."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": uri(workspace),
+                "capabilities": {},
+                "initializationOptions": {"navigation": {"languages": ["python"]}},
+            },
+        }
+    ).encode()
+    done = subprocess.run(
+        SERVER.server_command,
+        input=b"Content-Length: %d\r\n\r\n" % len(body) + body,
+        capture_output=True,
+        env=SERVER.server_env,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    head, _, rest = done.stdout.partition(b"\r\n\r\n")
+    length = int(head.split(b"\r\n")[0].split(b":")[1])
+    first = json.loads(rest[:length])
+    assert first.get("id") == 1 and "capabilities" in first["result"], first
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-32"])
 async def test_negotiated_position_encoding(
     bare_client: LanguageClient, workspace: Path, encoding: str
@@ -94,7 +127,7 @@ async def test_watchers_registered_when_supported(client: LanguageClient) -> Non
     assert methods == (["workspace/didChangeWatchedFiles"] if dynamic else [])
     if dynamic:
         patterns = [w["globPattern"] for w in registrations[0].register_options["watchers"]]
-        assert "**/*.{py,md,markdown,txt}" in patterns
+        assert "**/*.{py,md,markdown,txt,json,jsonc,jsonl,ndjson}" in patterns
 
 
 async def test_reindex_command(client: LanguageClient, workspace: Path) -> None:

@@ -398,7 +398,8 @@ def test_an_altered_server_disagrees() -> None:
     )
     found = disagreements(attrs.evolve(server, settings=specs), client_side())
     assert found == [
-        "setting navigation.languages: default ['markdown', 'plaintext', 'python'] != ['python']"
+        "setting navigation.languages: default ['json', 'jsonc', 'jsonl', 'markdown',"
+        " 'plaintext', 'python'] != ['python']"
     ]
     found = disagreements(attrs.evolve(server, commands=server.commands[:-1]), client_side())
     assert len(found) == 1

@@ -29,6 +29,12 @@ from chunkls.lsp.languages import effective_language
         ("markdown", "/w/notes/a.txt", "plaintext"),
         ("gfm", "/w/notes/a.md", "markdown"),
         ("python-ts", "/w/app/greet.py", "python"),
+        # JSON transcripts: a session log is JSON Lines whatever the client says
+        ("plaintext", "/w/logs/session.jsonl", "jsonl"),
+        ("json", "/w/logs/session.ndjson", "jsonl"),
+        ("jsonc", "/w/export.json", "json"),
+        ("text", "/w/.vscode/settings.jsonc", "jsonc"),
+        ("jsonl", "untitled:Untitled-3", "jsonl"),
         # suffixes are compared case-insensitively
         ("python", "/w/NOTES/README.MD", "markdown"),
         ("text", "C:\\w\\notes\\A.Markdown", "markdown"),
@@ -63,7 +69,10 @@ def test_generic_ids_read_a_file_as_check_does(name: str, language_id: str | Non
     assert effective_language(language_id, f"/w/{name}") == language_of(name)
 
 
-@pytest.mark.parametrize("name", ["a.py", "a.md", "a.markdown", "a.txt", "A.PY"])
+@pytest.mark.parametrize(
+    "name",
+    ["a.py", "a.md", "a.markdown", "a.txt", "A.PY", "a.json", "a.jsonc", "a.jsonl", "a.ndjson"],
+)
 @pytest.mark.parametrize("language_id", ["python", "markdown", "plaintext", "org"])
 def test_known_suffixes_override_every_id(name: str, language_id: str) -> None:
     """A known suffix: whatever the client sends, as ``chunkls check`` reads it."""

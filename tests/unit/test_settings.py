@@ -26,7 +26,10 @@ def test_absent_settings_are_the_defaults() -> None:
 def test_defaults() -> None:
     assert DEFAULTS.exclude == ()
     assert DEFAULTS.code_lens.enabled is True
-    assert DEFAULTS.navigation.languages == ("markdown", "plaintext", "python")
+    assert DEFAULTS.navigation.languages == (
+        *("json", "jsonc", "jsonl"),
+        *("markdown", "plaintext", "python"),
+    )
     assert DEFAULTS.diagnostics.enabled is True
     assert DEFAULTS.diagnostics.severity == "warning"
 
@@ -167,7 +170,11 @@ def test_setting_specs_list_every_setting_with_its_json_type_and_default() -> No
     assert setting_specs() == [
         SettingSpec("exclude", "array", []),
         SettingSpec("codeLens.enabled", "boolean", True),
-        SettingSpec("navigation.languages", "array", ["markdown", "plaintext", "python"]),
+        SettingSpec(
+            "navigation.languages",
+            "array",
+            ["json", "jsonc", "jsonl", "markdown", "plaintext", "python"],
+        ),
         SettingSpec("diagnostics.enabled", "boolean", True),
         SettingSpec(
             "diagnostics.severity", "string", "warning", ("error", "warning", "information", "hint")

@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selectedTarget, vsixName } from '../scripts/targets.mjs';
+import { terminalSettings, terminalTests, writeChunklsWrapper } from './terminal.mjs';
 import { mcpScenarios } from './mcp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -121,6 +122,7 @@ writeFileSync(
       'editor.codeLens': true,
       'files.autoSave': 'off',
       'window.restoreWindows': 'none',
+      ...terminalSettings(join(scratch, 'bin')),
     },
     null,
     2,
@@ -135,6 +137,7 @@ const toolEnv = {
   XDG_DATA_HOME: join(home, '.local', 'share'),
   XDG_CACHE_HOME: join(home, '.cache'),
   EXTENSIONS_GALLERY: '{}',
+  SHELL: '/bin/bash',
 };
 delete toolEnv.VSCODE_IPC_HOOK_CLI;
 
@@ -231,6 +234,7 @@ if (!preflight.ok) {
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
+writeChunklsWrapper(join(scratch, 'bin'), python, bundledLibs);
 
 // 5. code-server --------------------------------------------------------------
 const port = await freePort();
@@ -718,6 +722,7 @@ try {
     }
   });
 
+  await terminalTests({ page, test, shot, waitInPage, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf });
   await mcpScenarios({ test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs });
 } catch (error) {
   failed++;

@@ -14,10 +14,16 @@ import {
 import { chunkAtArguments, chunkIdArgument } from './launch';
 import type { ServerManager } from './server';
 import { parseReferencesArguments } from './references';
+import { typeIntoTerminal } from './sendToTerminal';
 
 const COPY_BUTTON: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('copy'),
   tooltip: 'Copy Chunk ID',
+};
+
+const TERMINAL_BUTTON: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('terminal'),
+  tooltip: 'Send Chunk ID to Terminal',
 };
 
 export async function copyToClipboard(chunkId: string): Promise<void> {
@@ -54,7 +60,7 @@ export async function copyChunkId(server: ServerManager, arg: unknown): Promise<
 }
 
 /** Opens the chunk's file with its range selected (cursor at its start) and revealed. */
-export async function openChunk(server: ServerManager, result: SearchResult): Promise<void> {
+export async function openChunk(server: ServerManager, result: Pick<SearchResult, 'uri' | 'range'>): Promise<void> {
   const { p2c } = server.converters();
   const range = p2c.asRange(result.range);
   const editor = await vscode.window.showTextDocument(p2c.asUri(result.uri), { preview: false });
@@ -66,7 +72,7 @@ export async function openChunk(server: ServerManager, result: SearchResult): Pr
 export function searchChunks(server: ServerManager, output: vscode.LogOutputChannel): void {
   const pick = vscode.window.createQuickPick<SearchPickItem>();
   pick.title = 'Search Chunks';
-  pick.placeholder = 'Type to search the workspace chunks (Enter opens, the copy button copies the ID)';
+  pick.placeholder = 'Type to search the workspace chunks (Enter opens; the buttons copy the ID, or type it into the terminal)';
   pick.matchOnDescription = false;
   pick.matchOnDetail = false;
   const disposables: vscode.Disposable[] = [];
@@ -86,7 +92,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         }
       },
       onResult: (_query, results) => {
-        pick.items = resultItems(results).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON] } : item));
+        pick.items = resultItems(results).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON, TERMINAL_BUTTON] } : item));
       },
       onError: (query, error) => {
         output.warn(`${ServerCommands.search} ${JSON.stringify(query)}: ${String(error)}`);
@@ -110,7 +116,13 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
     pick.onDidChangeValue((value) => search.update(value)),
     pick.onDidTriggerItemButton((e) => {
       const result = acceptedResult(e.item);
-      if (result !== undefined) {
+      if (result === undefined) {
+        return;
+      }
+      if (e.button === TERMINAL_BUTTON) {
+        pick.hide();
+        typeIntoTerminal(result.chunkId);
+      } else {
         void copyToClipboard(result.chunkId);
       }
     }),

@@ -17,6 +17,8 @@ export const CLIENT_NAME = 'chunkls';
 export const Commands = {
   searchChunks: 'chunkls.searchChunks',
   copyChunkId: 'chunkls.copyChunkId',
+  /** Types a chunk ID (the argument's, else the chunk at the cursor) into the active terminal. */
+  sendChunkIdToTerminal: 'chunkls.sendChunkIdToTerminal',
   restartServer: 'chunkls.restartServer',
   showOutput: 'chunkls.showOutput',
   /** Run by the server's "cited by N" lens: (uri, position, locations), in LSP JSON. */
@@ -34,6 +36,8 @@ export const ServerCommands = {
   stats: 'chunkls.stats',
   chunkAt: 'chunkls.chunkAt',
   chunks: 'chunkls.chunks',
+  /** Where chunk IDs are: `{chunkId}`, `{chunkIds}` or `{text}` (a terminal line), optional `folder` URI. */
+  resolve: 'chunkls.resolve',
 } as const;
 
 /** Custom notification the server sends when the index state changes (payload: status.ts's IndexStatus). */
@@ -62,7 +66,7 @@ export const Settings = { ...ServerSettingKeys, ...ClientSettingKeys } as const;
 export const SettingDefaults = {
   exclude: [],
   codeLensEnabled: true,
-  navigationLanguages: ['markdown', 'plaintext', 'python'],
+  navigationLanguages: ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'],
   diagnosticsEnabled: true,
   diagnosticsSeverity: 'warning',
   pythonPath: '',

@@ -5,6 +5,9 @@ import { onActiveInterpreterChanged } from './pythonExtension';
 import { registerMcpServer } from './mcp';
 import { ServerManager } from './server';
 import { statusView, type ClientPhase, type IndexStatus } from './status';
+import { sendChunkIdToTerminal } from './sendToTerminal';
+import { ChunkTerminalLinkProvider } from './terminalLinks';
+import { RecentAnswers, type ResolvedSpan } from './terminalText';
 
 let server: ServerManager | undefined;
 
@@ -17,6 +20,8 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(statusItem);
   let phase: ClientPhase = 'starting';
   let status: IndexStatus | undefined;
+  // Terminal lines' chunk IDs, answered by the server: forgotten when the index changes.
+  const terminalAnswers = new RecentAnswers<ResolvedSpan[]>();
   const render = (): void => {
     const view = statusView(phase, status);
     statusItem.text = view.text;
@@ -36,15 +41,19 @@ export function activate(context: vscode.ExtensionContext): void {
     },
     onStatus: (next) => {
       status = next;
+      terminalAnswers.clear();
       render();
     },
   });
   server = manager;
   context.subscriptions.push(manager);
+  const links = new ChunkTerminalLinkProvider(manager, output, terminalAnswers);
 
   context.subscriptions.push(
     vscode.commands.registerCommand(Commands.searchChunks, () => searchChunks(manager, output)),
     vscode.commands.registerCommand(Commands.copyChunkId, (arg: unknown) => copyChunkId(manager, arg)),
+    vscode.commands.registerCommand(Commands.sendChunkIdToTerminal, (arg: unknown) => sendChunkIdToTerminal(manager, arg)),
+    vscode.window.registerTerminalLinkProvider(links),
     vscode.commands.registerCommand(Commands.restartServer, () => manager.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => output.show()),
     vscode.commands.registerCommand(Commands.showReferences, (...args: unknown[]) => showReferences(manager, ...args)),

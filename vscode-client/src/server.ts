@@ -39,6 +39,12 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'untitled', language: 'python' },
   { scheme: 'untitled', language: 'markdown' },
   { scheme: 'untitled', language: 'plaintext' },
+  // JSON transcripts: chat exports, agents' JSON Lines session logs
+  { scheme: 'file', language: 'json' },
+  { scheme: 'file', language: 'jsonc' },
+  { scheme: 'file', language: 'jsonl' },
+  { scheme: 'untitled', language: 'json' },
+  { scheme: 'untitled', language: 'jsonl' },
 ];
 
 export interface ServerEvents {

@@ -31,7 +31,7 @@ describe('settings to initialization options', () => {
     const defaults = {
       exclude: [],
       codeLens: { enabled: true },
-      navigation: { languages: ['markdown', 'plaintext', 'python'] },
+      navigation: { languages: ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'] },
       diagnostics: { enabled: true, severity: 'warning' },
     };
     assert.deepEqual(toServerSettings(config({})), defaults);

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chunkls.chunk_ids import find_chunk_refs
+from chunkls.index import Folder, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,
     REINDEX,
+    RESOLVE,
     SEARCH,
     STATS,
     ChunkAtArgs,
+    ResolveArgs,
     SearchArgs,
     configure_converter,
 )
 from chunkls.lsp.documents import chunk_at_line
 from chunkls.lsp.ranges import chunk_range, chunk_uri
+from chunkls.lsp.refs import resolve_written
+from chunkls.lsp.uris import path_of
+from chunkls.positions import units
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -24,6 +31,12 @@ else:  # pygls reads a command handler's annotations at run time (to structure
     from pygls.lsp.server import LanguageServer as ChunkServer
 
 MAX_TOP_K = 1000
+MAX_RESOLVE_IDS = 100
+"""``chunkIds`` answered per request (the rest get no answer)."""
+MAX_RESOLVE_TEXT = 8_000
+"""Characters of ``text`` read (a terminal line; the rest is not)."""
+MAX_RESOLVE_SPANS = 20
+"""IDs of one ``text`` answered (the first that resolve)."""
 
 
 def register(server: ChunkServer) -> None:
@@ -35,6 +48,7 @@ def register(server: ChunkServer) -> None:
     server.command(STATS)(stats)
     server.command(CHUNK_AT)(chunk_at)
     server.command(CHUNKS)(chunks)
+    server.command(RESOLVE)(resolve)
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
@@ -96,3 +110,68 @@ def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
         }
         for entry in ls.index.chunks()
     ]
+
+
+def resolve(ls: ChunkServer, args: ResolveArgs) -> list[Any]:
+    """chunkls.resolve: where chunk IDs are, by go to definition's lookup.
+
+    ``chunkId``: its chunks (usually one). ``chunkIds``: a list of those, one
+    per ID. ``text``: the IDs written in it that resolve, each with its span
+    (UTF-16 offsets into ``text``) and chunks."""
+    prefer = _folder_of(ls, args.folder)
+    if args.text is not None:
+        return _resolve_text(ls, args.text[:MAX_RESOLVE_TEXT], prefer)
+    if args.chunk_ids is not None:
+        return [_resolve_id(ls, chunk_id, prefer) for chunk_id in args.chunk_ids[:MAX_RESOLVE_IDS]]
+    return _resolve_id(ls, args.chunk_id or "", prefer)
+
+
+def _folder_of(ls: ChunkServer, uri: str | None) -> Folder | None:
+    path = path_of(uri) if uri else None
+    found = ls.index.folder_of(path) if path is not None else None
+    return found[0] if found is not None else None
+
+
+def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: Folder | None) -> list[dict[str, Any]]:
+    """The chunks of an ID written alone (the grammar reads it, as in a document)."""
+    written = chunk_id.strip()
+    refs = [ref for ref in find_chunk_refs(written) if ref.form != "local"]
+    if len(refs) != 1 or (refs[0].start, refs[0].end) != (0, len(written)):
+        return []
+    return [_target(ls, entry) for entry in resolve_written(ls, refs[0], None, prefer)]
+
+
+def _resolve_text(ls: ChunkServer, text: str, prefer: Folder | None) -> list[dict[str, Any]]:
+    spans = []
+    for ref in find_chunk_refs(text):
+        if ref.form == "local":
+            continue  # no document: no "same file"
+        entries = resolve_written(ls, ref, None, prefer)
+        if not entries:
+            continue
+        start = units(text[: ref.start])  # JavaScript strings count UTF-16 code units
+        spans.append(
+            {
+                "start": start,
+                "end": start + units(text[ref.start : ref.end]),
+                "chunkId": entries[0].chunk.chunk_id,
+                "targets": [_target(ls, entry) for entry in entries],
+            }
+        )
+        if len(spans) == MAX_RESOLVE_SPANS:
+            break
+    return spans
+
+
+def _target(ls: ChunkServer, entry: IndexedChunk) -> dict[str, Any]:
+    chunk = entry.chunk
+    return {
+        "chunkId": chunk.chunk_id,
+        "uri": chunk_uri(entry),
+        "range": chunk_range(chunk, None, ls.encoding),
+        "sourcePath": chunk.source_path,
+        "startLine": chunk.start_line,
+        "endLine": chunk.end_line,
+        "symbol": chunk.symbol,
+        "folder": str(entry.folder.root),
+    }

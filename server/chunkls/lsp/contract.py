@@ -25,8 +25,10 @@ CHUNK_AT = "chunkls.chunkAt"
 """The chunk of an open document at a line (``ChunkAtArgs``)."""
 CHUNKS = "chunkls.chunks"
 """Every indexed chunk, in corpus order (no argument)."""
+RESOLVE = "chunkls.resolve"
+"""Where chunk IDs are: an ID, a list of IDs, or the IDs written in a text (``ResolveArgs``)."""
 
-SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS)
+SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE)
 """Commands the server executes (``workspace/executeCommand``)."""
 
 COPY_CHUNK_ID = "chunkls.copyChunkId"
@@ -75,7 +77,24 @@ class ChunkAtArgs:
     """A 0-based line in it."""
 
 
-WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, ChunkAtArgs)
+@attrs.frozen
+class ResolveArgs:
+    """``chunkls.resolve``'s argument: exactly one of ``{"chunkId": str}``,
+    ``{"chunkIds": [str, ...]}`` or ``{"text": str}``, and optionally
+    ``"folder"``: a URI under the workspace folder to look in first (a
+    terminal's working directory)."""
+
+    chunk_id: str | None = None
+    """One chunk ID, as written (a leading ``./`` or ``/`` is allowed)."""
+    chunk_ids: list[str] | None = None
+    """Several chunk IDs: one answer per ID, in order."""
+    text: str | None = None
+    """A line of text (a terminal line): the IDs written in it that resolve."""
+    folder: str | None = None
+    """A file URI; its workspace folder's chunks come first."""
+
+
+WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, ChunkAtArgs, ResolveArgs)
 """The classes above, whose fields travel under their camelCase names."""
 
 
@@ -90,7 +109,33 @@ def configure_converter(converter: cattrs.Converter) -> None:
         renames: dict[str, Any] = {
             field.name: override(rename=wire_name(field.name)) for field in attrs.fields(cls)
         }
-        converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
+        structure: Any = make_dict_structure_fn(cls, converter, **renames)
+        if cls is ResolveArgs:
+            structure = _strict_resolve_args(structure)
+        converter.register_structure_hook(cls, structure)
         converter.register_unstructure_hook(
             cls, make_dict_unstructure_fn(cls, converter, **renames)
         )
+
+
+def _strict_resolve_args(structure: Any) -> Any:
+    """``ResolveArgs`` read without coercion (a number is no chunk ID, a string
+    no list of them), with exactly one of ``chunkId``, ``chunkIds``, ``text``."""
+
+    def strict(value: Any, cls: type) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError(f"{RESOLVE} takes an object, got {type(value).__name__}")
+        for key in ("chunkId", "text", "folder"):
+            if value.get(key) is not None and not isinstance(value[key], str):
+                raise TypeError(f"{RESOLVE}: {key} must be a string")
+        ids = value.get("chunkIds")
+        if ids is not None and not (
+            isinstance(ids, list) and all(isinstance(item, str) for item in ids)
+        ):
+            raise TypeError(f"{RESOLVE}: chunkIds must be a list of strings")
+        given = [key for key in ("chunkId", "chunkIds", "text") if value.get(key) is not None]
+        if len(given) != 1:
+            raise ValueError(f"{RESOLVE} takes exactly one of chunkId, chunkIds, text")
+        return structure(value, cls)
+
+    return strict

@@ -1,14 +1,22 @@
-"""Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes."""
+"""Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes.
+
+A document's diagnostics are computed once per version and index state (a
+quick fix is asked for at every move of the cursor). In a large document (an
+agent's session log of tens of megabytes) they are computed in slices, the
+server answering other requests (a hover) between slices, and at most
+``MAX_DIAGNOSTICS`` are reported."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import written_as
-from chunkls.citations import Problem, check_text
+from chunkls.chunk_ids import ChunkRef, find_chunk_refs_between, written_as
+from chunkls.citations import SUGGEST_FOR, Problem, check_text, fix_candidates
+from chunkls.json_strings import JSON_LANGUAGES, escape
 from chunkls.lsp.documents import DocumentContext, is_open
 from chunkls.lsp.ranges import overlaps, range_before, ref_range
 from chunkls.lsp.refs import navigable, refs_of
@@ -21,6 +29,17 @@ CODE = "unknown-chunk"
 SOURCE = "chunkls"
 DEBOUNCE = 0.3
 """Seconds of quiet typing before pushed diagnostics are recomputed."""
+MAX_DIAGNOSTICS = 1000
+"""Diagnostics reported per document at most (the first ones in the text)."""
+LARGE_DOCUMENT = 1_000_000
+"""Characters from which a document's diagnostics are computed in slices."""
+SLICE = 250_000
+"""Characters recognised per slice (whole lines)."""
+CHECK_BATCH = 5_000
+"""References checked per slice."""
+SUGGEST_IN_LARGE = 10
+"""Distinct unknown IDs of a large document whose suggestions are in their
+diagnostics; the others' are made when a quick fix is asked for."""
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -57,14 +76,75 @@ def pull_supported(ls: ChunkServer) -> bool:
     )
 
 
+def _cached(ls: ChunkServer, context: DocumentContext) -> tuple[dict[object, Any], object]:
+    """Where this document's diagnostics are kept while nothing they depend on moves."""
+    answers = context.answers((ls.index.version, ls.index.folders_version, ls.indexing > 0))
+    return answers, ("diagnostics", ls.settings.diagnostics)
+
+
 def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Diagnostic]:
     """Warnings for the chunk IDs of a document that resolve to nothing."""
     if not ls.settings.diagnostics.enabled or ls.indexing:
         return []
-    refs = refs_of(context)
-    if not refs:
+    answers, key = _cached(ls, context)
+    if key not in answers:
+        refs = refs_of(context)
+        problems = _check(ls, context, refs, {}) if refs else []
+        answers[key] = _diagnostics(ls, context, problems[:MAX_DIAGNOSTICS])
+    return answers[key]  # type: ignore[no-any-return]
+
+
+async def diagnostics_for_async(
+    ls: ChunkServer, context: DocumentContext
+) -> list[types.Diagnostic]:
+    """``diagnostics_for``, in slices for a large document (other requests are
+    answered between them)."""
+    if not ls.settings.diagnostics.enabled or ls.indexing:
         return []
-    problems = check_text(
+    answers, key = _cached(ls, context)
+    if key in answers or len(context.text) < LARGE_DOCUMENT or context.language == "python":
+        return diagnostics_for(ls, context)
+    problems: list[Problem] = []
+    suggested: dict[str, list[str]] = {}
+    for refs in _ref_slices(context):
+        for at in range(0, len(refs), CHECK_BATCH):
+            batch = refs[at : at + CHECK_BATCH]
+            problems += _check(ls, context, batch, suggested, SUGGEST_IN_LARGE)
+            await asyncio.sleep(0)
+        if len(problems) >= MAX_DIAGNOSTICS:
+            break  # the rest of the text is not read
+    with_suggestions = set(list(suggested)[:SUGGEST_IN_LARGE])
+    answers, key = _cached(ls, context)  # the index may have moved meanwhile
+    answers[key] = _diagnostics(ls, context, problems[:MAX_DIAGNOSTICS], with_suggestions)
+    return answers[key]  # type: ignore[no-any-return]
+
+
+def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
+    """A document's references, a slice of whole lines at a time (the last
+    slice read sets ``context.refs``)."""
+    if context.refs is not None:
+        yield context.refs
+        return
+    found: list[ChunkRef] = []
+    text, start = context.text, 0
+    while start < len(text):
+        end = text.find("\n", min(start + SLICE, len(text)))
+        end = len(text) if end < 0 else end
+        refs = find_chunk_refs_between(text, start, end, context.language) or []
+        found += refs
+        yield refs
+        start = end + 1
+    context.refs = found
+
+
+def _check(
+    ls: ChunkServer,
+    context: DocumentContext,
+    refs: list[ChunkRef],
+    suggested: dict[str, list[str]],
+    suggest_for: int = SUGGEST_FOR,
+) -> list[Problem]:
+    return check_text(
         ls.index,
         context.text,
         context.language,
@@ -72,9 +152,26 @@ def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Dia
         context.rel_path,
         ls.history,
         refs,
+        suggested,
+        suggest_for,
     )
+
+
+def _diagnostics(
+    ls: ChunkServer,
+    context: DocumentContext,
+    problems: list[Problem],
+    with_suggestions: set[str] | None = None,
+) -> list[types.Diagnostic]:
+    """Diagnostics of problems; those not ``with_suggestions`` (when given) get
+    theirs made by a quick fix."""
     severity = _SEVERITY[ls.settings.diagnostics.severity]
-    return [_diagnostic(context, problem, severity) for problem in problems]
+    found = [_diagnostic(context, problem, severity) for problem in problems]
+    if with_suggestions is not None:
+        for diagnostic, problem in zip(found, problems, strict=True):
+            if problem.chunk_id not in with_suggestions and isinstance(diagnostic.data, dict):
+                diagnostic.data["suggestions"] = None
+    return found
 
 
 def _diagnostic(
@@ -98,12 +195,12 @@ def _diagnostic(
     )
 
 
-def text_document_diagnostic(
+async def text_document_diagnostic(
     ls: ChunkServer, params: types.DocumentDiagnosticParams
 ) -> types.RelatedFullDocumentDiagnosticReport:
     """textDocument/diagnostic: the document's unknown chunk IDs."""
     context = navigable(ls, params.text_document.uri) if pull_supported(ls) else None
-    items = diagnostics_for(ls, context) if context is not None else []
+    items = await diagnostics_for_async(ls, context) if context is not None else []
     return types.RelatedFullDocumentDiagnosticReport(items=items)
 
 
@@ -125,7 +222,10 @@ def text_document_code_action(
         if not overlaps(diagnostic.range, wanted):
             continue
         data: dict[str, Any] = diagnostic.data or {}
-        for rank, replacement in enumerate(data.get("suggestions", [])):
+        suggestions = data.get("suggestions")
+        if suggestions is None:  # a large document's: made now
+            suggestions = fix_candidates(ls.index, data["chunkId"], ls.history)
+        for rank, replacement in enumerate(suggestions):
             edit = _replacement(diagnostic.range, data, replacement, context)
             actions.append(
                 types.CodeAction(
@@ -147,11 +247,15 @@ def _replacement(
     written so that it reads back as one where it stands (``written_as``)."""
     old_path, _, old_identity = data["chunkId"].partition("#")
     new_path, _, new_identity = replacement.partition("#")
+    in_json = context.language in JSON_LANGUAGES
     if old_path == new_path:
         at = range_before(written.end, old_identity, context.lines.encoding)
-        return types.TextEdit(range=at, new_text=new_identity)
+        end = context.lines.offset(written.end.line, written.end.character)
+        # in a JSON string the identity may be written with escapes: then the ID is replaced
+        if not in_json or context.text[end - len(old_identity) : end] == old_identity:
+            return types.TextEdit(range=at, new_text=new_identity)
     new_text = written_as(replacement, data.get("form", "bare"), bool(data.get("angle")))
-    return types.TextEdit(range=written, new_text=new_text)
+    return types.TextEdit(range=written, new_text=escape(new_text) if in_json else new_text)
 
 
 class Pushes:
@@ -168,10 +272,30 @@ class Pushes:
         if self.ls.shutting_down or not is_open(self.ls, uri):
             return
         context = navigable(self.ls, uri)
-        items = diagnostics_for(self.ls, context) if context is not None else []
         doc = self.ls.workspace.get_text_document(uri)
+        if context is not None and len(context.text) >= LARGE_DOCUMENT:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (unit use): computed now, below
+                pass
+            else:
+                self.ls.spawn(self._publish_large(uri, context, doc.version), "diagnostics")
+                return
+        items = diagnostics_for(self.ls, context) if context is not None else []
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=doc.version)
+        )
+
+    async def _publish_large(self, uri: str, context: DocumentContext, version: int | None) -> None:
+        """Publish a large document's diagnostics, computed in slices, unless it
+        changed or closed meanwhile."""
+        items = await diagnostics_for_async(self.ls, context)
+        if self.ls.shutting_down or not is_open(self.ls, uri):
+            return
+        if self.ls.workspace.get_text_document(uri).version != version:
+            return
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version)
         )
 
     def document_changed(self, uri: str, typing: bool) -> None:

@@ -14,12 +14,14 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from chunkls.chunking.chunker import suffix_of
+from chunkls.json_strings import JSON_SUFFIXES
 
 SUFFIX_LANGUAGES = {
     ".py": "python",
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "plaintext",
+    **JSON_SUFFIXES,
 }
 """Suffix -> the language ID a file with it is in, whatever the client says."""
 
@@ -37,7 +39,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 def effective_language(language_id: str | None, path_or_uri: str) -> str:
     """The language ID a document is treated as.
 
-    A file with a known suffix (``.py``, ``.md``, ``.markdown``, ``.txt``) is in
+    A file with a known suffix (``.py``, ``.md``, ``.markdown``, ``.txt``,
+    ``.json``, ``.jsonc``, ``.jsonl``, ``.ndjson``) is in
     that suffix's language, whatever the client sent: a Python file sent as
     ``markdown`` is Python, a Markdown note sent as ``python`` or ``text`` is
     Markdown. Any other document (an untitled buffer, an unknown suffix) keeps

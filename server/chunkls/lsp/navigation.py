@@ -12,7 +12,7 @@ from chunkls.citations import fix_candidates
 from chunkls.index import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range
-from chunkls.lsp.refs import navigable, refs_of, resolve_ref
+from chunkls.lsp.refs import navigable, refs_near, refs_of, resolve_ref
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -41,7 +41,7 @@ def _ref_under_cursor(
     if context is None:
         return None
     offset = context.lines.offset(position.line, position.character)
-    ref = ref_at(refs_of(context), offset)
+    ref = ref_at(refs_near(context, offset), offset)
     return None if ref is None else (context, ref)
 
 

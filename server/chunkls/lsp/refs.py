@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
-from chunkls.index import IndexedChunk
+from chunkls.chunk_ids import (
+    ChunkRef,
+    candidate_ids,
+    find_chunk_refs_between,
+    find_chunk_refs_in,
+    line_span,
+)
+from chunkls.index import Folder, IndexedChunk
 from chunkls.lsp.documents import DocumentContext, get_buffer, get_document, loose_folder
 
 if TYPE_CHECKING:
@@ -28,6 +34,17 @@ def refs_of(context: DocumentContext) -> list[ChunkRef]:
     return context.refs
 
 
+def refs_near(context: DocumentContext, offset: int) -> list[ChunkRef]:
+    """The chunk IDs written on the line of ``offset`` (the whole document's
+    when they are known, or when only the whole text tells, as in Python):
+    a hover in a log of tens of megabytes reads one line."""
+    if context.refs is not None:
+        return context.refs
+    start, end = line_span(context.text, offset)
+    found = find_chunk_refs_between(context.text, start, end, context.language)
+    return refs_of(context) if found is None else found
+
+
 def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
     """The chunks a reference in a document points at, by index lookup only.
 
@@ -45,4 +62,13 @@ def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> lis
             return [
                 IndexedChunk(home, chunk) for chunk in buffer.chunks if chunk.chunk_id == wanted
             ]
-    return ls.index.resolve_first(candidate_ids(ref, context.rel_path), prefer=context.folder)
+    return resolve_written(ls, ref, context.rel_path, context.folder)
+
+
+def resolve_written(
+    ls: ChunkServer, ref: ChunkRef, rel_path: str | None, prefer: Folder | None
+) -> list[IndexedChunk]:
+    """The chunks an ID written in a document at ``rel_path`` (or in no
+    document: a terminal line) points at, ``prefer``'s first: go to
+    definition's lookup, and ``chunkls.resolve``'s."""
+    return ls.index.resolve_first(candidate_ids(ref, rel_path), prefer=prefer)

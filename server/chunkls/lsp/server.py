@@ -337,13 +337,17 @@ class ChunkServer(LanguageServer):
         except Exception:
             logger.debug("could not send status", exc_info=True)
 
-    def apply_settings(self, raw: object) -> None:
-        """Take new settings; re-index the folders whose corpus rules changed."""
+    def apply_settings(self, raw: object, initial: bool = False) -> None:
+        """Take new settings; re-index the folders whose corpus rules changed.
+        ``initial``: the initialization options (nothing is indexed or shown
+        yet, and nothing may be sent before the ``initialize`` answer)."""
         problems: list[str] = []
         settings = parse_settings(raw, problems)
         for problem in problems:
             self.report_once("settings", problem)
         old, self.settings = self.settings, settings
+        if initial:
+            return
         if old.exclude == settings.exclude:
             if old != settings:  # lenses, diagnostics: what clients show changed
                 self.index_changed()

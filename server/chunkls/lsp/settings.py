@@ -22,7 +22,7 @@ from chunkls.lsp.contract import wire_name
 Severity = Literal["error", "warning", "information", "hint"]
 """What ``diagnostics.severity`` may be."""
 SEVERITIES: tuple[str, ...] = get_args(Severity)
-DEFAULT_NAVIGATION_LANGUAGES = ("markdown", "plaintext", "python")
+DEFAULT_NAVIGATION_LANGUAGES = ("json", "jsonc", "jsonl", "markdown", "plaintext", "python")
 
 SECTION = "chunkls"
 """The settings' section: a client may send them nested under it."""

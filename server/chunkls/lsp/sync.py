@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("chunkls")
 
-WATCHED_FILES = "**/*.{py,md,markdown,txt}"
+WATCHED_FILES = "**/*.{py,md,markdown,txt,json,jsonc,jsonl,ndjson}"
 """Corpus files the client is asked to watch for create, change and delete."""
 RULES_FILE = "pyproject.toml"
 """A folder's file of corpus rules (its ``[tool.chunkls]`` table), watched too."""
@@ -44,7 +44,7 @@ def register(server: ChunkServer) -> None:
 
 def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
     """initialize: take the initialization options as settings."""
-    ls.apply_settings(params.initialization_options)
+    ls.apply_settings(params.initialization_options, initial=True)
 
 
 def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
