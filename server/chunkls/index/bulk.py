@@ -132,6 +132,7 @@ class BulkIndexer:
                 elif folder.cache is not None and folder.cache.usable:
                     # one segment, the vocabulary one table: the snapshot saved
                     # next is then made without a copy of the postings
+                    release_memory()  # what the chunks streamed to the cache held
                     store.search_index.freeze_vocabulary()  # its dict gone before
                     store.search_index.compact()
                 # the index is long-lived and acyclic: keep the collector off it for good
