@@ -31,6 +31,11 @@ ROWS = [
     "server resident memory, stdlib indexed (after its cold index)",
     "server resident memory, stdlib indexed (restarted on its cache)",
     "server peak resident memory",
+    "cold index, every Python file parsed, against the parse floor",
+    "indexing process peak (a cold index with a cache)",
+    "import of chunkls.cli, its own time (-X importtime)",
+    "python -c 'import chunkls.cli', whole process",
+    "chunkls --help (python -m chunkls), whole process",
 ]
 
 
@@ -77,6 +82,11 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
         run.report(results)
     )
     assert results["search"]["queries"] == 8
+    startup = results["startup"]["HEAD"]
+    for kind in ("interpreter", "import_process", "help_process", "import_self"):
+        assert startup[kind]["runs"] == 20
+        assert 0 < startup[kind]["median_s"] <= startup[kind]["p95_s"]
+    assert startup["import_self"]["median_s"] < startup["import_process"]["median_s"]
     server = results["server"]
     assert "error" not in server, server
     assert server["hover_resolves"] is True
