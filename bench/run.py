@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import mcp_bench
 import startup
 from lsp_client import Response
 
@@ -872,6 +873,8 @@ def report(results: Result) -> str:
             None,
         )
     )
+    if results.get("mcp") and "error" not in results["mcp"]:
+        lines += [row(*each) for each in mcp_bench.rows(results["mcp"])]
     return "\n".join(lines)
 
 
@@ -940,6 +943,11 @@ def main() -> int:
             results["server"] = bench_server(corpus)
         except Exception as error:  # report, never fake a figure
             results["server"] = {"error": repr(error)}
+        print("the MCP server over stdio ...", file=sys.stderr)
+        try:
+            results["mcp"] = mcp_bench.measure(corpus)
+        except Exception as error:  # report, never fake a figure
+            results["mcp"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = report(results)

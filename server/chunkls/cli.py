@@ -170,6 +170,18 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")
+
+    mcp = commands.add_parser("mcp", help="run the MCP server for agents (stdio)")
+    mcp.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="corpus root (repeatable; default: .)",
+    )
+    mcp.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="as for search")
+    mcp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    mcp.set_defaults(usage=mcp.format_usage)
     return parser
 
 
@@ -413,6 +425,12 @@ def _serve(args: argparse.Namespace) -> int:
     return run(tcp=args.tcp)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from chunkls.mcp.server import run  # the MCP SDK loads only for this command
+
+    return run(args.root, args.exclude, cache=not args.no_cache)
+
+
 def _discard_output(stream: TextIO) -> None:
     """Point a stream whose reader has gone at /dev/null, so the interpreter's
     final flush of what is still buffered does not fail again (the recipe in
@@ -449,6 +467,8 @@ def main(
     tune_allocator()
     if args.command == "serve":
         return _serve(args)
+    if args.command == "mcp":
+        return _mcp(args)
     for stream in (out, err):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

@@ -197,6 +197,29 @@ def test_the_core_knows_nothing_of_lsp(core: str) -> None:
             assert not OUTSIDE[used] & PROTOCOL_PACKAGES, f"{module} reaches {used}: LSP"
 
 
+FRONT_DOORS = ("chunkls.lsp", "chunkls.mcp")
+"""The language server and the MCP server: each reaches the core, never the other."""
+MCP_PACKAGES = {"mcp", "watchfiles"}
+
+
+@pytest.mark.parametrize("door", FRONT_DOORS)
+def test_a_front_door_does_not_reach_the_other(door: str) -> None:
+    """No module of ``chunkls.mcp`` reaches ``chunkls.lsp``, and the reverse."""
+    other = next(each for each in FRONT_DOORS if each != door)
+    for module in sorted(GRAPH):
+        if module == door or module.startswith(f"{door}."):
+            for used in reachable(GRAPH, module):
+                assert not used.startswith(other), f"{module} reaches {used}"
+
+
+def test_only_the_mcp_front_door_uses_the_mcp_sdk() -> None:
+    """The MCP SDK and the file watcher stay behind ``chunkls.mcp`` (and the CLI's
+    lazy ``chunkls mcp`` runner), out of the core and the language server."""
+    users = {module for module, outside in OUTSIDE.items() if outside & MCP_PACKAGES}
+    assert users, "the check must see the MCP front door"
+    assert all(module.startswith("chunkls.mcp") for module in users), users
+
+
 def test_modules_are_small() -> None:
     """No module is much over 600 lines (those being split aside)."""
     too_long = {

@@ -152,11 +152,15 @@ def test_unknown_and_bad_keys_are_reported_together_and_the_rest_kept() -> None:
 
 def test_the_client_only_settings_are_not_the_servers_business() -> None:
     problems: list[str] = []
-    raw = {"server": {"pythonPath": "/usr/bin/python3"}, "trace": {"server": "verbose"}}
+    raw = {
+        "server": {"pythonPath": "/usr/bin/python3"},
+        "trace": {"server": "verbose"},
+        "mcp": {"enabled": False},
+    }
     assert parse_settings({"chunkls": raw}, problems) == DEFAULTS
     assert parse_settings({**raw, "chunkls": 3}, problems) == DEFAULTS
     assert problems == []
-    assert CLIENT_SETTINGS == ("server.pythonPath", "trace.server")
+    assert CLIENT_SETTINGS == ("server.pythonPath", "trace.server", "mcp.enabled")
 
 
 def test_setting_specs_list_every_setting_with_its_json_type_and_default() -> None:

@@ -99,6 +99,7 @@ def test_importing_the_cli_loads_only_the_argument_parser(code: str) -> None:
         ["resolve", "--help"],
         ["check", "--help"],
         ["serve", "--help"],
+        ["mcp", "--help"],
         ["no-such-command"],
     ],
 )

@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selectedTarget, vsixName } from '../scripts/targets.mjs';
+import { mcpScenarios } from './mcp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -106,7 +107,8 @@ writeFileSync(
       'workbench.tips.enabled': false,
       'workbench.enableExperiments': false,
       'workbench.secondarySideBar.defaultVisibility': 'hidden',
-      'chat.disableAIFeatures': true,
+      // on: VS Code's MCP support is an AI feature (vscode-client/e2e/mcp.mjs starts the server)
+      'chat.disableAIFeatures': false,
       'security.workspace.trust.enabled': false,
       'telemetry.telemetryLevel': 'off',
       'update.mode': 'none',
@@ -715,6 +717,8 @@ try {
       throw new Error(`expected every start to use ${python} from the setting: ${JSON.stringify(lines)}`);
     }
   });
+
+  await mcpScenarios({ test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs });
 } catch (error) {
   failed++;
   log(`e2e harness error: ${error && error.stack ? error.stack : error}`);

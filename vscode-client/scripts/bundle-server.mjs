@@ -1,8 +1,10 @@
 // Bundles the chunkls server for the .vsix (repository root, bundled/):
 //
 //   bundled/libs           the server package and its pure-Python dependencies
-//                          (pygls, lsprotocol, attrs, cattrs, ...): any OS, any Python >= 3.11
-//   bundled/native/cp3XY   numpy binary wheels for CPython 3.XY on the target platform
+//                          (pygls, lsprotocol, attrs, cattrs, mcp, ...): any OS, any Python >= 3.11
+//   bundled/native/cp3XY   the compiled dependencies (numpy; for the MCP server pydantic-core,
+//                          rpds-py, watchfiles, cryptography, cffi), binary wheels for
+//                          CPython 3.XY on the target platform
 //
 // The client puts bundled/libs, then bundled/native/cp3XY for the interpreter it
 // found, on PYTHONPATH. Everything is downloaded here, at package time; the
@@ -123,15 +125,91 @@ function prune(root, { tests }) {
   return compiled;
 }
 
+/**
+ * Compiled distributions the server never imports, left out of the bundle: mcp's
+ * pyjwt[crypto] brings them for OAuth over HTTP, which `chunkls mcp` (stdio) has
+ * no use for. The import check at the end proves the bundle runs without them.
+ */
+const NOT_IMPORTED = new Set(['cffi', 'cryptography']);
+
+/**
+ * Takes the distributions owning compiled top-level entries out of `root` (their
+ * files by their RECORD, and their .dist-info); returns their names and versions.
+ * numpy is left out of the list: its version per CPython comes from uv.lock.
+ */
+function moveOutCompiled(root, compiledTop) {
+  const out = [];
+  for (const info of readdirSync(root).filter((name) => name.endsWith('.dist-info'))) {
+    const record = readFileSync(join(root, info, 'RECORD'), 'utf8');
+    const tops = new Set(
+      record
+        .split('\n')
+        .map((line) => line.split(',')[0].split('/')[0])
+        .filter((top) => top && top !== '..' && top !== info),
+    );
+    if (![...tops].some((top) => compiledTop.has(top))) {
+      continue;
+    }
+    const meta = readFileSync(join(root, info, 'METADATA'), 'utf8');
+    const name = /^Name: (.+)$/m.exec(meta)?.[1]?.trim();
+    const version = /^Version: (.+)$/m.exec(meta)?.[1]?.trim();
+    for (const top of [...tops, info]) {
+      rmSync(join(root, top), { recursive: true, force: true });
+    }
+    if (name !== undefined && version !== undefined && name.toLowerCase() !== 'numpy' && !NOT_IMPORTED.has(name.toLowerCase())) {
+      out.push({ name, version });
+    }
+  }
+  return out;
+}
+
+/** A platform tag and the older ones whose wheels run there too, newest first. */
+function compatiblePlatforms(tag) {
+  const many = /^manylinux_2_(\d+)_(\w+)$/.exec(tag);
+  if (many !== null) {
+    const out = [];
+    for (let minor = Number(many[1]); minor >= 17; minor--) {
+      out.push(`manylinux_2_${minor}_${many[2]}`);
+    }
+    return [...out, `manylinux2014_${many[2]}`];
+  }
+  const musl = /^musllinux_1_(\d+)_(\w+)$/.exec(tag);
+  if (musl !== null) {
+    return Array.from({ length: Number(musl[1]) }, (_, i) => `musllinux_1_${Number(musl[1]) - i}_${musl[2]}`);
+  }
+  return [tag];
+}
+
 rmSync(bundled, { recursive: true, force: true });
 const started = Date.now();
 
 // 1. The pure-Python part, once, for every target: the server and its
-//    dependencies, then numpy (and anything of it) taken out again.
+//    dependencies, then every compiled distribution (numpy, pydantic-core, ...) taken out again.
 const requirements = numpyRequirements();
 const pure = runAsync([...PIP, '--target', libs, repoRoot]);
-// 2. numpy per CPython version, binary wheels only, for the target platform.
-const platformArgs = TARGETS[target].flatMap((p) => ['--platform', p]);
+// 2. numpy and the other compiled dependencies per CPython version, binary wheels
+//    only, for the target platform (after the pure install: it names them).
+// pip takes a platform tag literally: a wheel built for an older glibc or musl
+// (manylinux_2_17, musllinux_1_1), which runs on the target too, is named as well.
+const platformArgs = TARGETS[target].flatMap(compatiblePlatforms).flatMap((p) => ['--platform', p]);
+
+const pureResult = await pure;
+if (pureResult.status !== 0) {
+  fail(`pip install --target ${libs} failed (exit ${pureResult.status}):\n${pipError(pureResult.err)}`);
+}
+// The compiled distributions the pure install brought (for this machine's Python): each
+// leaves bundled/libs, and goes to every bundled/native/cp3XY at the same version.
+const compiledDists = moveOutCompiled(libs, prune(libs, { tests: false }));
+const compiledInLibs = prune(libs, { tests: false });
+if (compiledInLibs.size > 0) {
+  fail(
+    `bundled/libs has compiled code that no installed distribution owns: ${[...compiledInLibs].sort().join(', ')}. ` +
+      'Compiled code goes to bundled/native/cp3XY.',
+  );
+}
+for (const tag of Object.keys(requirements)) {
+  requirements[tag] = [requirements[tag], ...compiledDists.map((d) => `${d.name}==${d.version}`)];
+}
 const natives = versions.map((v) => {
   const tag = nativeTag(v);
   const dir = join(bundled, 'native', tag);
@@ -139,38 +217,21 @@ const natives = versions.map((v) => {
     ...PIP, '--only-binary=:all:', '--no-deps', '--implementation', 'cp', '--python-version', v, ...platformArgs,
     // pip checks Requires-Python against the interpreter running it, not --python-version.
     '--ignore-requires-python',
-    '--target', dir, requirements[tag],
+    '--target', dir, ...requirements[tag],
   ]).then((r) => ({ v, tag, dir, ...r }));
 });
-
-const pureResult = await pure;
-if (pureResult.status !== 0) {
-  fail(`pip install --target ${libs} failed (exit ${pureResult.status}):\n${pipError(pureResult.err)}`);
-}
-for (const name of readdirSync(libs)) {
-  if (/^numpy([-.]|$)/.test(name)) {
-    rmSync(join(libs, name), { recursive: true, force: true });
-  }
-}
-const compiledInLibs = prune(libs, { tests: false });
-if (compiledInLibs.size > 0) {
-  fail(
-    `bundled/libs has compiled code in: ${[...compiledInLibs].sort().join(', ')}. ` +
-      'Only numpy may be compiled (it goes to bundled/native/cp3XY); a new compiled dependency needs the same treatment here.',
-  );
-}
 
 const missing = [];
 for (const r of await Promise.all(natives)) {
   if (r.status !== 0) {
-    missing.push(`${requirements[r.tag]} for Python ${r.v} on ${target}:\n${pipError(r.err)}`);
+    missing.push(`${requirements[r.tag].join(' ')} for Python ${r.v} on ${target}:\n${pipError(r.err)}`);
     continue;
   }
   prune(r.dir, { tests: true });
-  console.log(`bundle-server: bundled/native/${r.tag}: ${requirements[r.tag]} (${TARGETS[target].join(', ')})`);
+  console.log(`bundle-server: bundled/native/${r.tag}: ${requirements[r.tag].join(' ')} (${TARGETS[target].join(', ')})`);
 }
 if (missing.length > 0) {
-  fail(`no binary wheel:\n${missing.join('\n')}\nNarrow CHUNKLS_PYTHON_VERSIONS or pick another numpy version.`);
+  fail(`no binary wheel:\n${missing.join('\n')}\nNarrow CHUNKLS_PYTHON_VERSIONS or pick other versions.`);
 }
 // What this build is for: the client names the target in its "unsupported Python" message.
 writeFileSync(
@@ -183,7 +244,7 @@ const hostTag = nativeTag(hostVersion);
 if (target === hostTarget() && versions.includes(hostVersion)) {
   const check = spawnSync(
     python,
-    ['-c', 'import chunkls, chunkls.search, chunkls.cache, pygls, lsprotocol, numpy; print(chunkls.__file__, numpy.__file__)'],
+    ['-c', 'import chunkls, chunkls.search, chunkls.cache, pygls, lsprotocol, numpy, chunkls.mcp.server, watchfiles; print(chunkls.__file__, numpy.__file__)'],
     { encoding: 'utf8', env: { ...process.env, PYTHONPATH: [libs, join(bundled, 'native', hostTag)].join(delimiter) }, cwd: libs },
   );
   if (check.status !== 0) {

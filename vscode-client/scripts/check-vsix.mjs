@@ -75,16 +75,19 @@ const required = [
   'extension/bundled/libs/chunkls/__main__.py',
   'extension/bundled/target.json',
 ];
-// numpy, compiled, once per supported CPython version; never in the pure-Python libs.
+// numpy and the MCP server's compiled dependencies, once per supported CPython version;
+// never in the pure-Python libs.
 for (const v of pythonVersions()) {
-  required.push(`extension/bundled/native/${nativeTag(v)}/numpy/__init__.py`);
+  for (const native of ['numpy', 'pydantic_core', 'watchfiles', 'rpds']) {
+    required.push(`extension/bundled/native/${nativeTag(v)}/${native}/__init__.py`);
+  }
 }
 for (const want of required) {
   if (!names.includes(want)) {
     problems.push(`missing ${want}`);
   }
 }
-for (const lib of ['pygls', 'lsprotocol', 'attr', 'cattrs']) {
+for (const lib of ['pygls', 'lsprotocol', 'attr', 'cattrs', 'mcp', 'pydantic', 'anyio']) {
   if (!names.some((n) => n.startsWith(`extension/bundled/libs/${lib}/`))) {
     problems.push(`missing the bundled library ${lib}`);
   }

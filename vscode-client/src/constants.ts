@@ -52,6 +52,7 @@ export const ServerSettingKeys = {
 export const ClientSettingKeys = {
   pythonPath: 'server.pythonPath',
   traceServer: 'trace.server',
+  mcpEnabled: 'mcp.enabled',
 } as const;
 
 /** Every settings key, relative to CONFIG_SECTION. */
@@ -66,6 +67,7 @@ export const SettingDefaults = {
   diagnosticsSeverity: 'warning',
   pythonPath: '',
   traceServer: 'off',
+  mcpEnabled: true,
 } as const satisfies Record<keyof typeof Settings, unknown>;
 
 /** The allowed values of `diagnostics.severity`. */
@@ -90,3 +92,6 @@ export const PYTHON_EXTENSION_ID = 'ms-python.python';
 
 export const SEARCH_DEBOUNCE_MS = 150;
 export const SEARCH_TOP_K = 50;
+
+/** The MCP server definition provider's ID (package.json `contributes.mcpServerDefinitionProviders`). */
+export const MCP_PROVIDER_ID = 'chunkls.mcp';

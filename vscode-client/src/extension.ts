@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { Commands, OUTPUT_CHANNEL_NAME, STATUS_ITEM_ID } from './constants';
 import { copyChunkId, searchChunks, showReferences } from './commands';
 import { onActiveInterpreterChanged } from './pythonExtension';
+import { registerMcpServer } from './mcp';
 import { ServerManager } from './server';
 import { statusView, type ClientPhase, type IndexStatus } from './status';
 
@@ -51,6 +52,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   // Not awaited: activation must not wait for Python or the first index.
   void manager.start();
+
+  context.subscriptions.push(...registerMcpServer(context, output));
 
   // A new active environment in the Python extension matters only when the setting is empty.
   void onActiveInterpreterChanged(() => {

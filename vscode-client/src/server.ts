@@ -1,4 +1,3 @@
-import * as os from 'node:os';
 import * as readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import * as vscode from 'vscode';
@@ -22,10 +21,10 @@ import {
   ServerCommands,
   Settings,
 } from './constants';
-import { chooseInterpreter, execProbe, formatVersion, type Choice } from './interpreter';
+import { type Choice } from './interpreter';
+import { choosePython } from './pythonChoice';
 import { Lifecycle, type Chosen } from './lifecycle';
-import { activeInterpreter } from './pythonExtension';
-import { readLayout, SERVER_ARGS, serverEnv, supportedVersions, supportsVersion, type ServerLayout } from './launch';
+import { readLayout, SERVER_ARGS, serverEnv, type ServerLayout } from './launch';
 import { TraceChannel } from './traceChannel';
 import { ClientChannel } from './clientChannel';
 import { ServerLog } from './serverLog';
@@ -133,31 +132,11 @@ export class ServerManager implements vscode.Disposable {
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T;
   }
 
-  /** Picks the interpreter from the settings as they are now (VS Code drops an untrusted workspace's value). */
+  /** Picks the interpreter from the settings as they are now (see pythonChoice.ts). */
   private async choosePython(): Promise<Choice> {
     this.failureShown = false;
     this.events.onPhase('starting');
-    const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const layout = readLayout(this.context.extensionPath);
-    const choice = await chooseInterpreter(
-      {
-        settingPath: config.get<string>(Settings.pythonPath),
-        pythonExtensionPath: () => activeInterpreter(folder?.uri),
-        homeDir: os.homedir(),
-        workspaceFolder: folder?.uri.fsPath,
-      },
-      execProbe(),
-      (v) => supportsVersion(layout, v),
-      { versions: supportedVersions(layout), target: layout.target },
-    );
-    for (const attempt of choice.attempts) {
-      this.output.warn(`Python candidate ${attempt.candidate.command} (${attempt.candidate.source}): ${attempt.outcome} ${attempt.detail}`);
-    }
-    if (choice.ok) {
-      this.output.info(`Using Python ${formatVersion(choice.version)} at ${choice.executable ?? choice.command} (from ${choice.source})`);
-    }
-    return choice;
+    return choosePython(this.context.extensionPath, this.output);
   }
 
   /** The notification for an interpreter that cannot run the server (the same at start-up, restart and a change). */

@@ -26,7 +26,7 @@ DEFAULT_NAVIGATION_LANGUAGES = ("markdown", "plaintext", "python")
 
 SECTION = "chunkls"
 """The settings' section: a client may send them nested under it."""
-CLIENT_SETTINGS = ("server.pythonPath", "trace.server")
+CLIENT_SETTINGS = ("server.pythonPath", "trace.server", "mcp.enabled")
 """Settings of the section that only the client reads (the server ignores them)."""
 
 

@@ -1,0 +1,174 @@
+"""``chunkls mcp``: the tools over stdio, with the official MCP Python SDK.
+
+The server answers ``initialize`` at once and indexes its roots in a thread
+meanwhile (the persistent cache makes a warm start quick); a tool call waits
+for that, applies what changed on disk since the previous call
+(``chunkls.mcp.freshness``), then answers (``chunkls.mcp.tools``). A bad root
+is reported in every answer rather than ending the process: the agent sees
+why. stdout is the protocol: logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from chunkls import __version__
+from chunkls.cache import cache_dir
+from chunkls.chunking import CorpusRules
+from chunkls.index import WorkspaceIndex
+from chunkls.mcp.freshness import Freshness
+from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, Tools, error
+
+logger = logging.getLogger("chunkls")
+
+INDEX_ELSEWHERE_FROM = 2_000
+"""Files to chunk from which a root is indexed in a separate process (as the
+language server does): the server's heap stays that of a warm start."""
+
+
+def root_problem(root: Path) -> str | None:
+    """Why a root cannot be served (``None``: it can)."""
+    if not root.exists():
+        return f"root {os.fspath(root)!r} does not exist"
+    if not root.is_dir():
+        return f"root {os.fspath(root)!r} is not a folder"
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as problem:
+        return f"root {os.fspath(root)!r} is not readable: {problem.strerror or problem}"
+    return None
+
+
+class ChunkService:
+    """The index, its freshness and the tools, for one MCP session."""
+
+    def __init__(self, roots: Sequence[Path], exclude: Sequence[str], cache: bool) -> None:
+        self.problems = [problem for root in roots if (problem := root_problem(root))]
+        for problem in self.problems:
+            logger.error("chunkls mcp: %s", problem)
+        good = [root for root in roots if root_problem(root) is None]
+        self.index = WorkspaceIndex(
+            cache_dir() if cache else None, elsewhere_from=INDEX_ELSEWHERE_FROM, long_lived=True
+        )
+        base = CorpusRules().extended(exclude_globs=exclude)
+        self.folders = [self.index.add_folder(root, base) for root in good]
+        for folder in self.folders:
+            for config in folder.config_problems:
+                logger.warning("chunkls mcp: %s: %s", config.source, config.message)
+        self.freshness = Freshness(self.index, base)
+        self.tools = Tools(self.index)
+        self._built: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start watching, then indexing in a thread (call in the event loop)."""
+        self.freshness.start([folder.root for folder in self.folders])
+        self._built = asyncio.create_task(asyncio.to_thread(self.index_roots))
+
+    def index_roots(self) -> None:
+        """Index every root (in a thread, from ``start``)."""
+        for folder in self.folders:
+            self.index.index_folder(folder)
+        skipped = list(self.index.skipped())
+        for _folder, rel_path, reason in skipped:
+            logger.info("chunkls mcp: skipped %s: %s", rel_path, reason)
+        logger.info(
+            "chunkls mcp: indexed %d chunks of %d files", len(self.index), self.index.file_count()
+        )
+
+    async def answer(self, name: str, arguments: dict[str, Any] | None) -> Answer:
+        """One tool call's answer, on a current index."""
+        if self._built is not None:
+            await asyncio.shield(self._built)
+        if not self.folders:
+            return error("chunkls has no folder to serve: " + "; ".join(self.problems))
+        self.freshness.catch_up()
+        answer = self.tools.call(name, arguments)
+        if answer.is_error or name == "check_citations" or self.index.file_count():
+            return answer
+        roots = ", ".join(os.fspath(folder.root) for folder in self.folders)
+        return error(
+            f"no chunkable files under {roots}: chunkls indexes Python (.py) and "
+            "Markdown (.md) files; check the root (chunkls mcp --root DIR) and "
+            "[tool.chunkls] exclude"
+        )
+
+    def close(self) -> None:
+        """Stop watching; save the index's cache."""
+        self.freshness.stop()
+        if self._built is not None and self._built.done() and not self._built.cancelled():
+            self.index.close()
+
+
+def make_server(service: ChunkService) -> Server[Any, Any]:
+    """The MCP server: its tool list and its one call handler."""
+    server: Server[Any, Any] = Server("chunkls", version=__version__, instructions=INSTRUCTIONS)
+    tools = [
+        types.Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            inputSchema=spec.input_schema,
+            outputSchema=spec.output_schema,
+            annotations=types.ToolAnnotations(
+                title=spec.title, readOnlyHint=True, idempotentHint=True, openWorldHint=False
+            ),
+        )
+        for spec in SPECS
+    ]
+
+    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def list_tools() -> list[types.Tool]:
+        return tools
+
+    # arguments are checked by chunkls.mcp.tools, with messages written for a model
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        try:
+            answer = await service.answer(name, arguments)
+        except Exception as problem:  # never die on one call: say what went wrong
+            logger.exception("chunkls mcp: %s failed", name)
+            answer = error(f"{name} failed inside chunkls: {problem}")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=answer.text)],
+            structuredContent=answer.structured,
+            isError=answer.is_error,
+        )
+
+    return server
+
+
+async def _serve(service: ChunkService) -> None:
+    server = make_server(service)
+    service.start()
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        # the client went away with a call in flight: its answer has nowhere to go
+        # (older SDK versions raise this out of ``run``; newer ones drop it)
+        logger.info("chunkls mcp: the client went away before an answer")
+    finally:
+        service.close()
+
+
+def run(roots: Sequence[str], exclude: Sequence[str] = (), cache: bool = True) -> int:
+    """Serve MCP over stdio until the client goes; returns the exit code."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True)
+    logger.setLevel(logging.INFO)
+    service = ChunkService([Path(root) for root in roots or ["."]], exclude, cache)
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(_serve, service)
+    return 0

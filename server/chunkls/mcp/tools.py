@@ -1,0 +1,552 @@
+"""The MCP tools: what an agent can ask of the index, and how each answers.
+
+Each tool translates its arguments into calls on the index's query API
+(``search``, ``lookup``/``resolve_first``, ``chunks_of_source``, ``suggest``),
+the chunk-ID grammar (``chunkls.chunk_ids``) and ``check_text`` (the logic of
+``chunkls check``), and the result into an ``Answer``: structured content (as
+the tool's output schema says) plus a text rendering whose ID lines are the
+CLI's. Arguments come from a model: each is checked here, with an error that
+says what was expected; a path or an ID is only ever looked up in the index,
+never opened. No MCP SDK code is here (``chunkls.mcp.server`` wires it).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from chunkls.chunk_ids import candidate_ids, find_chunk_refs, find_chunk_refs_in
+from chunkls.chunking import LocatedChunk
+from chunkls.chunking.corpus import compile_globs
+from chunkls.citations import ChunkHistory, check_text
+from chunkls.index import WorkspaceIndex
+from chunkls.positions import TextLines
+from chunkls.tokens import tokenize
+
+T = TypeVar("T")
+
+MAX_TOP_K = 100
+"""The most results one search returns."""
+MAX_TEXT = 1_000_000
+"""The longest draft ``check_citations`` takes, in UTF-8 bytes (1 MB)."""
+MAX_QUERY = 10_000
+"""The longest search query or ``path_glob``, in characters."""
+MAX_IDS = 50
+"""The most chunk IDs one ``read_chunk`` call reads."""
+MAX_ARGUMENT = 10_000
+"""The longest ``chunk_id`` or ``path`` argument, in characters."""
+PREVIEW_LINES = 3
+PREVIEW_CHARS = 240
+
+CITE = (
+    "Cite what you use by its chunk ID (`path#identity`, e.g. `app/x.py#function-f`): "
+    "chunk IDs survive edits, and people open, hover and check them in their editor."
+)
+
+INSTRUCTIONS = (
+    "chunkls indexes this repository as retrieval chunks: each Python function, class "
+    "and module block and each Markdown section has a chunk ID, `path#identity` "
+    "(`app/rag/ingest.py#function-_make_chunk`, `app/x.py#class-Foo`, `app/x.py#module-1`, "
+    "`README.md#heading-setup`). Find chunks with search_chunks, read them with read_chunk, "
+    "list a file's chunks with outline, and run check_citations on a draft answer before "
+    "you send it. " + CITE + " The answers are current: files changed on disk since the "
+    "previous call are re-read first."
+)
+
+_CHUNK_FIELDS: dict[str, Any] = {
+    "chunk_id": {"type": "string", "description": "The ID to cite: path#identity."},
+    "path": {"type": "string", "description": "The file, relative to its root."},
+    "start_line": {"type": "integer", "description": "First line (1-based)."},
+    "end_line": {"type": "integer", "description": "Last line (inclusive)."},
+    "symbol": {
+        "type": ["string", "null"],
+        "description": "Function, class or heading name (null for module chunks).",
+    },
+}
+_RANGE = ["chunk_id", "path", "start_line", "end_line", "symbol"]
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as ``tools/list`` shows it."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+
+
+SPECS = (
+    ToolSpec(
+        "search_chunks",
+        "Search chunks",
+        "Search this repository's code and docs, cut into chunks (Python functions, "
+        "classes and module blocks; Markdown sections), ranked by BM25. Each result has "
+        "its chunk ID, score, file, lines, symbol and a short preview; read_chunk gives "
+        "the full text. Use code words and names in the query. " + CITE,
+        _object(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY,
+                    "description": "Words or identifiers to look for, e.g. 'chunk_id source_path'.",
+                },
+                "top_k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TOP_K,
+                    "default": 10,
+                    "description": f"How many results (1 to {MAX_TOP_K}, default 10).",
+                },
+                "path_glob": {
+                    "type": "string",
+                    "maxLength": MAX_QUERY,
+                    "description": "Only chunks of files matching this root-relative glob: "
+                    "'*.md', 'app/**', 'server/**/*.py' (a pattern without '/' matches a "
+                    "file name at any depth).",
+                },
+            },
+            ["query"],
+        ),
+        _object(
+            {
+                "indexed": {"type": "integer", "description": "Chunks in the index."},
+                "results": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            **_CHUNK_FIELDS,
+                            "score": {"type": "number", "description": "BM25 score."},
+                            "preview": {"type": "string", "description": "The first lines."},
+                        },
+                        [*_RANGE, "score", "preview"],
+                    ),
+                },
+            },
+            ["indexed", "results"],
+        ),
+    ),
+    ToolSpec(
+        "read_chunk",
+        "Read chunks",
+        "Read chunks by ID: their full text, file, line range and symbol. Pass one chunk "
+        "ID or several, separated by spaces, commas or new lines (at most "
+        f"{MAX_IDS}); an ID may be written bare (app/x.py#function-f), in backticks, as a "
+        "Markdown link target ([f](app/x.py#function-f)) or with a leading '/'. An ID that "
+        "resolves to nothing makes the result an error that names the closest existing "
+        "IDs. " + CITE,
+        _object(
+            {
+                "chunk_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_ARGUMENT,
+                    "description": "One chunk ID or several, e.g. 'app/x.py#function-f "
+                    "README.md#heading-setup'.",
+                }
+            },
+            ["chunk_id"],
+        ),
+        _object(
+            {
+                "chunks": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            **_CHUNK_FIELDS,
+                            "file_type": {"type": "string", "description": "py or md."},
+                            "text": {"type": "string", "description": "The chunk's text."},
+                        },
+                        [*_RANGE, "file_type", "text"],
+                    ),
+                },
+                "unknown": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            "chunk_id": {"type": "string", "description": "As looked up."},
+                            "suggestions": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "description": "The closest existing IDs, best first.",
+                            },
+                        },
+                        ["chunk_id", "suggestions"],
+                    ),
+                },
+            },
+            ["chunks", "unknown"],
+        ),
+    ),
+    ToolSpec(
+        "outline",
+        "Outline a file",
+        "List one file's chunks in order (chunk ID, symbol, lines) without their text, to "
+        "find the ID to cite for part of a file without reading all of it. " + CITE,
+        _object(
+            {
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_ARGUMENT,
+                    "description": "The file, relative to the repository root: 'app/x.py', "
+                    "'docs/guide.md'.",
+                }
+            },
+            ["path"],
+        ),
+        _object(
+            {
+                "path": {"type": "string", "description": "The file, relative to its root."},
+                "chunks": {
+                    "type": "array",
+                    "items": _object(dict(_CHUNK_FIELDS), list(_RANGE)),
+                },
+            },
+            ["path", "chunks"],
+        ),
+    ),
+    ToolSpec(
+        "check_citations",
+        "Check citations",
+        "Check the chunk IDs cited in a draft answer before you send it: returns every ID "
+        "in the text that resolves to no chunk, with its line, column (1-based) and the "
+        "closest existing IDs to use instead (the check `chunkls check` runs in CI). An "
+        "empty list means every cited ID exists. " + CITE,
+        _object(
+            {
+                "text": {
+                    "type": "string",
+                    "maxLength": MAX_TEXT,
+                    "description": "The draft (Markdown or plain text), at most 1 MB.",
+                }
+            },
+            ["text"],
+        ),
+        _object(
+            {
+                "checked": {"type": "integer", "description": "Chunk IDs found in the text."},
+                "problems": {
+                    "type": "array",
+                    "items": _object(
+                        {
+                            "line": {"type": "integer"},
+                            "column": {"type": "integer"},
+                            "chunk_id": {"type": "string", "description": "As looked up."},
+                            "written": {"type": "string", "description": "As in the text."},
+                            "suggestions": {"type": "array", "items": {"type": "string"}},
+                        },
+                        ["line", "column", "chunk_id", "written", "suggestions"],
+                    ),
+                },
+            },
+            ["checked", "problems"],
+        ),
+    ),
+)
+SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A tool's result: structured content, its text rendering, and whether it is
+    an error (an error may carry no structured content)."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+
+
+class BadArguments(Exception):
+    """Arguments a tool cannot take: answered as an error result with this message."""
+
+
+def error(message: str) -> Answer:
+    """An error result."""
+    return Answer(message, None, True)
+
+
+class Tools:
+    """The tools over one index (which the caller keeps current)."""
+
+    def __init__(self, index: WorkspaceIndex) -> None:
+        self.index = index
+        self.history = ChunkHistory()
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
+        """Answer one tool call (bad arguments get an error answer)."""
+        spec = SPEC_BY_NAME.get(name)
+        if spec is None:
+            return error(f"unknown tool {name!r}; the tools are: {', '.join(SPEC_BY_NAME)}")
+        arguments = arguments or {}
+        if not isinstance(arguments, Mapping):
+            return error(f"{name}: the arguments must be an object")
+        allowed = spec.input_schema["properties"]
+        unknown = [key for key in arguments if key not in allowed]
+        try:
+            if unknown:
+                raise BadArguments(
+                    f"unknown argument {unknown[0]!r}; {name} takes: {', '.join(allowed)}"
+                )
+            for required in spec.input_schema["required"]:
+                if required not in arguments:
+                    raise BadArguments(f"the argument {required!r} is required")
+            handler: Callable[[Mapping[str, Any]], Answer] = getattr(self, name)
+            return handler(arguments)
+        except BadArguments as problem:
+            return error(f"{name}: {problem}")
+
+    def _ask(self, ask: Callable[[], T]) -> T:
+        """Ask the index; when chunk texts turned out gone from its cache, read
+        those files again and ask once more (as the CLI does)."""
+        answer = ask()
+        if self.index.texts_missing and self.index.recover_texts():
+            answer = ask()
+        return answer
+
+    # -- the tools ------------------------------------------------------------------
+
+    def search_chunks(self, arguments: Mapping[str, Any]) -> Answer:
+        """BM25 results with IDs, ranges, symbols and previews."""
+        query = _string(arguments, "query", MAX_QUERY)
+        top_k = _integer(arguments, "top_k", 10, 1, MAX_TOP_K)
+        glob = _optional_string(arguments, "path_glob", MAX_QUERY)
+        if not tokenize(query):
+            raise BadArguments(
+                f"the query has no searchable terms (no letters or digits): {query!r}"
+            )
+        matcher = compile_globs([glob]) if glob else None
+        index = self.index
+        if matcher is None:
+            hits = self._ask(lambda: index.search(query, top_k))
+        else:
+            hits = [
+                hit
+                for hit in self._ask(lambda: index.search(query, len(index)))
+                if matcher.match(hit.item.chunk.source_path)
+            ][:top_k]
+        previews = [_preview(hit.item.chunk.text) for hit in hits]
+        results = [
+            {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": preview}
+            for hit, preview in zip(hits, previews, strict=True)
+        ]
+        lines = [f"Indexed {len(index)} chunks"]
+        for rank, (hit, preview) in enumerate(zip(hits, previews, strict=True), 1):
+            chunk = hit.item.chunk
+            lines.append(f"{rank}. {chunk.chunk_id} (bm25 {hit.score:.3f})")
+            lines.append(f"   {_where(chunk)}")
+            lines += [f"   | {line}" for line in preview.split("\n")]
+        if not hits:
+            where = f" in files matching {glob!r}" if glob else ""
+            lines.append(f"No chunks match {query!r}{where}.")
+        return Answer("\n".join(lines), {"indexed": len(index), "results": results})
+
+    def read_chunk(self, arguments: Mapping[str, Any]) -> Answer:
+        """Chunks by ID (any written form), or the closest IDs to unknown ones."""
+        written = _string(arguments, "chunk_id", MAX_ARGUMENT)
+        refs = [ref for ref in find_chunk_refs(written) if ref.form != "local"]
+        if not refs:
+            suggestions = self.index.suggest(written.strip().strip("`"))
+            hint = f" Closest IDs: {', '.join(suggestions)}." if suggestions else ""
+            return Answer(
+                f"read_chunk: {written.strip()[:200]!r} is not a chunk ID: an ID is "
+                "path#identity, e.g. app/x.py#function-f, app/x.py#class-Foo, "
+                f"app/x.py#module-1, README.md#heading-setup.{hint}",
+                {
+                    "chunks": [],
+                    "unknown": [{"chunk_id": written[:200], "suggestions": suggestions}],
+                },
+                True,
+            )
+        if len(refs) > MAX_IDS:
+            raise BadArguments(f"{len(refs)} chunk IDs given; at most {MAX_IDS} per call")
+        chunks: list[dict[str, Any]] = []
+        unknown: list[dict[str, Any]] = []
+        parts: list[str] = []
+        for ref in refs:
+            found = self._ask(lambda ref=ref: self.index.resolve_first(candidate_ids(ref, None)))  # type: ignore[misc]
+            if not found:
+                suggestions = self.index.suggest(ref.chunk_id)
+                unknown.append({"chunk_id": ref.chunk_id, "suggestions": suggestions})
+                hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
+                parts.append(f"unknown chunk ID {ref.chunk_id}{hint}")
+                continue
+            for entry in found:
+                chunk = entry.chunk
+                chunks.append({**_range(chunk), "file_type": chunk.file_type, "text": chunk.text})
+                # the CLI's `chunkls resolve` rendering, under the ID
+                parts.append(
+                    f"{chunk.chunk_id}\n{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n"
+                    f"{chunk.text}"
+                )
+        return Answer("\n\n".join(parts), {"chunks": chunks, "unknown": unknown}, bool(unknown))
+
+    def outline(self, arguments: Mapping[str, Any]) -> Answer:
+        """One file's chunks: IDs, symbols and lines."""
+        given = _string(arguments, "path", MAX_ARGUMENT)
+        rel_path = self._source_path(given)
+        chunks = self._ask(lambda: self._file_chunks(rel_path)) if rel_path else ()
+        if not chunks:
+            return error(self._no_chunks(given, rel_path))
+        rows = [_range(chunk) for chunk in chunks]
+        lines = [f"{rel_path}: {len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"]
+        for chunk in chunks:
+            symbol = f"  {chunk.symbol}" if chunk.symbol else ""
+            lines.append(f"{chunk.chunk_id}  lines {chunk.start_line}-{chunk.end_line}{symbol}")
+        return Answer("\n".join(lines), {"path": rel_path, "chunks": rows})
+
+    def check_citations(self, arguments: Mapping[str, Any]) -> Answer:
+        """The chunk IDs of a draft that resolve to nothing, with suggestions."""
+        text = arguments.get("text")
+        if not isinstance(text, str):
+            raise BadArguments(f"'text' must be a string, got {_type_name(text)}")
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_TEXT:
+            raise BadArguments(f"'text' is {size:,} bytes; at most {MAX_TEXT:,} are checked")
+        refs = find_chunk_refs_in(text, "markdown")
+        index = self.index
+        found = self._ask(
+            lambda: check_text(index, text, "markdown", None, None, self.history, refs)
+        )
+        positions = TextLines(text, "utf-32")
+        problems = []
+        lines = []
+        for problem in found:
+            line, column = positions.position(problem.ref.start)
+            problems.append(
+                {
+                    "line": line + 1,
+                    "column": column + 1,
+                    "chunk_id": problem.chunk_id,
+                    "written": text[problem.ref.start : problem.ref.end],
+                    "suggestions": problem.suggestions,
+                }
+            )
+            # the CLI's `chunkls check` line, with "text" for the file's name
+            hint = f" (did you mean {problem.suggestions[0]}?)" if problem.suggestions else ""
+            lines.append(f"text:{line + 1}:{column + 1}: unknown chunk ID {problem.chunk_id}{hint}")
+        if problems:
+            noun = "ID" if len(problems) == 1 else "IDs"
+            lines.append(f"{len(problems)} unknown chunk {noun} of {len(refs)} cited")
+        else:
+            lines.append(f"Every cited chunk ID resolves ({len(refs)} checked).")
+        return Answer("\n".join(lines), {"checked": len(refs), "problems": problems})
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _source_path(self, given: str) -> str | None:
+        """The root-relative path an agent meant (an absolute path inside a root, a
+        leading '/' or './', backticks, an ID's path); ``None`` for a path that
+        leaves the roots. Only compared, never opened."""
+        text = given.strip().strip("`").strip()
+        text = text.partition("#")[0]
+        if posixpath.isabs(text):
+            inside = self.index.folder_of(text)
+            if inside is not None:
+                return inside[1]
+        text = text.replace("\\", "/").lstrip("/")
+        while text.startswith("./"):
+            text = text[2:]
+        normal = posixpath.normpath(text) if text else ""
+        if normal in ("", ".") or normal == ".." or normal.startswith("../"):
+            return None
+        return normal
+
+    def _file_chunks(self, rel_path: str) -> tuple[LocatedChunk, ...]:
+        """Every chunk of a file, repeated IDs too (the first root that has it)."""
+        for folder in self.index.folders:
+            chunks = self.index.file_chunks(folder, rel_path)
+            if chunks:
+                return chunks
+        return ()
+
+    def _no_chunks(self, given: str, rel_path: str | None) -> str:
+        shown = given.strip()[:200]
+        if rel_path is None:
+            return f"outline: {shown!r} is not a path inside the repository's roots"
+        for _folder, skipped, reason in self.index.skipped():
+            if skipped == rel_path:
+                return f"outline: {rel_path} could not be chunked: {reason}"
+        near = list(
+            dict.fromkeys(
+                suggestion.partition("#")[0]
+                for suggestion in self.index.suggest(f"{rel_path}#module-1", limit=10)
+            )
+        )[:3]
+        hint = f"; did you mean: {', '.join(near)}" if near else ""
+        return (
+            f"outline: no chunks for {rel_path} (only Python and Markdown files inside the "
+            f"roots have chunks){hint}"
+        )
+
+
+def _range(chunk: LocatedChunk) -> dict[str, Any]:
+    return {
+        "chunk_id": chunk.chunk_id,
+        "path": chunk.source_path,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "symbol": chunk.symbol,
+    }
+
+
+def _where(chunk: LocatedChunk) -> str:
+    symbol = f" {chunk.symbol}" if chunk.symbol else ""
+    return f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}"
+
+
+def _preview(text: str) -> str:
+    """A chunk's first non-blank lines, cut short (a long chunk is not split whole)."""
+    head = text[: PREVIEW_CHARS * 4].split("\n")
+    lines = [line.rstrip() for line in head if line.strip()][:PREVIEW_LINES]
+    preview = "\n".join(lines)
+    return preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…"
+
+
+def _type_name(value: object) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "an object", type(None): "null"})
+    return names.get(type(value), type(value).__name__)
+
+
+def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
+    value = arguments.get(name)
+    if not isinstance(value, str):
+        raise BadArguments(f"{name!r} must be a string, got {_type_name(value)}")
+    if not value.strip():
+        raise BadArguments(f"{name!r} is empty")
+    if len(value) > limit:
+        raise BadArguments(f"{name!r} is {len(value):,} characters long; at most {limit:,}")
+    return value
+
+
+def _optional_string(arguments: Mapping[str, Any], name: str, limit: int) -> str | None:
+    if arguments.get(name) is None:
+        return None
+    return _string(arguments, name, limit)
+
+
+def _integer(arguments: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = arguments.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadArguments(f"{name!r} must be a whole number, got {_type_name(value)}")
+    if not low <= value <= high:
+        raise BadArguments(f"{name!r} must be from {low} to {high}, got {value}")
+    return value
