@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_bench
+import startup
 from jsonl_bench import bench_jsonl
 from jsonl_bench import rows as jsonl_rows
 from lsp_client import Response
@@ -681,6 +682,10 @@ def report(results: Result) -> str:
                 None,
             )
         )
+    # issue 21's rows: against the parse floor, the indexing process's peak, start-up
+    lines += [row(*fields) for fields in startup.index_rows(results)]
+    if "startup" in results:
+        lines += [row(*fields) for fields in startup.startup_rows(results["startup"]["HEAD"])]
     floor = results.get("parse_floor")
     if floor:
         lines.append(
@@ -934,6 +939,8 @@ def main() -> int:
         runs = [run_child("index", corpus, "--cache", cache, *workers) for _ in range(3)]
         results["warm_runs"] = [run["seconds"] for run in runs]
         results["warm"] = sorted(runs, key=lambda run: run["seconds"])[1]
+        print("start-up: import chunkls.cli, chunkls --help ...", file=sys.stderr)
+        results["startup"] = startup.measure_startup({"HEAD": REPO})
         print("search, side by side ...", file=sys.stderr)
         results["search"] = bench_search(corpus, cache, args.queries)
         print("the language server over stdio ...", file=sys.stderr)

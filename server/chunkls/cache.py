@@ -166,6 +166,8 @@ class FolderCache:
         self.held = 0
         """While other processes write this folder's cache (how many): writes wait."""
         self._puts: dict[str, _Put | None] = {}
+        self.pending_bytes = 0
+        """About how many bytes of chunks the rows waiting for ``flush`` hold."""
         self._touches: dict[str, tuple[int, int, str, int]] = {}
         """rel_path -> (mtime_ns, checked_ns, rel_path, generation) of rows whose
         file has a new mtime but the same content."""
@@ -345,6 +347,7 @@ class FolderCache:
         self._generation += 1
         now = time.time_ns()
         if stored is not None:
+            self.pending_bytes += len(stored.texts or b"") + 64 * len(stored.stubs)
             self._puts[rel_path] = _Put(
                 rel_path,
                 stored.mtime_ns,
@@ -398,6 +401,7 @@ class FolderCache:
         if self.held or (not self._puts and not self._touches):
             return {}
         puts, self._puts = self._puts, {}
+        self.pending_bytes = 0
         touches, self._touches = self._touches, {}
         db = self._connect()
         if db is None:
@@ -478,24 +482,41 @@ class FolderCache:
             [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
         )
         segment = snapshot.segment
+        # the arrays go in as they are, a slice at a time: no copy of the postings
+        views = [
+            ("terms", memoryview(snapshot.terms.blob)),
+            ("term_ids", _bytes_of(snapshot.terms.ids.astype(np.int32, copy=False))),
+            ("offsets", _bytes_of(segment.offsets.astype(np.int64, copy=False))),
+            ("docs", _bytes_of(segment.docs.astype(np.int32, copy=False))),
+            # as the segment keeps them: 16-bit when they all fit, else 32
+            ("tfs", _bytes_of(segment.tfs)),
+            ("lengths", _bytes_of(snapshot.lengths.astype(np.int32, copy=False))),
+        ]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 db.execute(
-                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        files,
-                        snapshot.terms.blob,
-                        snapshot.terms.ids.tobytes(),
-                        segment.offsets.astype(np.int64).tobytes(),
-                        segment.docs.astype(np.int32).tobytes(),
-                        # as the segment keeps them: 16-bit when they all fit, else 32
-                        segment.tfs.tobytes(),
-                        snapshot.lengths.astype(np.int32).tobytes(),
-                    ),
+                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, zeroblob(?), zeroblob(?),"
+                    " zeroblob(?), zeroblob(?), zeroblob(?), zeroblob(?))",
+                    (files, *(view.nbytes for _, view in views)),
                 )
+                for name, view in views:
+                    if view.nbytes:
+                        with db.blobopen("snapshot", name, 1) as blob:
+                            for start in range(0, view.nbytes, _BLOB_SLICE):
+                                blob.write(view[start : start + _BLOB_SLICE])
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
+
+
+_BLOB_SLICE = 1 << 22
+"""Bytes of a snapshot array written at a time."""
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """An array's bytes in memory order, without a copy when it is contiguous
+    (``tobytes()`` would copy; a blob column takes it as is)."""
+    return np.ascontiguousarray(array).data.cast("B")
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:

@@ -42,7 +42,7 @@ from operator import attrgetter
 from typing import Literal, NamedTuple
 from urllib.parse import quote
 
-from chunkls import json_strings, python_literals
+from chunkls import json_strings
 from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
 
 MAX_PATH = 1024
@@ -309,6 +309,10 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
     refs = find_chunk_refs(text)
     if language != "python" or not refs:
         return refs
+    # imported here: compiling its patterns is most of what loading it costs
+    # (~50 ms), and only Python text with references needs them
+    from chunkls import python_literals
+
     spans = python_literals.python_literal_spans(text, [ref.start for ref in refs])
     if spans is None:
         return refs

@@ -8,33 +8,28 @@ the subcommand's usage.
 
 from __future__ import annotations
 
+# Only what parsing the command line needs is imported here: `chunkls --help`
+# and every command start in a blink, and each command imports what it uses
+# (tests/unit/test_startup.py holds this module to an allow-list).
 import argparse
-import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from functools import partial
-from pathlib import Path
-from typing import TextIO, TypeVar
 
-from chunkls import __version__
-from chunkls.cache import cache_dir
-from chunkls.chunking import CorpusRules
-from chunkls.citations import (
-    ChunkHistory,
-    check_text,
-    language_of,
-    read_text_file,
-    walk_citation_files,
-)
-from chunkls.index import IndexedChunk, WorkspaceIndex, build_index
-from chunkls.memory import tune_allocator
-from chunkls.positions import TextLines
-from chunkls.tokens import tokenize
+TYPE_CHECKING = False
+"""``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the
+name the same way)."""
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
+    from typing import TextIO, TypeVar
+
+    from chunkls.index import IndexedChunk, WorkspaceIndex
+
+    T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -52,6 +47,8 @@ def _positive_int(text: str) -> int:
 
 
 def _check_root(text: str) -> Path:
+    from pathlib import Path
+
     root = Path(text)
     if not root.exists():
         raise UsageError(f"root {text!r} does not exist")
@@ -65,13 +62,31 @@ def _check_root(text: str) -> Path:
     return root
 
 
+class _Version(argparse.Action):
+    """``--version``: the version is looked up (package metadata) only when asked."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from chunkls import __version__
+
+        sys.stdout.write(f"chunkls {__version__}\n")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chunkls",
         description="Chunk a repository as the RAG tutorial does, search the chunks "
         "with BM25, resolve chunk IDs, or run the language server.",
     )
-    parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show program's version number and exit"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     corpus = argparse.ArgumentParser(add_help=False)
@@ -171,9 +186,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
+    from chunkls import index as workspace_index
+    from chunkls.cache import cache_dir
+    from chunkls.chunking import CorpusRules
+
     base = CorpusRules().extended(exclude_globs=args.exclude)
     bar = _ProgressBar(err)
-    index = build_index([root], base, bar.update, None if args.no_cache else cache_dir(), args.jobs)
+    index = workspace_index.build_index(
+        [root], base, bar.update, None if args.no_cache else cache_dir(), args.jobs
+    )
     bar.close()
     for folder in index.folders:
         for problem in folder.config_problems:
@@ -200,6 +221,7 @@ def _answer(index: WorkspaceIndex, ask: Callable[[], T]) -> T:
 def _every_chunk(index: WorkspaceIndex) -> Iterator[IndexedChunk]:
     """``index.chunks()``, with the files whose texts turned out gone from the
     cache read again on the way (in their place: corpus order holds)."""
+    from chunkls.index import IndexedChunk
 
     def recovered() -> Iterator[IndexedChunk]:
         missing = sorted(index.texts_missing, key=lambda key: (key[0].position, key[1]))
@@ -243,6 +265,10 @@ class _ProgressBar:
 
 
 def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+
+    from chunkls.tokens import tokenize
+
     root = _check_root(args.root)
     if not tokenize(args.query):
         raise UsageError(
@@ -274,6 +300,8 @@ def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+
     if args.root is not None and args.root_option is not None and args.root != args.root_option:
         raise UsageError(f"two roots given: {args.root!r} and --root {args.root_option!r}")
     index = _index(_check_root(args.root_option or args.root or "."), args, err)
@@ -315,6 +343,11 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+
+    from chunkls.citations import ChunkHistory, check_text, language_of, read_text_file
+    from chunkls.positions import TextLines
+
     root = _check_root(args.root)
     index = _index(root, args, err)
     folder = index.folders[0]
@@ -364,6 +397,10 @@ def _check_targets(
     must not leave: the given files (read wherever they are: asked for by name),
     every Markdown and text file of the given folders, or of the root (configured
     excludes apply); symlinks that leave the folder walked are not followed."""
+    from pathlib import Path
+
+    from chunkls.citations import walk_citation_files
+
     within = root.resolve()
     if not paths:
         return [(rel, root / rel, within) for rel in walk_citation_files(root, excluded=excluded)]
@@ -425,6 +462,8 @@ def main(
         err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
         print(f"chunkls: error: unrecognized arguments: {' '.join(unknown)}", file=err)
         return 2
+    from chunkls.memory import tune_allocator
+
     tune_allocator()
     if args.command == "serve":
         return _serve(args)

@@ -39,6 +39,8 @@ T = TypeVar("T")
 _I32 = np.int32
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
+_MERGE_BATCH = 1 << 18
+"""Postings a merge puts in place at a time."""
 _CACHE_FROM = 1
 """Terms with this many documents keep their BM25 scores between queries (all:
 a rare term's scores cost little memory, but computing them costs about as
@@ -150,7 +152,9 @@ class BM25Index(Generic[T]):
                 ids = learned.ids
             else:  # not learned, or renumbered since (terms no file used were dropped)
                 ids = self._term_ids(terms.names())
-            self._pending.append((ids[rows[0]], rows[1] + first, rows[2].copy()))
+            tfs = rows[2]  # kept 16-bit while waiting, when they fit (they are positive)
+            tfs = tfs.astype(np.uint16) if int(tfs.max()) <= 0xFFFF else tfs.copy()
+            self._pending.append((ids[rows[0]], rows[1] + first, tfs))
             self._pending_size += rows.shape[1]
 
     def learn_terms(self, terms: FileTerms) -> LearnedTerms:
@@ -235,21 +239,22 @@ class BM25Index(Generic[T]):
             self._small = Segment.build(*concat_triples(self._small_triples), size)
 
     def _merge(self) -> None:
-        """One segment of live postings, documents renumbered without the dead."""
+        """One segment of live postings, documents renumbered without the dead.
+
+        Built a batch of postings at a time (``_MERGE_BATCH``), each batch's
+        input let go of once placed: the merge holds about one copy of the
+        postings, not the three a sort of them all at once would."""
         self._changed()
         parts = [self._main.triples(), *self._small_triples, *self._pending]
+        self._main = self._small = NO_SEGMENT
         self._pending, self._small_triples = [], []
         self._pending_size = self._small_size = 0
-        terms, docs, tfs = concat_triples(parts)
-        live = self._length[: self._docs] >= 0
+        new_of: npt.NDArray[np.int64] | None = None
         if self._dead:
-            keep = live[docs]
-            terms, docs, tfs = terms[keep], docs[keep], tfs[keep]
+            live = self._length[: self._docs] >= 0
             renumber = np.cumsum(live, dtype=np.int64) - 1
-            docs = renumber[docs].astype(_I32)
             count = int(live.sum())
             self._length = self._length[: self._docs][live].copy()
-            new_of = renumber
             # the live files' slots, renumbered in order, with their new first ids
             old_slots = self._doc_slot[: self._docs][live]
             kept = [slot for slot, entry in enumerate(self._slots) if entry is not None]
@@ -266,22 +271,59 @@ class BM25Index(Generic[T]):
             self._doc_slot = slot_of_old[old_slots].astype(_I32)
             self._docs = count
             self._files = {
-                key: range(int(new_of[r.start]), int(new_of[r.start]) + len(r)) if len(r) else r
+                key: range(int(renumber[r.start]), int(renumber[r.start]) + len(r)) if len(r) else r
                 for key, r in self._files.items()
             }
             self._dead = 0
-        terms = self._drop_unused_terms(terms)
-        # doc ids only grow, so a stable sort by term keeps each list in doc order
-        self._main = Segment.build(terms, docs, tfs, len(self._vocabulary))
-        self._small = NO_SEGMENT
-
-    def _drop_unused_terms(self, terms: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-        """Forget the terms no posting has any more (those of removed files): term
-        ids are renumbered in the same order, so ``terms`` are returned renumbered."""
-        used = np.zeros(len(self._vocabulary), dtype=bool)
-        used[terms] = True
-        renumber = self._vocabulary.keep(used)
-        return terms if renumber is None else renumber[terms]
+            renumber[~live] = -1
+            new_of = renumber
+        groups = _batches(parts)
+        del parts
+        # the postings of each term: counted first, so that each batch is put in place
+        counts = np.zeros(len(self._vocabulary), dtype=np.int64)
+        wide = False  # a term frequency over 16 bits
+        for group in groups:
+            terms = np.concatenate([part[0] for part in group])
+            if new_of is not None:
+                terms = terms[new_of[np.concatenate([part[1] for part in group])] >= 0]
+            counts += np.bincount(terms, minlength=len(counts))
+            wide = wide or any(int(part[2].max()) > 0xFFFF for part in group)
+        # forget the terms no posting has any more (those of removed files)
+        term_of = self._vocabulary.keep(counts > 0)
+        if term_of is not None:
+            counts = counts[counts > 0]
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        docs = np.empty(int(offsets[-1]), dtype=_I32)
+        # as ``narrow_tfs`` keeps them (they are never negative)
+        tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16] = (
+            np.empty(int(offsets[-1]), dtype=_I32)
+            if wide
+            else np.empty(int(offsets[-1]), dtype=np.uint16)
+        )
+        cursor = offsets[:-1].copy()
+        # doc ids only grow from batch to batch, and a stable sort within one keeps
+        # each term's documents in that order
+        for n, group in enumerate(groups):
+            groups[n] = []
+            terms, group_docs, group_tfs = concat_triples(group)
+            del group
+            if new_of is not None:
+                mapped = new_of[group_docs]
+                keep = mapped >= 0
+                terms, group_tfs = terms[keep], group_tfs[keep]
+                group_docs = mapped[keep].astype(_I32)
+            if term_of is not None:
+                terms = term_of[terms]
+            order = np.argsort(terms, kind="stable")
+            terms = terms[order]
+            here = np.bincount(terms, minlength=len(counts))
+            run_start = np.cumsum(here) - here
+            at = cursor[terms] + (np.arange(len(terms), dtype=np.int64) - run_start[terms])
+            docs[at] = group_docs[order]
+            tfs[at] = group_tfs[order]
+            cursor += here
+        self._main = Segment(offsets, docs, tfs)
 
     def compact(self) -> None:
         """Merge everything into one segment and freeze the vocabulary (after a
@@ -301,6 +343,23 @@ class BM25Index(Generic[T]):
         self._settle()  # every posting in the main or the small segment
         files = [(key, self._files[key]) for key in keys if key in self._files]
         files.sort(key=lambda pair: pair[1].start)
+        main = self._main
+        if (
+            not self._dead
+            and not len(self._small.docs)
+            and sum(len(r) for _, r in files) == self._docs
+            and len(main.offsets) == len(self._vocabulary) + 1
+            and bool(np.all(main.offsets[1:] > main.offsets[:-1]))
+        ):
+            # every document in the main segment, every term used (as after a
+            # compaction): the segment as it is, documents and terms numbered alike
+            identity = np.arange(len(self._vocabulary), dtype=_I32)
+            return Snapshot(
+                [(key, len(r)) for key, r in files],
+                self._vocabulary.select(identity),
+                main,
+                self._length[: self._docs].copy(),
+            )
         old = np.concatenate(
             [np.arange(r.start, r.stop, dtype=np.int64) for _, r in files]
             or [np.zeros(0, np.int64)]
@@ -475,3 +534,24 @@ class BM25Index(Generic[T]):
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""
         return list(self._files)
+
+
+def _batches(
+    parts: list[tuple[npt.NDArray[np.int32], ...]],
+) -> list[list[tuple[npt.NDArray[np.int32], ...]]]:
+    """(term ids, docs, tfs) triples in groups of about ``_MERGE_BATCH`` postings,
+    in order."""
+    groups: list[list[tuple[npt.NDArray[np.int32], ...]]] = []
+    group: list[tuple[npt.NDArray[np.int32], ...]] = []
+    size = 0
+    for part in parts:
+        if not len(part[0]):
+            continue
+        group.append(part)
+        size += len(part[0])
+        if size >= _MERGE_BATCH:
+            groups.append(group)
+            group, size = [], 0
+    if group:
+        groups.append(group)
+    return groups

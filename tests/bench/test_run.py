@@ -34,6 +34,11 @@ ROWS = [
     "1 MB JSONL log: open to diagnostics",
     "1 MB JSONL log: hover while diagnostics are computed",
     "1 MB JSONL log: hover p50 / p95",
+    "cold index, every Python file parsed, against the parse floor",
+    "indexing process peak (a cold index with a cache)",
+    "import of chunkls.cli, its own time (-X importtime)",
+    "python -c 'import chunkls.cli', whole process",
+    "chunkls --help (python -m chunkls), whole process",
 ]
 
 
@@ -84,6 +89,11 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert results["search"]["queries"] == 8
     assert "error" not in results["jsonl"], results["jsonl"]
     assert results["jsonl"]["diagnostics"] > 0
+    startup = results["startup"]["HEAD"]
+    for kind in ("interpreter", "import_process", "help_process", "import_self"):
+        assert startup[kind]["runs"] == 20
+        assert 0 < startup[kind]["median_s"] <= startup[kind]["p95_s"]
+    assert startup["import_self"]["median_s"] < startup["import_process"]["median_s"]
     server = results["server"]
     assert "error" not in server, server
     assert server["hover_resolves"] is True

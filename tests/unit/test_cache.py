@@ -471,7 +471,7 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
     answers as if they had not gone (the CLI recovers them and asks again)."""
     import io
 
-    import chunkls.cli
+    import chunkls.index
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     (tree / "cites.md").write_text("`pkg/m3.py#function-alpha_3`, `pkg/m3.py#function-alpah_3`\n")
@@ -489,14 +489,14 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
 
     expected = [run(argv) for argv in commands]
     assert "def alpha_3" in expected[2][1] and "function-alpah_3" in expected[3][1]
-    real = chunkls.cli.build_index
+    real = chunkls.index.build_index  # the CLI imports it when a command runs
 
     def losing(*args: object, **kwargs: object) -> WorkspaceIndex:
         index = real(*args, **kwargs)  # type: ignore[arg-type]
         _lose_texts(tree, tmp_path / "xdg" / "chunkls", how)
         return index
 
-    monkeypatch.setattr(chunkls.cli, "build_index", losing)
+    monkeypatch.setattr(chunkls.index, "build_index", losing)
     assert [run(argv) for argv in commands] == expected
 
 

@@ -351,3 +351,63 @@ def test_file_terms_packed_in_one_blob_index_the_same(texts: list[str]) -> None:
     blob.add_file_terms((0, "f"), items, packed)
     for query in ["chunk", "café x", "b c", "retriever"]:
         assert blob.search(query) == plain.search(query)
+
+
+def _snapshot_arrays(index: BM25Index[str]) -> tuple[object, ...]:
+    snapshot = index.snapshot(sorted(index.file_keys()))
+    segment = snapshot.segment
+    return (
+        # files without documents sit where they were added: compared as a set
+        [(key, count) for key, count in snapshot.files if count],
+        sorted(snapshot.files),
+        snapshot.terms.names(),
+        segment.offsets.tolist(),
+        segment.docs.tolist(),
+        segment.tfs.tolist(),
+        segment.tfs.dtype,
+        snapshot.lengths.tolist(),
+    )
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64, 1 << 20])
+def test_a_merge_a_few_postings_at_a_time_equals_one_at_once(
+    batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge (compaction) places its postings a batch at a time (``_MERGE_BATCH``),
+    dropping removed files' documents and unused terms: the same segment, the
+    same snapshot and the same scores as an index built afresh."""
+    import chunkls.search
+
+    rng = random.Random(5)
+    corpus = random_corpus(rng, 60)
+    removed = set(rng.sample(sorted(corpus), 20))
+    monkeypatch.setattr(chunkls.search, "_MERGE_BATCH", batch)
+    index = index_of(corpus)
+    for name in sorted(removed):
+        index.remove_file((0, name))
+    index.add_file((0, "zz_new.py"), [("alpha unique_term_here", "zz_new.py:0")])
+    live = {k: v for k, v in corpus.items() if k not in removed}
+    live["zz_new.py"] = ["alpha unique_term_here"]
+    index.compact()
+    monkeypatch.setattr(chunkls.search, "_MERGE_BATCH", 1 << 20)
+    reference = fresh(live)
+    reference.compact()
+    queries = [*QUERIES, "unique term here"]
+    assert results(index, queries) == results(reference, queries)
+    assert _snapshot_arrays(index) == _snapshot_arrays(reference)
+
+
+def test_a_snapshot_of_a_compacted_index_is_its_segment_as_it_is() -> None:
+    """After a compaction the snapshot of every file is the main segment itself
+    (no copy of the postings), equal to the one cut from an index holding a
+    removed file's documents besides."""
+    rng = random.Random(9)
+    corpus = random_corpus(rng, 40)
+    compacted = index_of(corpus)
+    compacted.compact()
+    snapshot = compacted.snapshot(sorted(compacted.file_keys()))
+    assert snapshot.segment is compacted._main
+    cut = index_of({**corpus, "zz_gone.py": ["alpha beta gone_term"]})
+    cut.search("alpha")  # merged, with the extra file
+    cut.remove_file((0, "zz_gone.py"))  # a dead document: the general path
+    assert _snapshot_arrays(cut) == _snapshot_arrays(compacted)

@@ -38,13 +38,15 @@ Item = tuple[FileKey, int, int]
 
 TUNABLES = {
     (search, "_MERGE_AT"): st.sampled_from([1, 3, 10, 100_000]),
+    (search, "_MERGE_BATCH"): st.sampled_from([1, 2, 7, 1 << 20]),
     (search, "_CACHE_FROM"): st.sampled_from([1, 1_000]),
     (ranking, "_SCORE_ALL_BELOW"): st.sampled_from([0, 1_000]),
     (ranking, "_EXACT_UP_TO"): st.sampled_from([0, 2_000]),
     (ranking, "_SEEDS"): st.sampled_from([0, 1_000]),
 }
 """The engine's thresholds, set per example (small ones: merges and cached terms
-often, every way of finding candidates)."""
+often, a merge's postings put in place a few at a time, every way of finding
+candidates)."""
 
 
 class Tuned(RuleBasedStateMachine):

@@ -35,6 +35,9 @@ REUSE_STEP = 500
 """Cached files linked between two yields of a warm start."""
 FREEZE_FROM = 10_000
 """New terms from which a bulk pass folds them into the vocabulary's table."""
+STREAM_BYTES = 8 << 20
+"""Chunks waiting for the cache from which a short-lived bulk pass writes them
+(and lets go of their texts): its memory does not grow with the corpus's text."""
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a folder is indexed."""
@@ -62,8 +65,10 @@ class BulkIndexer:
         pass then makes the files searchable once they are all chunked, so that the
         term strings it makes die together (``_search_deferred``). A short-lived
         process (the CLI, a separate indexing process) makes each file searchable
-        as it arrives, while the workers chunk the next ones, and leaves the
-        vocabulary unfolded (a process about to end has no use for the memory)."""
+        as it arrives, while the workers chunk the next ones, writes the chunks
+        to the cache as they come (``STREAM_BYTES`` at a time) and lets go of
+        their texts, and folds the vocabulary into its table only when a
+        snapshot is to be saved (a process about to end has no other use for it)."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
         """The separate indexing processes running, by folder."""
 
@@ -112,15 +117,24 @@ class BulkIndexer:
                         done = total - len(todo)
                         yield done, total
                 folder.deferred = {} if self.long_lived else None
+                stream = None if self.long_lived else folder.cache
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
                     if result is not None:
                         if result.rel_path not in folder.touched:
                             apply(store, folder, result)
                         done += 1
+                        if stream is not None and stream.pending_bytes >= STREAM_BYTES:
+                            store.let_go_of_texts(folder, stream.flush())
                     yield done, total
                 if self.long_lived:
                     for _ in self._search_deferred(folder):
                         yield done, total
+                elif folder.cache is not None and folder.cache.usable:
+                    # one segment, the vocabulary one table: the snapshot saved
+                    # next is then made without a copy of the postings
+                    release_memory()  # what the chunks streamed to the cache held
+                    store.search_index.freeze_vocabulary()  # its dict gone before
+                    store.search_index.compact()
                 # the index is long-lived and acyclic: keep the collector off it for good
                 gc.freeze()
             store.save(folder)

@@ -1,0 +1,154 @@
+"""Start-up: ``import chunkls.cli`` (all that ``chunkls --help`` needs) imports
+nothing beyond the command-line parser; each command imports what it uses, and
+only ``chunkls serve`` the language-server stack (issue 21.2).
+
+The modules are listed in a fresh interpreter, against an allow-list: what
+argparse itself loads to parse, print help and report a usage error (measured
+on the interpreter running the test, so another Python version's argparse is
+allowed its own), plus the few modules named here. Any other module imported
+eagerly fails the test: numpy, pygls, lsprotocol, cattrs, sqlite3, the MCP SDK
+and whatever a new command brings.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+import chunkls
+from chunkls import cli
+
+ALLOWED = frozenset(
+    {
+        "chunkls",
+        "chunkls.cli",
+        "__future__",  # `from __future__ import annotations`
+        "contextlib",  # the parser's output redirected to the given streams
+    }
+)
+"""What ``chunkls.cli`` may import besides what ``argparse`` imports."""
+
+SERVER_STACK = frozenset(
+    {"pygls", "lsprotocol", "cattrs", "mcp", "pydantic", "anyio", "chunkls.lsp"}
+)
+"""Modules that only ``chunkls serve`` (and ``chunkls mcp``) may import."""
+
+
+def _modules_after(code: str) -> set[str]:
+    """The modules loaded in a fresh interpreter after running ``code``."""
+    script = f"{code}\nimport sys\nsys.stdout.write('\\n'.join(sorted(sys.modules)))\n"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    return set(done.stdout.split())
+
+
+ARGPARSE_AT_WORK = """
+import argparse, contextlib, io
+parser = argparse.ArgumentParser(prog="p")
+parser.add_argument("--flag", type=int)
+parser.add_subparsers().add_parser("sub")
+for argv in (["--help"], ["sub", "--help"], ["--flag", "x"], ["nothing"]):
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            parser.parse_args(argv)
+    except SystemExit:
+        pass
+"""
+"""A plain parser printing its help and its usage errors: the modules argparse
+itself loads for that (``shutil`` for the terminal's width, ``gettext``...)."""
+
+
+def _unexpected(code: str) -> set[str]:
+    """The modules ``code`` loads beyond argparse's own and the allow-list."""
+    allowed = _modules_after(ARGPARSE_AT_WORK) | ALLOWED
+    return _modules_after(code) - allowed
+
+
+def test_the_allow_list_check_sees_an_extra_import() -> None:
+    """The check can fail: a module imported beside the CLI is reported."""
+    assert _unexpected("import chunkls.cli, json") >= {"json", "json.decoder"}
+    assert "numpy" in _unexpected("import chunkls.cli, numpy")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import chunkls.cli",
+        "from chunkls.cli import main",  # the console script's entry point
+        "import chunkls",
+    ],
+)
+def test_importing_the_cli_loads_only_the_argument_parser(code: str) -> None:
+    assert _unexpected(code) == set()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["search", "--help"],
+        ["chunks", "--help"],
+        ["resolve", "--help"],
+        ["check", "--help"],
+        ["serve", "--help"],
+        ["mcp", "--help"],
+        ["no-such-command"],
+    ],
+)
+def test_help_and_usage_errors_load_only_the_argument_parser(argv: list[str]) -> None:
+    code = f"import io\nfrom chunkls.cli import main\nmain({argv!r}, io.StringIO(), io.StringIO())"
+    assert _unexpected(code) == set()
+
+
+def test_commands_other_than_serve_never_load_the_server_stack(tmp_path: Path) -> None:
+    """A CLI command indexes and answers without pygls, lsprotocol, cattrs or MCP."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text("def alpha():\n    return 1\n")
+    (root / "notes.md").write_text("# Notes\n\nsee `m.py#function-alpha`\n")
+    cache = tmp_path / "xdg"
+    for argv in (
+        ["search", "alpha", "--root", str(root)],
+        ["chunks", str(root)],
+        ["resolve", "m.py#function-alpha", "--root", str(root)],
+        ["check", "--root", str(root)],
+    ):
+        code = (
+            "import io, os\n"
+            f"os.environ['XDG_CACHE_HOME'] = {str(cache)!r}\n"
+            "from chunkls.cli import main\n"
+            "out = io.StringIO()\n"
+            f"assert main({argv!r}, out, io.StringIO()) == 0, out.getvalue()"
+        )
+        loaded = _modules_after(code)
+        assert "chunkls.index" in loaded  # it did index
+        heavy = {m for m in loaded if m.split(".")[0] in SERVER_STACK or m in SERVER_STACK}
+        heavy |= {m for m in loaded if m.startswith("chunkls.lsp")}
+        assert heavy == set(), argv
+
+
+def test_version_is_the_package_metadatas() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["--version"], out, err) == 0
+    assert out.getvalue() == f"chunkls {version('chunkls')}\n"
+    assert chunkls.__version__ == version("chunkls")
+
+
+def test_the_package_has_no_other_lazy_attribute() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = chunkls.no_such_name  # type: ignore[attr-defined]
+
+
+def test_help_lists_the_commands() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["--help"], out, err) == 0
+    for command in ("search", "chunks", "resolve", "check", "serve", "--version"):
+        assert command in out.getvalue()
