@@ -217,7 +217,15 @@ def measure_freshness(files: int, env: dict[str, str]) -> Result:
 def measure(corpus: Path, files: int = 2000) -> Result:
     """Every MCP figure (on a cache of its own)."""
     cache = tempfile.mkdtemp(prefix="chunkls-mcp-bench-")
-    env = {**os.environ, "XDG_CACHE_HOME": cache}
+    # bytecode written (outside the trees), as an installed chunkls and SDK have
+    # it: this environment may set PYTHONDONTWRITEBYTECODE, and the SDK's modules
+    # compiled from source at every start would be timed instead of the start
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": cache,
+        "PYTHONPYCACHEPREFIX": os.path.join(cache, "pycache"),
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         return {**measure_calls(corpus, env), "freshness": measure_freshness(files, env)}
     finally:
