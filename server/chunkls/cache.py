@@ -28,14 +28,16 @@ from typing import NamedTuple
 import numpy as np
 
 from chunkls import __version__
-from chunkls.postings import Segment, Snapshot
+from chunkls.postings import Segment, Snapshot, bucket_rows
 from chunkls.store import StoredFile, encode_stubs
 from chunkls.terms import TermTable
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 5
-"""Bump when the tables or blob layouts change."""
+SCHEMA = 6
+"""Bump when the tables or blob layouts change (6: a file's chunks in their own
+table, ``contents``, beside a narrow ``files``; the search postings also by
+term bucket, ``term_buckets``, so that a query reads only its terms')."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -115,9 +117,13 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     digest BLOB,
     skipped TEXT,
-    stubs BLOB,
     generation INTEGER NOT NULL,
     checked_ns INTEGER NOT NULL,
+    chunks INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS contents (
+    rel_path TEXT PRIMARY KEY,
+    stubs BLOB NOT NULL,
     texts BLOB
 );
 CREATE TABLE IF NOT EXISTS snapshot (
@@ -128,15 +134,30 @@ CREATE TABLE IF NOT EXISTS snapshot (
     offsets BLOB NOT NULL,
     docs BLOB NOT NULL,
     tfs BLOB NOT NULL,
-    lengths BLOB NOT NULL
+    lengths BLOB NOT NULL,
+    buckets INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS term_buckets (
+    bucket INTEGER PRIMARY KEY,
+    terms BLOB NOT NULL,
+    counts BLOB NOT NULL,
+    docs BLOB NOT NULL,
+    tfs BLOB NOT NULL
 );
 """
+"""``files``: a row per corpus file, only what a start-up compares with the disk
+(a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
+``snapshot``: the folder's search postings as whole arrays (a server loads
+them at once); ``term_buckets``: the same postings grouped by a hash of the
+term (``bucket_of``), so that a query reads a few rows (see
+``chunkls.index.ondisk``)."""
+
+_DROPPED = ("files", "contents", "snapshot", "term_buckets")
+"""The tables an emptied cache starts afresh (another schema may have other columns)."""
 
 
 class _Put(NamedTuple):
-    """A row to write: the columns of ``files`` in order (the texts last: a
-    start-up reads every column but the texts, and SQLite reads a row's columns
-    in order, through the overflow pages of a long one before them)."""
+    """A row to write: the columns of ``files``, then those of ``contents``."""
 
     rel_path: str
     mtime_ns: int
@@ -147,6 +168,8 @@ class _Put(NamedTuple):
     generation: int
     checked_ns: int
     texts: bytes | None
+    chunks: int
+    """How many chunks (the length of the stubs)."""
 
 
 class FolderCache:
@@ -213,8 +236,8 @@ class FolderCache:
                     with db:
                         db.execute("BEGIN IMMEDIATE")
                         # another schema may have other columns: start afresh
-                        db.execute("DROP TABLE IF EXISTS files")
-                        db.execute("DROP TABLE IF EXISTS snapshot")
+                        for table in _DROPPED:
+                            db.execute(f"DROP TABLE IF EXISTS {table}")
                         db.execute("DELETE FROM meta")
                         db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
                     db.executescript(_TABLES)
@@ -266,7 +289,7 @@ class FolderCache:
                         checked_ns,
                     ) in db.execute(
                         "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
-                        " generation, checked_ns FROM files"
+                        " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
                     )
                 }
                 snapshot, generations = self._load_snapshot(db)
@@ -355,6 +378,7 @@ class FolderCache:
                 self._generation,
                 now,
                 stored.texts,
+                len(stored.stubs),
             )
         elif skipped is not None:
             reason, mtime_ns, size = skipped
@@ -368,6 +392,7 @@ class FolderCache:
                 self._generation,
                 now,
                 None,
+                0,
             )
         else:
             self._puts[rel_path] = None
@@ -410,23 +435,26 @@ class FolderCache:
                 row.size,
                 row.digest,
                 None if row.skipped is None else _to_db(row.skipped),
-                row.stubs,
                 row.generation,
                 row.checked_ns,
-                row.texts,
+                row.chunks,
             )
             for row in rows
         ]
+        contents = [
+            (_to_db(row.rel_path), row.stubs, row.texts) for row in rows if row.stubs is not None
+        ]
+        gone = [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
+                db.executemany("DELETE FROM files WHERE rel_path = ?", gone)
                 db.executemany(
-                    "DELETE FROM files WHERE rel_path = ?",
-                    [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None],
+                    "DELETE FROM contents WHERE rel_path = ?",
+                    gone + [(_to_db(row.rel_path),) for row in rows if row.stubs is None],
                 )
-                db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values
-                )
+                db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+                db.executemany("INSERT OR REPLACE INTO contents VALUES (?, ?, ?)", contents)
                 db.executemany(
                     "UPDATE files SET mtime_ns = ?, checked_ns = ?"
                     " WHERE rel_path = ? AND generation = ?",
@@ -452,7 +480,8 @@ class FolderCache:
             return None
         try:
             found = db.execute(
-                "SELECT texts FROM files WHERE rel_path = ? AND generation = ?",
+                "SELECT texts FROM files JOIN contents USING (rel_path)"
+                " WHERE rel_path = ? AND generation = ?",
                 (_to_db(rel_path), generation),
             ).fetchone()
         except (sqlite3.Error, OSError) as error:
@@ -478,11 +507,14 @@ class FolderCache:
             [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
         )
         segment = snapshot.segment
+        buckets, rows = bucket_rows(snapshot)
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
+                db.execute("DELETE FROM term_buckets")
+                db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", rows)
                 db.execute(
-                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         files,
                         snapshot.terms.blob,
@@ -492,6 +524,7 @@ class FolderCache:
                         # as the segment keeps them: 16-bit when they all fit, else 32
                         segment.tfs.tobytes(),
                         snapshot.lengths.astype(np.int32).tobytes(),
+                        buckets,
                     ),
                 )
         except (sqlite3.Error, OSError) as error:

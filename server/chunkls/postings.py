@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from chunkls.buckets import bucket_count, bucket_of
 from chunkls.terms import TermTable
 
 FileKey = tuple[int, str]
@@ -138,3 +139,48 @@ def concat_triples(
         np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
         np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
     )
+
+
+BucketRow = tuple[int, bytes, bytes, bytes, bytes]
+"""One saved bucket: (bucket, its terms NUL-joined, int32 postings count of
+each, int32 documents, term frequencies as the segment keeps them)."""
+
+
+def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
+    """A snapshot's postings grouped by term bucket (``chunkls.buckets``): the
+    number of buckets, and a row per bucket that has terms. Each term's
+    documents are ascending, as in the snapshot once read."""
+    table = snapshot.terms
+    segment = docs_ascending(snapshot.segment)
+    names = table.blob[:-1].split(b"\0") if table.blob else []
+    buckets = bucket_count(len(names))
+    of = np.fromiter((bucket_of(name, buckets) for name in names), np.int64, len(names))
+    order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
+    ids = table.ids[order].astype(np.int64)
+    starts = segment.offsets[ids]
+    counts = segment.offsets[ids + 1] - starts
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    gather = np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=np.int64)
+    docs = segment.docs[gather].astype(_I32, copy=False)
+    tfs = segment.tfs[gather]
+    per_bucket = np.bincount(of, minlength=buckets)
+    term_ends = np.cumsum(per_bucket).tolist()
+    posting_ends = [0, *ends.tolist()]
+    counts32 = counts.astype(_I32)
+    rows: list[BucketRow] = []
+    low = 0
+    for bucket, high in enumerate(term_ends):
+        if high > low:
+            first, last = posting_ends[low], posting_ends[high]
+            rows.append(
+                (
+                    bucket,
+                    b"\0".join([names[i] for i in order[low:high].tolist()]),
+                    counts32[low:high].tobytes(),
+                    docs[first:last].tobytes(),
+                    tfs[first:last].tobytes(),
+                )
+            )
+        low = high
+    return buckets, rows

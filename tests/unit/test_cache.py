@@ -183,13 +183,13 @@ def _corrupt(path: Path, how: str) -> None:
         path.write_bytes(data[: len(data) // 3])
     elif how == "rows":
         db = sqlite3.connect(path)
-        db.execute("UPDATE files SET stubs = x'00ff'")
+        db.execute("UPDATE contents SET stubs = x'00ff'")
         db.execute("UPDATE snapshot SET docs = x'0102'")
         db.commit()
         db.close()
     elif how == "texts":  # found only when a text is needed: the file is read again
         db = sqlite3.connect(path)
-        db.execute("UPDATE files SET texts = x'789c00ff'")
+        db.execute("UPDATE contents SET texts = x'789c00ff'")
         db.commit()
         db.close()
 

@@ -1,0 +1,26 @@
+"""Term buckets: how the persistent index groups search postings so that a
+query reads only the rows of its own terms (``chunkls.index.ondisk``).
+
+A term's bucket is a stable hash of its UTF-8 bytes (CRC-32, the same in every
+process and on every platform) modulo the number of buckets, chosen when the
+postings are saved (about ``TERMS_PER_BUCKET`` terms each).
+"""
+
+from __future__ import annotations
+
+from zlib import crc32
+
+TERMS_PER_BUCKET = 32
+"""Terms per bucket on average: a query reads one row per distinct term, of
+about this many terms' postings (a few kB, unless it shares one with a common
+term)."""
+
+
+def bucket_count(terms: int) -> int:
+    """How many buckets postings of this many terms are saved in."""
+    return max(1, terms // TERMS_PER_BUCKET)
+
+
+def bucket_of(term: bytes, buckets: int) -> int:
+    """The bucket of a term (UTF-8 encoded)."""
+    return crc32(term) % buckets
