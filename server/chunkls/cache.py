@@ -453,7 +453,9 @@ class FolderCache:
                     "DELETE FROM contents WHERE rel_path = ?",
                     gone + [(_to_db(row.rel_path),) for row in rows if row.stubs is None],
                 )
-                db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+                db.executemany(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
+                )
                 db.executemany("INSERT OR REPLACE INTO contents VALUES (?, ?, ?)", contents)
                 db.executemany(
                     "UPDATE files SET mtime_ns = ?, checked_ns = ?"
