@@ -76,8 +76,8 @@ class DiskIndex:
         self._lengths: array[int] | None = None
         self._chunks: dict[str, tuple[LocatedChunk, ...]] = {}
         self._paths: PathGrams | None = None
-        self.rows_read = 0
-        """Rows of ``contents`` and ``term_buckets`` read so far (for tests)."""
+        self.rows_read: dict[str, int] = {"contents": 0, "term_buckets": 0}
+        """Rows read so far, by table (what a question cost)."""
 
     def __len__(self) -> int:
         return self._starts[-1]
@@ -108,6 +108,7 @@ class DiskIndex:
         ).fetchone()
         if found is None:
             raise Stale(f"{rel_path}: no chunks in the cache")
+        self.rows_read["contents"] += 1
         stubs_blob, texts = found
         try:
             stubs = decode_stubs(stubs_blob)
@@ -122,7 +123,6 @@ class DiskIndex:
             cursor = self._db.execute(sql, tuple(parameters))
         except (sqlite3.Error, OSError) as error:
             raise Stale(f"cannot read the index cache ({error})") from None
-        self.rows_read += 1
         return cursor
 
     # -- the query API (as ``ChunkStore``'s, for one folder) -------------------------
@@ -180,6 +180,7 @@ class DiskIndex:
         """Every chunk ID in corpus order (files by path): stubs only are read."""
         stubs: dict[str, list[str]] = {}
         for rel_path, blob in self._fetch("SELECT rel_path, stubs FROM contents"):
+            self.rows_read["contents"] += 1
             try:
                 stubs[_from_db(rel_path)] = [stub[0] for stub in decode_stubs(blob)]
             except ValueError as error:
@@ -280,6 +281,15 @@ class DiskIndex:
             f"SELECT bucket, terms, counts, docs, tfs FROM term_buckets WHERE bucket IN ({marks})",
             wanted,
         ).fetchall()
+        self.rows_read["term_buckets"] += len(rows)
+        try:
+            return self._decode(rows, wanted)
+        except (ValueError, TypeError, AttributeError) as error:
+            raise Stale(f"damaged search postings in the index cache ({error})") from None
+
+    def _decode(
+        self, rows: list[tuple[int, bytes, bytes, bytes, bytes]], wanted: dict[int, list[str]]
+    ) -> dict[str, tuple[array[int], array[int]]]:
         found: dict[str, tuple[array[int], array[int]]] = {}
         for bucket, names_blob, counts_blob, docs_blob, tfs_blob in rows:
             names = names_blob.split(b"\0")
