@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import entry_points
 from lsp_client import Response
 
 REPO = Path(__file__).resolve().parents[1]
@@ -879,6 +880,13 @@ def main() -> int:
     parser.add_argument(
         "--only", choices=("server",), help="run one section only (for trying it out)"
     )
+    parser.add_argument(
+        "--entry-baseline",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a checkout (with its .venv) whose entry points are timed beside these",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -933,9 +941,14 @@ def main() -> int:
             results["server"] = bench_server(corpus)
         except Exception as error:  # report, never fake a figure
             results["server"] = {"error": repr(error)}
+        print("entry points as whole processes (bench/entry_points.py) ...", file=sys.stderr)
+        try:
+            results["entry_points"] = entry_points.measure(corpus, args.entry_baseline, 7)
+        except Exception as error:
+            results["entry_points"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    table = report(results)
+    table = "\n".join([report(results), *entry_points.report(results.get("entry_points", {}))])
     results["table"] = table
     print(table)
     args.json.parent.mkdir(parents=True, exist_ok=True)
