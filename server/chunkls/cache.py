@@ -128,14 +128,14 @@ CREATE TABLE IF NOT EXISTS contents (
 );
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
+    buckets INTEGER NOT NULL,
     files BLOB NOT NULL,
+    lengths BLOB NOT NULL,
     terms BLOB NOT NULL,
     term_ids BLOB NOT NULL,
     offsets BLOB NOT NULL,
     docs BLOB NOT NULL,
-    tfs BLOB NOT NULL,
-    lengths BLOB NOT NULL,
-    buckets INTEGER NOT NULL
+    tfs BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS term_buckets (
     bucket INTEGER PRIMARY KEY,
@@ -148,9 +148,10 @@ CREATE TABLE IF NOT EXISTS term_buckets (
 """``files``: a row per corpus file, only what a start-up compares with the disk
 (a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
 ``snapshot``: the folder's search postings as whole arrays (a server loads
-them at once); ``term_buckets``: the same postings grouped by a hash of the
-term (``bucket_of``), so that a query reads a few rows (see
-``chunkls.index.ondisk``)."""
+them at once; the columns a reader in place needs come first: SQLite reaches a
+column through the overflow pages of the long ones before it);
+``term_buckets``: the same postings grouped by a hash of the term
+(``bucket_of``), so that a query reads a few rows (see ``chunkls.index.ondisk``)."""
 
 _DROPPED = ("files", "contents", "snapshot", "term_buckets")
 """The tables an emptied cache starts afresh (another schema may have other columns)."""
@@ -516,17 +517,18 @@ class FolderCache:
                 db.execute("DELETE FROM term_buckets")
                 db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", rows)
                 db.execute(
-                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO snapshot (id, buckets, files, lengths, terms,"
+                    " term_ids, offsets, docs, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
+                        buckets,
                         files,
+                        snapshot.lengths.astype(np.int32).tobytes(),
                         snapshot.terms.blob,
                         snapshot.terms.ids.tobytes(),
                         segment.offsets.astype(np.int64).tobytes(),
                         segment.docs.astype(np.int32).tobytes(),
                         # as the segment keeps them: 16-bit when they all fit, else 32
                         segment.tfs.tobytes(),
-                        snapshot.lengths.astype(np.int32).tobytes(),
-                        buckets,
                     ),
                 )
         except (sqlite3.Error, OSError) as error:

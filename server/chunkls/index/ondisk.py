@@ -355,16 +355,9 @@ def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> Di
         "SELECT rel_path, mtime_ns, size, digest, skipped, generation, checked_ns, chunks"
         " FROM files"
     ):
-        name = _from_db(rel_path)
-        rows[name] = Row(
-            mtime_ns,
-            size,
-            digest,
-            None if skipped is None else _from_db(skipped),
-            None,
-            generation,
-            checked_ns,
-        )
+        name = rel_path if isinstance(rel_path, str) else _from_db(rel_path)
+        reason = skipped if skipped is None or isinstance(skipped, str) else _from_db(skipped)
+        rows[name] = Row(mtime_ns, size, digest, reason, None, generation, checked_ns)
         counts[name] = chunks
     walk = walk_corpus(folder.root, folder.rules)
     if len(walk.files) != len(rows):
