@@ -21,6 +21,11 @@ def bucket_count(terms: int) -> int:
     return max(1, terms // TERMS_PER_BUCKET)
 
 
+term_hash = crc32
+"""The hash of a term's UTF-8 bytes that ``bucket_of`` takes modulo the buckets
+(a writer may hash many terms, then take the modulo at once)."""
+
+
 def bucket_of(term: bytes, buckets: int) -> int:
     """The bucket of a term (UTF-8 encoded)."""
-    return crc32(term) % buckets
+    return term_hash(term) % buckets

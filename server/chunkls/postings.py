@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.buckets import bucket_count, bucket_of
+from chunkls.buckets import bucket_count, term_hash
 from chunkls.terms import TermTable
 
 FileKey = tuple[int, str]
@@ -141,7 +141,7 @@ def concat_triples(
     )
 
 
-BucketRow = tuple[int, bytes, bytes, bytes, bytes]
+BucketRow = tuple[int, bytes, memoryview, memoryview, memoryview]
 """One saved bucket: (bucket, its terms NUL-joined, int32 postings count of
 each, int32 documents, term frequencies as the segment keeps them)."""
 
@@ -154,8 +154,10 @@ def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
     segment = docs_ascending(snapshot.segment)
     names = table.blob[:-1].split(b"\0") if table.blob else []
     buckets = bucket_count(len(names))
-    of = np.fromiter((bucket_of(name, buckets) for name in names), np.int64, len(names))
+    # ``bucket_of`` of every term, the modulo taken at once
+    of = np.fromiter(map(term_hash, names), np.int64, len(names)) % buckets
     order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
+    ordered = list(map(names.__getitem__, order.tolist()))
     ids = table.ids[order].astype(np.int64)
     starts = segment.offsets[ids]
     counts = segment.offsets[ids + 1] - starts
@@ -164,10 +166,10 @@ def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
     gather = np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=np.int64)
     docs = segment.docs[gather].astype(_I32, copy=False)
     tfs = segment.tfs[gather]
+    counts32 = counts.astype(_I32)
     per_bucket = np.bincount(of, minlength=buckets)
     term_ends = np.cumsum(per_bucket).tolist()
     posting_ends = [0, *ends.tolist()]
-    counts32 = counts.astype(_I32)
     rows: list[BucketRow] = []
     low = 0
     for bucket, high in enumerate(term_ends):
@@ -176,10 +178,10 @@ def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
             rows.append(
                 (
                     bucket,
-                    b"\0".join([names[i] for i in order[low:high].tolist()]),
-                    counts32[low:high].tobytes(),
-                    docs[first:last].tobytes(),
-                    tfs[first:last].tobytes(),
+                    b"\0".join(ordered[low:high]),
+                    counts32[low:high].data,  # (no copy: SQLite reads the buffer)
+                    docs[first:last].data,
+                    tfs[first:last].data,
                 )
             )
         low = high
