@@ -133,9 +133,7 @@ CREATE TABLE IF NOT EXISTS snapshot (
     lengths BLOB NOT NULL,
     terms BLOB NOT NULL,
     term_ids BLOB NOT NULL,
-    offsets BLOB NOT NULL,
-    docs BLOB NOT NULL,
-    tfs BLOB NOT NULL
+    offsets BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS term_buckets (
     bucket INTEGER PRIMARY KEY,
@@ -147,11 +145,15 @@ CREATE TABLE IF NOT EXISTS term_buckets (
 """
 """``files``: a row per corpus file, only what a start-up compares with the disk
 (a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
-``snapshot``: the folder's search postings as whole arrays (a server loads
-them at once; the columns a reader in place needs come first: SQLite reaches a
-column through the overflow pages of the long ones before it);
-``term_buckets``: the same postings grouped by a hash of the term
-(``bucket_of``), so that a query reads a few rows (see ``chunkls.index.ondisk``)."""
+``snapshot`` and ``term_buckets``: the folder's search postings. Terms are
+grouped by a hash (``chunkls.buckets``) and numbered bucket by bucket, so each
+bucket's postings are one row (a query reads a few, see
+``chunkls.index.ondisk``) and all of them in bucket order are the whole
+segment (a server reads them at once). ``snapshot`` holds the rest: the
+files, the documents' lengths, the term table and the segment's offsets (its
+small columns first: SQLite reaches a column through the overflow pages of
+the long ones before it)."""
+
 
 _DROPPED = ("files", "contents", "snapshot", "term_buckets")
 """The tables an emptied cache starts afresh (another schema may have other columns)."""
@@ -307,11 +309,15 @@ class FolderCache:
     @staticmethod
     def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
         row = db.execute(
-            "SELECT files, terms, term_ids, offsets, docs, tfs, lengths FROM snapshot WHERE id = 1"
+            "SELECT files, lengths, terms, term_ids, offsets FROM snapshot WHERE id = 1"
         ).fetchone()
         if row is None:
             return None, {}
-        files_blob, terms_blob, term_ids, offsets, docs, tfs, lengths = row
+        files_blob, lengths, terms_blob, term_ids, offsets = row
+        parts = db.execute("SELECT counts, docs, tfs FROM term_buckets ORDER BY bucket").fetchall()
+        per_term = b"".join(part[0] for part in parts)
+        docs = b"".join(part[1] for part in parts)
+        tfs = b"".join(part[2] for part in parts)
         files = marshal.loads(files_blob)
         terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
         # term frequencies were saved 16-bit when they fitted (half the documents' bytes)
@@ -327,6 +333,7 @@ class FolderCache:
             len(segment.offsets) != len(terms) + 1
             or len(segment.docs) != len(segment.tfs)
             or int(segment.offsets[-1]) != len(segment.docs)
+            or not np.array_equal(np.frombuffer(per_term, dtype=np.int32), np.diff(segment.offsets))
             or counts != len(lengths_array)
             or (len(segment.docs) and int(segment.docs.max()) >= counts)
             or (len(terms) and np.bincount(terms.ids, minlength=len(terms)).max() != 1)
@@ -509,26 +516,22 @@ class FolderCache:
         files = marshal.dumps(
             [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
         )
-        segment = snapshot.segment
-        buckets, rows = bucket_rows(snapshot)
+        saved = bucket_rows(snapshot)
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 db.execute("DELETE FROM term_buckets")
-                db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", rows)
+                db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", saved.rows)
                 db.execute(
                     "INSERT OR REPLACE INTO snapshot (id, buckets, files, lengths, terms,"
-                    " term_ids, offsets, docs, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " term_ids, offsets) VALUES (1, ?, ?, ?, ?, ?, ?)",
                     (
-                        buckets,
+                        saved.buckets,
                         files,
                         snapshot.lengths.astype(np.int32).tobytes(),
                         snapshot.terms.blob,
-                        snapshot.terms.ids.tobytes(),
-                        segment.offsets.astype(np.int64).tobytes(),
-                        segment.docs.astype(np.int32).tobytes(),
-                        # as the segment keeps them: 16-bit when they all fit, else 32
-                        segment.tfs.tobytes(),
+                        saved.term_ids.tobytes(),
+                        saved.offsets.tobytes(),
                     ),
                 )
         except (sqlite3.Error, OSError) as error:

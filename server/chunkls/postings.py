@@ -146,10 +146,24 @@ BucketRow = tuple[int, bytes, memoryview, memoryview, memoryview]
 each, int32 documents, term frequencies as the segment keeps them)."""
 
 
-def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
-    """A snapshot's postings grouped by term bucket (``chunkls.buckets``): the
-    number of buckets, and a row per bucket that has terms. Each term's
-    documents are ascending, as in the snapshot once read."""
+class Buckets(NamedTuple):
+    """A snapshot's postings as saved: terms renumbered bucket by bucket."""
+
+    buckets: int
+    """How many buckets (``chunkls.buckets.bucket_count``)."""
+    rows: list[BucketRow]
+    """A row per bucket that has terms, in bucket order: their postings, one
+    after the other, are the whole segment."""
+    term_ids: npt.NDArray[np.int32]
+    """The new id of each term of the snapshot's table (in its sorted order)."""
+    offsets: npt.NDArray[np.int64]
+    """The segment's offsets by new term id."""
+
+
+def bucket_rows(snapshot: Snapshot) -> Buckets:
+    """A snapshot's postings grouped by term bucket (``chunkls.buckets``), terms
+    numbered in bucket order (then by their bytes). Each term's documents are
+    ascending, as in the snapshot once read."""
     table = snapshot.terms
     segment = docs_ascending(snapshot.segment)
     names = table.blob[:-1].split(b"\0") if table.blob else []
@@ -157,19 +171,22 @@ def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
     # ``bucket_of`` of every term, the modulo taken at once
     of = np.fromiter(map(term_hash, names), np.int64, len(names)) % buckets
     order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
+    term_ids = np.empty(len(names), dtype=_I32)
+    term_ids[order] = np.arange(len(names), dtype=_I32)
     ordered = list(map(names.__getitem__, order.tolist()))
     ids = table.ids[order].astype(np.int64)
     starts = segment.offsets[ids]
     counts = segment.offsets[ids + 1] - starts
     ends = np.cumsum(counts)
+    offsets = np.zeros(len(names) + 1, dtype=np.int64)
+    offsets[1:] = ends
     total = int(ends[-1]) if len(ends) else 0
     gather = np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=np.int64)
     docs = segment.docs[gather].astype(_I32, copy=False)
     tfs = segment.tfs[gather]
     counts32 = counts.astype(_I32)
-    per_bucket = np.bincount(of, minlength=buckets)
-    term_ends = np.cumsum(per_bucket).tolist()
-    posting_ends = [0, *ends.tolist()]
+    term_ends = np.cumsum(np.bincount(of, minlength=buckets)).tolist()
+    posting_ends = offsets.tolist()
     rows: list[BucketRow] = []
     low = 0
     for bucket, high in enumerate(term_ends):
@@ -185,4 +202,4 @@ def bucket_rows(snapshot: Snapshot) -> tuple[int, list[BucketRow]]:
                 )
             )
         low = high
-    return buckets, rows
+    return Buckets(buckets, rows, term_ids, offsets)
