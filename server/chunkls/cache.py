@@ -23,9 +23,10 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from chunkls import __version__
 from chunkls.postings import Segment, Snapshot, bucket_rows
@@ -313,27 +314,48 @@ class FolderCache:
         ).fetchone()
         if row is None:
             return None, {}
-        files_blob, lengths, terms_blob, term_ids, offsets = row
-        parts = db.execute("SELECT counts, docs, tfs FROM term_buckets ORDER BY bucket").fetchall()
-        per_term = b"".join(part[0] for part in parts)
-        docs = b"".join(part[1] for part in parts)
-        tfs = b"".join(part[2] for part in parts)
+        files_blob, lengths, terms_blob, term_ids, offsets_blob = row
         files = marshal.loads(files_blob)
         terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
-        # term frequencies were saved 16-bit when they fitted (half the documents' bytes)
-        narrow = 2 * len(tfs) == len(docs)
-        segment = Segment(
-            np.frombuffer(offsets, dtype=np.int64),
-            np.frombuffer(docs, dtype=np.int32),
-            np.frombuffer(tfs, dtype=np.uint16) if narrow else np.frombuffer(tfs, dtype=np.int32),
-        )
+        offsets = np.frombuffer(offsets_blob, dtype=np.int64)
+        if len(offsets) != len(terms) + 1 or (len(offsets) and offsets[0] != 0):
+            raise ValueError("inconsistent snapshot")
+        total = int(offsets[-1])
+        # the buckets' postings copied in place one row at a time (never all the
+        # rows at once, then joined: twice the memory, and holes left in the heap)
+        docs = np.empty(total, dtype=np.int32)
+        tfs: npt.NDArray[Any] | None = None
+        per_term = np.empty(len(terms), dtype=np.int32)
+        at = terms_at = 0
+        for counts_blob, docs_blob, tfs_blob in db.execute(
+            "SELECT counts, docs, tfs FROM term_buckets ORDER BY bucket"
+        ):
+            row_counts = np.frombuffer(counts_blob, dtype=np.int32)
+            row_docs = np.frombuffer(docs_blob, dtype=np.int32)
+            if tfs is None:
+                # term frequencies were saved 16-bit when they fitted (half the bytes)
+                narrow = 2 * len(tfs_blob) == len(docs_blob)
+                tfs = np.empty(total, dtype=np.uint16 if narrow else np.int32)
+            row_tfs = np.frombuffer(tfs_blob, dtype=tfs.dtype)
+            if len(row_tfs) != len(row_docs) or at + len(row_docs) > total:
+                raise ValueError("inconsistent snapshot")
+            docs[at : at + len(row_docs)] = row_docs
+            tfs[at : at + len(row_docs)] = row_tfs
+            per_term[terms_at : terms_at + len(row_counts)] = row_counts
+            at += len(row_docs)
+            terms_at += len(row_counts)
+        if tfs is None:
+            tfs = np.empty(0, dtype=np.uint16)
+        if at != total or terms_at != len(terms):
+            raise ValueError("inconsistent snapshot")
+        segment = Segment(offsets, docs, tfs)
         lengths_array = np.frombuffer(lengths, dtype=np.int32)
         counts = sum(count for _, count, _ in files)
         if (
             len(segment.offsets) != len(terms) + 1
             or len(segment.docs) != len(segment.tfs)
             or int(segment.offsets[-1]) != len(segment.docs)
-            or not np.array_equal(np.frombuffer(per_term, dtype=np.int32), np.diff(segment.offsets))
+            or not np.array_equal(per_term, np.diff(segment.offsets))
             or counts != len(lengths_array)
             or (len(segment.docs) and int(segment.docs.max()) >= counts)
             or (len(terms) and np.bincount(terms.ids, minlength=len(terms)).max() != 1)
