@@ -7,7 +7,7 @@ cache saves and loads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -151,13 +151,19 @@ class Buckets(NamedTuple):
 
     buckets: int
     """How many buckets (``chunkls.buckets.bucket_count``)."""
-    rows: list[BucketRow]
-    """A row per bucket that has terms, in bucket order: their postings, one
-    after the other, are the whole segment."""
+    rows: Iterator[BucketRow]
+    """A row per bucket that has terms, in bucket order (made as they are
+    written: a few buckets' postings at a time): their postings, one after the
+    other, are the whole segment."""
     term_ids: npt.NDArray[np.int32]
     """The new id of each term of the snapshot's table (in its sorted order)."""
     offsets: npt.NDArray[np.int64]
     """The segment's offsets by new term id."""
+
+
+ROWS_AT_ONCE = 1 << 20
+"""Postings regrouped at a time while bucket rows are written (a bound on the
+memory a save takes beside the segment)."""
 
 
 def bucket_rows(snapshot: Snapshot) -> Buckets:
@@ -166,40 +172,81 @@ def bucket_rows(snapshot: Snapshot) -> Buckets:
     ascending, as in the snapshot once read."""
     table = snapshot.terms
     segment = docs_ascending(snapshot.segment)
-    names = table.blob[:-1].split(b"\0") if table.blob else []
-    buckets = bucket_count(len(names))
-    # ``bucket_of`` of every term, the modulo taken at once
-    of = np.fromiter(map(term_hash, names), np.int64, len(names)) % buckets
+    size = len(table)
+    buckets = bucket_count(size)
+    blob = memoryview(table.blob)
+    starts = table.starts.tolist()
+    # ``bucket_of`` of every term (its bytes without their NUL), the modulo at once
+    spans = map(slice, starts[:-1], [start - 1 for start in starts[1:]])
+    hashed = np.fromiter(map(term_hash, map(blob.__getitem__, spans)), np.int64, size)
+    of = hashed % buckets
     order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
-    term_ids = np.empty(len(names), dtype=_I32)
-    term_ids[order] = np.arange(len(names), dtype=_I32)
-    ordered = list(map(names.__getitem__, order.tolist()))
+    term_ids = np.empty(size, dtype=_I32)
+    term_ids[order] = np.arange(size, dtype=_I32)
     ids = table.ids[order].astype(np.int64)
-    starts = segment.offsets[ids]
-    counts = segment.offsets[ids + 1] - starts
-    ends = np.cumsum(counts)
-    offsets = np.zeros(len(names) + 1, dtype=np.int64)
-    offsets[1:] = ends
-    total = int(ends[-1]) if len(ends) else 0
-    gather = np.repeat(starts - (ends - counts), counts) + np.arange(total, dtype=np.int64)
-    docs = segment.docs[gather].astype(_I32, copy=False)
-    tfs = segment.tfs[gather]
-    counts32 = counts.astype(_I32)
-    term_ends = np.cumsum(np.bincount(of, minlength=buckets)).tolist()
-    posting_ends = offsets.tolist()
-    rows: list[BucketRow] = []
-    low = 0
-    for bucket, high in enumerate(term_ends):
-        if high > low:
-            first, last = posting_ends[low], posting_ends[high]
-            rows.append(
-                (
+    first_posting = segment.offsets[ids]
+    counts = segment.offsets[ids + 1] - first_posting
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    term_ends = np.cumsum(np.bincount(of, minlength=buckets))
+    return Buckets(
+        buckets,
+        _rows(table, segment, order, first_posting, counts, offsets, term_ends),
+        term_ids,
+        offsets,
+    )
+
+
+def _rows(
+    table: TermTable,
+    segment: Segment,
+    order: npt.NDArray[np.int64],
+    first_posting: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    term_ends: npt.NDArray[np.int64],
+) -> Iterator[BucketRow]:
+    """The bucket rows, regrouping about ``ROWS_AT_ONCE`` postings at a time."""
+    letters = np.frombuffer(table.blob, dtype=np.uint8)
+    lengths = np.diff(table.starts)  # each term with its NUL
+    bounds = term_ends.tolist()
+    posting_at = offsets.tolist()
+    low_bucket = 0
+    while low_bucket < len(bounds):
+        low = bounds[low_bucket - 1] if low_bucket else 0
+        high_bucket = low_bucket
+        while high_bucket < len(bounds) and (
+            high_bucket == low_bucket
+            or posting_at[bounds[high_bucket]] - posting_at[low] <= ROWS_AT_ONCE
+        ):
+            high_bucket += 1
+        high = bounds[high_bucket - 1]
+        # this group's postings and term bytes, gathered in bucket order
+        group_counts = counts[low:high]
+        total = int(group_counts.sum())
+        before = np.cumsum(group_counts) - group_counts
+        gather = np.repeat(first_posting[low:high] - before, group_counts) + np.arange(total)
+        docs = segment.docs[gather].astype(_I32, copy=False)
+        tfs = segment.tfs[gather]
+        ranks = order[low:high]
+        sizes = lengths[ranks]
+        before_letters = np.cumsum(sizes) - sizes
+        pick = np.repeat(table.starts[ranks] - before_letters, sizes) + np.arange(int(sizes.sum()))
+        names = letters[pick].tobytes()
+        counts32 = group_counts.astype(_I32)
+        letter_at = [0, *np.cumsum(sizes).tolist()]
+        base = posting_at[low]
+        start = low
+        for bucket in range(low_bucket, high_bucket):
+            stop = bounds[bucket]
+            if stop > start:
+                first, last = posting_at[start] - base, posting_at[stop] - base
+                yield (
                     bucket,
-                    b"\0".join(ordered[low:high]),
-                    counts32[low:high].data,  # (no copy: SQLite reads the buffer)
+                    names[letter_at[start - low] : letter_at[stop - low] - 1],  # no last NUL
+                    counts32[start - low : stop - low].data,
                     docs[first:last].data,
                     tfs[first:last].data,
                 )
-            )
-        low = high
-    return Buckets(buckets, rows, term_ids, offsets)
+            start = stop
+        low_bucket = high_bucket

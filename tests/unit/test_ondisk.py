@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 
 import chunkls.cache
+import chunkls.postings
 from chunkls import cli
+from chunkls.buckets import bucket_of
 from chunkls.cache import cache_dir, store_path
 from chunkls.chunking import CorpusRules
 from chunkls.index import build_index
 from chunkls.index.bulk import BulkIndexer
 from chunkls.index.ondisk import DiskIndex, open_current
+from chunkls.postings import bucket_rows
 
 from .strategies import write_tree
 
@@ -235,3 +238,27 @@ def test_a_damaged_cache_is_indexed_again_not_trusted(
         db.close()
     for argv, answer in expected.items():
         assert run(*argv) == answer
+
+
+def test_bucket_rows_are_the_same_however_many_are_made_at_once(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = build_index([tree], CorpusRules())
+    keys = [(0, rel_path) for rel_path in sorted(index.folders[0].files)]
+    snapshot = index.search_index.snapshot(keys)
+
+    def rows() -> list[tuple[object, ...]]:
+        saved = bucket_rows(snapshot)
+        made = [(row[0], row[1], *map(bytes, row[2:])) for row in saved.rows]
+        return [saved.buckets, saved.term_ids.tolist(), saved.offsets.tolist(), made]
+
+    whole = rows()
+    monkeypatch.setattr(chunkls.postings, "ROWS_AT_ONCE", 3)
+    assert rows() == whole
+    buckets, made = whole[0], whole[3]
+    names = list(snapshot.terms)
+    assert sorted(name for row in made for name in row[1].decode().split("\0")) == names
+    for bucket, terms, *_ in made:  # each term in its own bucket, once
+        assert all(
+            bucket_of(name.encode(), buckets) == bucket for name in terms.decode().split("\0")
+        )
