@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import chunkls.buckets
 import chunkls.cache
 import chunkls.postings
 from chunkls import cli
@@ -164,7 +165,10 @@ def test_a_change_since_the_cache_is_indexed_before_answering(
     assert ("welcome" in expected[1]) == (change in ("edit", "add"))
 
 
-def test_a_search_reads_only_its_terms_and_its_results(tree: Path) -> None:
+def test_a_search_reads_only_its_terms_and_its_results(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunkls.buckets, "TERMS_PER_BUCKET", 4)  # a small tree: many buckets
     run("search", "greet", "--root", str(tree))
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
