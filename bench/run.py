@@ -881,6 +881,11 @@ def main() -> int:
         "--only", choices=("server",), help="run one section only (for trying it out)"
     )
     parser.add_argument(
+        "--entry-points",
+        action="store_true",
+        help="also time the entry points as whole processes (bench/entry_points.py)",
+    )
+    parser.add_argument(
         "--entry-baseline",
         type=Path,
         default=None,
@@ -941,11 +946,12 @@ def main() -> int:
             results["server"] = bench_server(corpus)
         except Exception as error:  # report, never fake a figure
             results["server"] = {"error": repr(error)}
-        print("entry points as whole processes (bench/entry_points.py) ...", file=sys.stderr)
-        try:
-            results["entry_points"] = entry_points.measure(corpus, args.entry_baseline, 7)
-        except Exception as error:
-            results["entry_points"] = {"error": repr(error)}
+        if args.entry_points:
+            print("entry points as whole processes (bench/entry_points.py) ...", file=sys.stderr)
+            try:
+                results["entry_points"] = entry_points.measure(corpus, args.entry_baseline, 7)
+            except Exception as error:
+                results["entry_points"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     table = "\n".join([report(results), *entry_points.report(results.get("entry_points", {}))])
