@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import entry_points
 import mcp_bench
 import startup
 from jsonl_bench import bench_jsonl
@@ -892,6 +893,18 @@ def main() -> int:
     parser.add_argument(
         "--only", choices=("server",), help="run one section only (for trying it out)"
     )
+    parser.add_argument(
+        "--entry-points",
+        action="store_true",
+        help="also time the entry points as whole processes (bench/entry_points.py)",
+    )
+    parser.add_argument(
+        "--entry-baseline",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a checkout (with its .venv) whose entry points are timed beside these",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -958,9 +971,15 @@ def main() -> int:
             results["jsonl"] = bench_jsonl(args.jsonl_mb)
         except Exception as error:
             results["jsonl"] = {"error": repr(error)}
+        if args.entry_points:
+            print("entry points as whole processes (bench/entry_points.py) ...", file=sys.stderr)
+            try:
+                results["entry_points"] = entry_points.measure(corpus, args.entry_baseline, 7)
+            except Exception as error:
+                results["entry_points"] = {"error": repr(error)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    table = report(results)
+    table = "\n".join([report(results), *entry_points.report(results.get("entry_points", {}))])
     results["table"] = table
     print(table)
     args.json.parent.mkdir(parents=True, exist_ok=True)

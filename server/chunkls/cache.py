@@ -23,19 +23,22 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from chunkls import __version__
-from chunkls.postings import Segment, Snapshot
+from chunkls.postings import Segment, Snapshot, bucket_rows
 from chunkls.store import StoredFile, encode_stubs
 from chunkls.terms import TermTable
 
 logger = logging.getLogger("chunkls.cache")
 
-SCHEMA = 5
-"""Bump when the tables or blob layouts change."""
+SCHEMA = 6
+"""Bump when the tables or blob layouts change (6: a file's chunks in their own
+table, ``contents``, beside a narrow ``files``; the search postings also by
+term bucket, ``term_buckets``, so that a query reads only its terms')."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -115,28 +118,50 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     digest BLOB,
     skipped TEXT,
-    stubs BLOB,
     generation INTEGER NOT NULL,
     checked_ns INTEGER NOT NULL,
+    chunks INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS contents (
+    rel_path TEXT PRIMARY KEY,
+    stubs BLOB NOT NULL,
     texts BLOB
 );
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
+    buckets INTEGER NOT NULL,
     files BLOB NOT NULL,
+    lengths BLOB NOT NULL,
     terms BLOB NOT NULL,
     term_ids BLOB NOT NULL,
-    offsets BLOB NOT NULL,
+    offsets BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS term_buckets (
+    bucket INTEGER PRIMARY KEY,
+    terms BLOB NOT NULL,
+    counts BLOB NOT NULL,
     docs BLOB NOT NULL,
-    tfs BLOB NOT NULL,
-    lengths BLOB NOT NULL
+    tfs BLOB NOT NULL
 );
 """
+"""``files``: a row per corpus file, only what a start-up compares with the disk
+(a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
+``snapshot`` and ``term_buckets``: the folder's search postings. Terms are
+grouped by a hash (``chunkls.buckets``) and numbered bucket by bucket, so each
+bucket's postings are one row (a query reads a few, see
+``chunkls.index.ondisk``) and all of them in bucket order are the whole
+segment (a server reads them at once). ``snapshot`` holds the rest: the
+files, the documents' lengths, the term table and the segment's offsets (its
+small columns first: SQLite reaches a column through the overflow pages of
+the long ones before it)."""
+
+
+_DROPPED = ("files", "contents", "snapshot", "term_buckets")
+"""The tables an emptied cache starts afresh (another schema may have other columns)."""
 
 
 class _Put(NamedTuple):
-    """A row to write: the columns of ``files`` in order (the texts last: a
-    start-up reads every column but the texts, and SQLite reads a row's columns
-    in order, through the overflow pages of a long one before them)."""
+    """A row to write: the columns of ``files``, then those of ``contents``."""
 
     rel_path: str
     mtime_ns: int
@@ -147,6 +172,8 @@ class _Put(NamedTuple):
     generation: int
     checked_ns: int
     texts: bytes | None
+    chunks: int
+    """How many chunks (the length of the stubs)."""
 
 
 class FolderCache:
@@ -215,8 +242,8 @@ class FolderCache:
                     with db:
                         db.execute("BEGIN IMMEDIATE")
                         # another schema may have other columns: start afresh
-                        db.execute("DROP TABLE IF EXISTS files")
-                        db.execute("DROP TABLE IF EXISTS snapshot")
+                        for table in _DROPPED:
+                            db.execute(f"DROP TABLE IF EXISTS {table}")
                         db.execute("DELETE FROM meta")
                         db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
                     db.executescript(_TABLES)
@@ -268,7 +295,7 @@ class FolderCache:
                         checked_ns,
                     ) in db.execute(
                         "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
-                        " generation, checked_ns FROM files"
+                        " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
                     )
                 }
                 snapshot, generations = self._load_snapshot(db)
@@ -285,26 +312,52 @@ class FolderCache:
     @staticmethod
     def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
         row = db.execute(
-            "SELECT files, terms, term_ids, offsets, docs, tfs, lengths FROM snapshot WHERE id = 1"
+            "SELECT files, lengths, terms, term_ids, offsets FROM snapshot WHERE id = 1"
         ).fetchone()
         if row is None:
             return None, {}
-        files_blob, terms_blob, term_ids, offsets, docs, tfs, lengths = row
+        files_blob, lengths, terms_blob, term_ids, offsets_blob = row
         files = marshal.loads(files_blob)
         terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
-        # term frequencies were saved 16-bit when they fitted (half the documents' bytes)
-        narrow = 2 * len(tfs) == len(docs)
-        segment = Segment(
-            np.frombuffer(offsets, dtype=np.int64),
-            np.frombuffer(docs, dtype=np.int32),
-            np.frombuffer(tfs, dtype=np.uint16) if narrow else np.frombuffer(tfs, dtype=np.int32),
-        )
+        offsets = np.frombuffer(offsets_blob, dtype=np.int64)
+        if len(offsets) != len(terms) + 1 or (len(offsets) and offsets[0] != 0):
+            raise ValueError("inconsistent snapshot")
+        total = int(offsets[-1])
+        # the buckets' postings copied in place one row at a time (never all the
+        # rows at once, then joined: twice the memory, and holes left in the heap)
+        docs = np.empty(total, dtype=np.int32)
+        tfs: npt.NDArray[Any] | None = None
+        per_term = np.empty(len(terms), dtype=np.int32)
+        at = terms_at = 0
+        for counts_blob, docs_blob, tfs_blob in db.execute(
+            "SELECT counts, docs, tfs FROM term_buckets ORDER BY bucket"
+        ):
+            row_counts = np.frombuffer(counts_blob, dtype=np.int32)
+            row_docs = np.frombuffer(docs_blob, dtype=np.int32)
+            if tfs is None:
+                # term frequencies were saved 16-bit when they fitted (half the bytes)
+                narrow = 2 * len(tfs_blob) == len(docs_blob)
+                tfs = np.empty(total, dtype=np.uint16 if narrow else np.int32)
+            row_tfs = np.frombuffer(tfs_blob, dtype=tfs.dtype)
+            if len(row_tfs) != len(row_docs) or at + len(row_docs) > total:
+                raise ValueError("inconsistent snapshot")
+            docs[at : at + len(row_docs)] = row_docs
+            tfs[at : at + len(row_docs)] = row_tfs
+            per_term[terms_at : terms_at + len(row_counts)] = row_counts
+            at += len(row_docs)
+            terms_at += len(row_counts)
+        if tfs is None:
+            tfs = np.empty(0, dtype=np.uint16)
+        if at != total or terms_at != len(terms):
+            raise ValueError("inconsistent snapshot")
+        segment = Segment(offsets, docs, tfs)
         lengths_array = np.frombuffer(lengths, dtype=np.int32)
         counts = sum(count for _, count, _ in files)
         if (
             len(segment.offsets) != len(terms) + 1
             or len(segment.docs) != len(segment.tfs)
             or int(segment.offsets[-1]) != len(segment.docs)
+            or not np.array_equal(per_term, np.diff(segment.offsets))
             or counts != len(lengths_array)
             or (len(segment.docs) and int(segment.docs.max()) >= counts)
             or (len(terms) and np.bincount(terms.ids, minlength=len(terms)).max() != 1)
@@ -358,6 +411,7 @@ class FolderCache:
                 self._generation,
                 now,
                 stored.texts,
+                len(stored.stubs),
             )
         elif skipped is not None:
             reason, mtime_ns, size = skipped
@@ -371,6 +425,7 @@ class FolderCache:
                 self._generation,
                 now,
                 None,
+                0,
             )
         else:
             self._puts[rel_path] = None
@@ -414,23 +469,28 @@ class FolderCache:
                 row.size,
                 row.digest,
                 None if row.skipped is None else _to_db(row.skipped),
-                row.stubs,
                 row.generation,
                 row.checked_ns,
-                row.texts,
+                row.chunks,
             )
             for row in rows
         ]
+        contents = [
+            (_to_db(row.rel_path), row.stubs, row.texts) for row in rows if row.stubs is not None
+        ]
+        gone = [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
+                db.executemany("DELETE FROM files WHERE rel_path = ?", gone)
                 db.executemany(
-                    "DELETE FROM files WHERE rel_path = ?",
-                    [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None],
+                    "DELETE FROM contents WHERE rel_path = ?",
+                    gone + [(_to_db(row.rel_path),) for row in rows if row.stubs is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
                 )
+                db.executemany("INSERT OR REPLACE INTO contents VALUES (?, ?, ?)", contents)
                 db.executemany(
                     "UPDATE files SET mtime_ns = ?, checked_ns = ?"
                     " WHERE rel_path = ? AND generation = ?",
@@ -456,7 +516,8 @@ class FolderCache:
             return None
         try:
             found = db.execute(
-                "SELECT texts FROM files WHERE rel_path = ? AND generation = ?",
+                "SELECT texts FROM files JOIN contents USING (rel_path)"
+                " WHERE rel_path = ? AND generation = ?",
                 (_to_db(rel_path), generation),
             ).fetchone()
         except (sqlite3.Error, OSError) as error:
@@ -481,42 +542,26 @@ class FolderCache:
         files = marshal.dumps(
             [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
         )
-        segment = snapshot.segment
-        # the arrays go in as they are, a slice at a time: no copy of the postings
-        views = [
-            ("terms", memoryview(snapshot.terms.blob)),
-            ("term_ids", _bytes_of(snapshot.terms.ids.astype(np.int32, copy=False))),
-            ("offsets", _bytes_of(segment.offsets.astype(np.int64, copy=False))),
-            ("docs", _bytes_of(segment.docs.astype(np.int32, copy=False))),
-            # as the segment keeps them: 16-bit when they all fit, else 32
-            ("tfs", _bytes_of(segment.tfs)),
-            ("lengths", _bytes_of(snapshot.lengths.astype(np.int32, copy=False))),
-        ]
+        saved = bucket_rows(snapshot)
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
+                db.execute("DELETE FROM term_buckets")
+                db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", saved.rows)
                 db.execute(
-                    "INSERT OR REPLACE INTO snapshot VALUES (1, ?, zeroblob(?), zeroblob(?),"
-                    " zeroblob(?), zeroblob(?), zeroblob(?), zeroblob(?))",
-                    (files, *(view.nbytes for _, view in views)),
+                    "INSERT OR REPLACE INTO snapshot (id, buckets, files, lengths, terms,"
+                    " term_ids, offsets) VALUES (1, ?, ?, ?, ?, ?, ?)",
+                    (
+                        saved.buckets,
+                        files,
+                        snapshot.lengths.astype(np.int32).tobytes(),
+                        snapshot.terms.blob,
+                        saved.term_ids.tobytes(),
+                        saved.offsets.tobytes(),
+                    ),
                 )
-                for name, view in views:
-                    if view.nbytes:
-                        with db.blobopen("snapshot", name, 1) as blob:
-                            for start in range(0, view.nbytes, _BLOB_SLICE):
-                                blob.write(view[start : start + _BLOB_SLICE])
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
-
-
-_BLOB_SLICE = 1 << 22
-"""Bytes of a snapshot array written at a time."""
-
-
-def _bytes_of(array: np.ndarray) -> memoryview:
-    """An array's bytes in memory order, without a copy when it is contiguous
-    (``tobytes()`` would copy; a blob column takes it as is)."""
-    return np.ascontiguousarray(array).data.cast("B")
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:

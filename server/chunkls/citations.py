@@ -19,14 +19,34 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.chunking.chunker import suffix_of
 from chunkls.chunking.corpus import FileSkipped, read_regular
+from chunkls.chunking.models import LocatedChunk
 from chunkls.ignore_markers import unignored
-from chunkls.index import Folder, WorkspaceIndex
+from chunkls.index import Folder, IndexedChunk
 from chunkls.json_strings import JSON_SUFFIXES
+
+
+class Lookups(Protocol):
+    """What checking citations asks of an index (``WorkspaceIndex``, or the
+    cache read in place, ``chunkls.index.ondisk.DiskIndex``)."""
+
+    def resolve_first(
+        self, candidate_ids: Iterable[str], prefer: Folder | None = None
+    ) -> list[IndexedChunk]:
+        """The chunks of the first candidate ID that resolves."""
+
+    def chunks_of_source(
+        self, source_path: str, prefer: Folder | None = None
+    ) -> list[LocatedChunk]:
+        """The chunks of one source path."""
+
+    def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
+        """The IDs closest to an unknown one."""
+
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt", *JSON_SUFFIXES})
 """Files scanned for citations."""
@@ -298,7 +318,7 @@ are reported without: a generated file can cite thousands)."""
 
 
 def check_text(
-    index: WorkspaceIndex,
+    index: Lookups,
     text: str,
     language: str,
     folder: Folder | None,
@@ -360,7 +380,7 @@ class ChunkHistory:
 
 
 def fix_candidates(
-    index: WorkspaceIndex, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
+    index: Lookups, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
 ) -> list[str]:
     """Replacement IDs for one that does not resolve, best first (at most ``limit``).
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import TextIO, TypeVar
 
     from chunkls.index import IndexedChunk, WorkspaceIndex
+    from chunkls.index.ondisk import DiskIndex
 
     T = TypeVar("T")
 
@@ -185,7 +186,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
+def _index(
+    root: Path, args: argparse.Namespace, err: TextIO, report: bool = True
+) -> WorkspaceIndex:
     from chunkls import index as workspace_index
     from chunkls.cache import cache_dir
     from chunkls.chunking import CorpusRules
@@ -196,6 +199,13 @@ def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
         [root], base, bar.update, None if args.no_cache else cache_dir(), args.jobs
     )
     bar.close()
+    if report:
+        _report(index, args, err)
+    return index
+
+
+def _report(index: WorkspaceIndex | DiskIndex, args: argparse.Namespace, err: TextIO) -> None:
+    """Configuration problems and skipped files, on stderr."""
     for folder in index.folders:
         for problem in folder.config_problems:
             print(f"chunkls: {problem.source}: {problem.message}", file=err)
@@ -206,7 +216,42 @@ def _index(root: Path, args: argparse.Namespace, err: TextIO) -> WorkspaceIndex:
         noun = "file" if len(skipped) == 1 else "files"
         print(f"chunkls: {len(skipped)} {noun} skipped (they could not be chunked)", file=err)
     args.skipped_count = len(skipped)
-    return index
+
+
+def _on_disk(root: Path, args: argparse.Namespace, err: TextIO) -> DiskIndex | None:
+    """The folder's cache read in place, when it holds the folder as it is now
+    (``chunkls.index.ondisk``): nothing is loaded but what the answer needs."""
+    if args.no_cache:
+        return None
+    from chunkls.cache import cache_dir
+    from chunkls.chunking import CorpusRules
+    from chunkls.index.ondisk import open_current
+
+    disk = open_current(root, CorpusRules().extended(exclude_globs=args.exclude), cache_dir())
+    if disk is not None:
+        _report(disk, args, err)
+    return disk
+
+
+def _ask(
+    root: Path,
+    args: argparse.Namespace,
+    err: TextIO,
+    ask: Callable[[WorkspaceIndex | DiskIndex], T],
+) -> tuple[WorkspaceIndex | DiskIndex, T]:
+    """The answer of the cache read in place when it is current; else (or when
+    it turns out not to hold what it should) of the folder indexed, which
+    brings the cache up to date for the next run."""
+    from chunkls.index.ondisk import Stale
+
+    disk = _on_disk(root, args, err)
+    if disk is not None:
+        try:
+            return disk, ask(disk)
+        except Stale:
+            disk.close()
+    index = _index(root, args, err, report=disk is None)
+    return index, _answer(index, partial(ask, index))
 
 
 def _answer(index: WorkspaceIndex, ask: Callable[[], T]) -> T:
@@ -274,8 +319,7 @@ def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(
             f"the query has no searchable terms (no letters or digits): {args.query!r}"
         )
-    index = _index(root, args, err)
-    hits = _answer(index, partial(index.search, args.query, args.top_k))
+    index, hits = _ask(root, args, err, lambda index: index.search(args.query, args.top_k))
     if args.json:
         results = [
             {
@@ -304,7 +348,22 @@ def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.root is not None and args.root_option is not None and args.root != args.root_option:
         raise UsageError(f"two roots given: {args.root!r} and --root {args.root_option!r}")
-    index = _index(_check_root(args.root_option or args.root or "."), args, err)
+    root = _check_root(args.root_option or args.root or ".")
+    if args.format == "ids":  # the IDs only: the cache read in place has them
+        from chunkls.index.ondisk import Stale
+
+        disk = _on_disk(root, args, err)
+        if disk is not None:
+            try:
+                ids = disk.chunk_ids()
+            except Stale:
+                disk.close()
+            else:
+                out.writelines(f"{chunk_id}\n" for chunk_id in ids)
+                return 0
+        index = _index(root, args, err, report=disk is None)
+    else:
+        index = _index(root, args, err)
     for entry in _every_chunk(index):
         chunk = entry.chunk
         if args.format == "ids":
@@ -324,11 +383,13 @@ def _chunks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    index = _index(_check_root(args.root), args, err)
-    matches = _answer(index, partial(index.lookup, args.chunk_id))
+    def ask(index: WorkspaceIndex | DiskIndex) -> tuple[list[IndexedChunk], list[str]]:
+        found = index.lookup(args.chunk_id)
+        return found, [] if found else index.suggest(args.chunk_id)
+
+    _, (matches, suggestions) = _ask(_check_root(args.root), args, err, ask)
     if not matches:
         print(f"chunkls: unknown chunk ID {args.chunk_id}", file=err)
-        suggestions = index.suggest(args.chunk_id)
         if suggestions:
             print("did you mean:", file=err)
             for suggestion in suggestions:
@@ -349,31 +410,34 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from chunkls.positions import TextLines
 
     root = _check_root(args.root)
-    index = _index(root, args, err)
-    folder = index.folders[0]
-    targets = _check_targets(root, args.paths, folder.rules.glob_excludes)
-    history = ChunkHistory()
-    problems: list[dict[str, object]] = []
-    for shown, path, confine in targets:
-        text = read_text_file(path, confine)
-        if text is None:
-            raise UsageError(f"{shown}: not a readable UTF-8 text file")
-        rel_path = folder.relative(path.resolve()) or folder.relative(path)
-        lines = TextLines(text, "utf-32")
-        name = path.name
-        ask = partial(check_text, index, text, language_of(name), folder, rel_path, history)
-        for problem in _answer(index, ask):
-            line, column = lines.position(problem.ref.start)
-            problems.append(
-                {
-                    "path": shown,
-                    "line": line + 1,
-                    "column": column + 1,
-                    "chunkId": problem.chunk_id,
-                    "written": text[problem.ref.start : problem.ref.end],
-                    "suggestions": problem.suggestions,
-                }
-            )
+
+    def ask(index: WorkspaceIndex | DiskIndex) -> list[dict[str, object]]:
+        folder = index.folders[0]
+        targets = _check_targets(root, args.paths, folder.rules.glob_excludes)
+        history = ChunkHistory()
+        problems: list[dict[str, object]] = []
+        for shown, path, confine in targets:
+            text = read_text_file(path, confine)
+            if text is None:
+                raise UsageError(f"{shown}: not a readable UTF-8 text file")
+            rel_path = folder.relative(path.resolve()) or folder.relative(path)
+            lines = TextLines(text, "utf-32")
+            found = check_text(index, text, language_of(path.name), folder, rel_path, history)
+            for problem in found:
+                line, column = lines.position(problem.ref.start)
+                problems.append(
+                    {
+                        "path": shown,
+                        "line": line + 1,
+                        "column": column + 1,
+                        "chunkId": problem.chunk_id,
+                        "written": text[problem.ref.start : problem.ref.end],
+                        "suggestions": problem.suggestions,
+                    }
+                )
+        return problems
+
+    _, problems = _ask(root, args, err, ask)
     if args.format == "json":
         json.dump(problems, out, indent=2, ensure_ascii=False)
         out.write("\n")

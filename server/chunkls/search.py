@@ -8,13 +8,13 @@ of a fresh build.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from chunkls.bm25 import K1, B, Hit, term_weight
 from chunkls.postings import (
     EMPTY,
     NO_SEGMENT,
@@ -29,10 +29,7 @@ from chunkls.ranking import TermScores, candidates, dense
 from chunkls.terms import Vocabulary
 from chunkls.tokens import FileTerms, file_terms, tokenize
 
-K1 = 1.5
-"""Term-frequency saturation."""
-B = 0.75
-"""Length normalisation."""
+__all__ = ["K1", "B", "BM25Index", "Hit", "LearnedTerms"]
 
 T = TypeVar("T")
 
@@ -51,13 +48,6 @@ _ENTRY_COST = 32
 """What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
 _QUERY_TERMS = 4096
 """Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
-
-
-class Hit(NamedTuple, Generic[T]):
-    """One search result."""
-
-    score: float
-    item: T
 
 
 class LearnedTerms(NamedTuple):
@@ -434,7 +424,7 @@ class BM25Index(Generic[T]):
         df = len(docs)
         if not df:
             return None
-        weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1)
+        weight = term_weight(n, df)
         # the same operations, in the same order, as ``weight * tf / (tf + base + scale * dl)``
         scores = weight * tfs.astype(np.float64) / (tfs + base + scale * dl)
         entry = TermScores(docs, scores)

@@ -20,10 +20,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Protocol
 
+from chunkls.bm25 import Hit
 from chunkls.cache import FolderCache, store_path
 from chunkls.chunking import ConfigProblem, CorpusRules, FileChunks, LocatedChunk, load_rules
 from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk
-from chunkls.search import BM25Index, Hit, LearnedTerms
+from chunkls.search import BM25Index, LearnedTerms
 from chunkls.store import StoredFile, Stub, pack, unpack
 from chunkls.tokens import FileTerms
 

@@ -28,7 +28,7 @@ class Suggestions:
         self.store = store
         """The chunks suggested from."""
         self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
-        self._paths = _PathGrams()
+        self._paths = PathGrams()
         """Every source path by trigram (kept up to date as files come and go,
         built on first use)."""
         store.source_watcher = self
@@ -57,27 +57,16 @@ class Suggestions:
 
     def _suggest(self, chunk_id: str, limit: int) -> list[str]:
         folders = self.store.folders
-        path, _, identity = chunk_id.partition("#")
-        identity = identity[:SUGGEST_CHARS]
-        ids_by_path: dict[str, set[str]] = {}
-        for folder in folders:
-            for rel_path in folder.by_source.get(path, ()):
-                ids = ids_by_path.setdefault(path, set())
-                ids.update(folder.files[rel_path].chunk_ids())
-        if path in ids_by_path:
-            candidates = sorted(ids_by_path[path])
-            return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
-        near_paths = difflib.get_close_matches(path, self._near_paths(path), n=3, cutoff=0.6)
-        candidates = sorted(
-            {
-                chunk_id
+
+        def ids_of(path: str) -> list[str] | None:
+            found = [
+                folder.files[rel_path].chunk_ids()
                 for folder in folders
-                for near in near_paths
-                for rel_path in folder.by_source.get(near, ())
-                for chunk_id in folder.files[rel_path].chunk_ids()
-            }
-        )
-        return _closest(f"{path}#{identity}"[:SUGGEST_CHARS], candidates, limit)
+                for rel_path in folder.by_source.get(path, ())
+            ]
+            return [chunk_id for ids in found for chunk_id in ids] if found else None
+
+        return suggest_ids(chunk_id, limit, ids_of, self._near_paths)
 
     def _near_paths(self, path: str) -> list[str]:
         """The source paths sharing the most trigrams with ``path`` (a few)."""
@@ -86,7 +75,27 @@ class Suggestions:
         return self._paths.near(path[:SUGGEST_CHARS])
 
 
-class _PathGrams:
+def suggest_ids(
+    chunk_id: str,
+    limit: int,
+    ids_of: Callable[[str], list[str] | None],
+    near_paths: Callable[[str], list[str]],
+) -> list[str]:
+    """The IDs closest to an unknown one, best first: ``ids_of`` gives the IDs
+    of a source path (``None``: no such path), ``near_paths`` the source paths
+    that share the most trigrams with a path (``PathGrams.near``)."""
+    path, _, identity = chunk_id.partition("#")
+    identity = identity[:SUGGEST_CHARS]
+    own = ids_of(path)
+    if own is not None:
+        candidates = sorted(set(own))
+        return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
+    near = difflib.get_close_matches(path, near_paths(path), n=3, cutoff=0.6)
+    candidates = sorted({chunk_id for each in near for chunk_id in ids_of(each) or ()})
+    return _closest(f"{path}#{identity}"[:SUGGEST_CHARS], candidates, limit)
+
+
+class PathGrams:
     """Source paths indexed by trigram. Paths are added and dropped one by one
     (a cold index adds thousands while hovers ask for suggestions); a dropped
     path leaves a hole, and the whole is rebuilt when holes are most of it."""

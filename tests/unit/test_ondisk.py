@@ -1,0 +1,268 @@
+"""The persistent index read in place (``chunkls.index.ondisk``): the CLI's
+answers on a current cache are those of the loaded index, read without
+building it; anything not current is indexed (and cached) first."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import chunkls.buckets
+import chunkls.cache
+import chunkls.postings
+from chunkls import cli
+from chunkls.buckets import bucket_of
+from chunkls.cache import cache_dir, store_path
+from chunkls.chunking import CorpusRules
+from chunkls.index import build_index
+from chunkls.index.bulk import BulkIndexer
+from chunkls.index.ondisk import DiskIndex, open_current
+from chunkls.postings import bucket_rows
+
+from .strategies import write_tree
+
+TREE = {
+    "README.md": (
+        "# Project\nA retrieval demo: see app/greet.py#function-greet.\n\n"
+        "## Setup\nRun uv sync. Not app/greet.py#function-gret, nor app/gone.py#module-1.\n"
+    ),
+    "app/greet.py": (
+        "import os\n\n\ndef greet(name):\n    return name\n\n\n"
+        "class Greeter:\n    def hello(self):\n        return greet('x')\n"
+    ),
+    "app/typed.py": (
+        "@overload\ndef f(x: int) -> int: ...\n@overload\ndef f(x: str) -> str: ...\n"
+    ),
+    "app/a#b.py": "def hashed():\n    return 'a file name with a hash'\n",
+    "docs/notes.md": "# Notes\nCites app/typed.py#function-f and app/typed.py#function-g.\n",
+    "bad.py": "X = 1\n\ndef f(:\n",
+    "empty.py": "",
+}
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "parse",
+    "args",
+    "chunk",
+    "index",
+    "token",
+    "score",
+    "file",
+    "path",
+    "name",
+]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    # files written by the test a moment ago would be confirmed by hash (the
+    # "racy" rule); the tests write and index them in the same second
+    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    write_tree(root, TREE)
+    rng = random.Random(7)
+    for n in range(60):  # repeated words: ties that corpus order breaks
+        body = "\n".join(
+            f"def f{k}_{rng.choice(WORDS)}():\n    return '{' '.join(rng.choices(WORDS, k=5))}'\n"
+            for k in range(rng.randint(0, 4))
+        )
+        (root / "many").mkdir(exist_ok=True)
+        (root / "many" / f"m{n:02d}.py").write_text(body)
+        (root / "many" / f"same{n:02d}.md").write_text("# Same\nalpha beta\n")
+    return root
+
+
+@pytest.fixture
+def no_building(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail if anything indexes a folder (loads the store)."""
+
+    def refuse(self: BulkIndexer, folder: object) -> Iterator[tuple[int, int]]:
+        raise AssertionError("the index was built")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BulkIndexer, "iter_index_folder", refuse)
+        yield
+
+
+COMMANDS = [
+    ["search", "greet name hello"],
+    ["search", "alpha beta alpha"],
+    ["search", "alpha", "--top-k", "40", "--json"],
+    ["search", "zzz_not_there"],
+    ["resolve", "app/greet.py#function-greet"],
+    ["resolve", "app/typed.py#function-f"],
+    ["resolve", "app/a#b.py#function-hashed"],
+    ["resolve", "app/greet.py#function-gret"],
+    ["resolve", "app/gret.py#function-greet"],
+    ["check"],
+    ["check", "--format", "json"],
+    ["chunks", "--format", "ids"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)
+def test_a_warm_cli_answers_from_the_cache_as_the_index_would(
+    tree: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    monkeypatch.chdir(tree)
+    expected = run(*argv, "--no-cache")  # indexed from scratch, no cache at all
+    assert run(*argv) == expected  # fills the cache
+    request.getfixturevalue("no_building")
+    assert run(*argv) == expected  # read in place: nothing is indexed
+
+
+def test_the_fast_path_is_taken_only_on_a_current_cache(tree: Path) -> None:
+    root = str(tree)
+    assert open_current(tree, CorpusRules(), cache_dir()) is None  # no cache yet
+    run("search", "greet", "--root", root)
+    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    # other settings: another cache
+    other = CorpusRules().extended(exclude_globs=["many/**"])
+    assert open_current(tree, other, cache_dir()) is None
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "delete", "skip"])
+def test_a_change_since_the_cache_is_indexed_before_answering(
+    tree: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = str(tree)
+    run("search", "greet", "--root", root)
+    if change == "edit":
+        (tree / "app/greet.py").write_text("def welcome(name):\n    return name\n")
+    elif change == "add":
+        (tree / "app/new.py").write_text("def welcome(name):\n    return name\n")
+    elif change == "delete":
+        (tree / "app/greet.py").unlink()
+    else:
+        (tree / "app/greet.py").write_text("def welcome(:\n")
+    assert open_current(tree, CorpusRules(), cache_dir()) is None
+    expected = run("search", "welcome greet", "--root", root, "--no-cache")
+    assert run("search", "welcome greet", "--root", root) == expected
+    # the cache is current again: the next run reads it in place, same answer
+    with monkeypatch.context() as patch:
+        patch.setattr(BulkIndexer, "iter_index_folder", None)
+        assert run("search", "welcome greet", "--root", root) == expected
+    assert ("welcome" in expected[1]) == (change in ("edit", "add"))
+
+
+def test_a_search_reads_only_its_terms_and_its_results(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunkls.buckets, "TERMS_PER_BUCKET", 4)  # a small tree: many buckets
+    run("search", "greet", "--root", str(tree))
+    disk = open_current(tree, CorpusRules(), cache_dir())
+    assert disk is not None
+    hits = disk.search("greet name greet", 2)
+    assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
+    assert disk.rows_read["term_buckets"] <= 2  # one row per distinct term
+    assert disk.rows_read["contents"] <= 2  # the files of the results, nothing else
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    (buckets,) = db.execute("SELECT count(*) FROM term_buckets").fetchone()
+    (files,) = db.execute("SELECT count(*) FROM contents").fetchone()
+    assert buckets > 2 and files > 100
+    assert disk.lookup("app/typed.py#function-f")
+    assert disk.rows_read["contents"] <= 3
+    disk.close()
+
+
+def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path) -> None:
+    index = build_index([tree], CorpusRules(), None, cache_dir())
+    index.close()
+    disk = open_current(tree, CorpusRules(), cache_dir())
+    assert disk is not None
+    assert len(disk) == len(index)
+    rng = random.Random(3)
+    queries = ["alpha", "alpha alpha beta", "greet", "f0 def return", "zzz", "Same", "hashed"]
+    queries += [" ".join(rng.choices(WORDS, k=rng.randint(1, 4))) for _ in range(30)]
+    for query in queries:
+        for top_k in (1, 3, 10, 200):
+            ours = [(hit.score, hit.item.chunk) for hit in disk.search(query, top_k)]
+            theirs = [(hit.score, hit.item.chunk) for hit in index.search(query, top_k)]
+            assert ours == theirs, (query, top_k)
+    assert disk.chunk_ids() == [entry.chunk.chunk_id for entry in index.chunks()]
+    for entry in list(index.chunks())[::7]:
+        chunk_id = entry.chunk.chunk_id
+        assert [found.chunk for found in disk.lookup(chunk_id)] == [
+            found.chunk for found in index.lookup(chunk_id)
+        ]
+        assert disk.suggest(chunk_id[:-2]) == index.suggest(chunk_id[:-2])
+    assert disk.suggest("elsewhere/greet.py#function-greet") == index.suggest(
+        "elsewhere/greet.py#function-greet"
+    )
+    disk.close()
+
+
+@pytest.mark.parametrize("damage", ["texts", "postings", "snapshot rows", "garbage"])
+def test_a_damaged_cache_is_indexed_again_not_trusted(
+    tree: Path, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = str(tree)
+    monkeypatch.chdir(tree)
+    expected = {
+        tuple(argv): run(*argv, "--no-cache")
+        for argv in (["resolve", "app/greet.py#function-greet"], ["search", "greet hello"])
+    }
+    run("search", "greet", "--root", root)
+    path = store_path(tree.resolve(), cache_dir())
+    if damage == "garbage":
+        path.write_bytes(b"not a database" * 100)
+        for suffix in ("-wal", "-shm"):
+            with_suffix = Path(f"{path}{suffix}")
+            if with_suffix.exists():
+                os.remove(with_suffix)
+    else:
+        db = sqlite3.connect(path)
+        if damage == "texts":
+            db.execute("UPDATE contents SET texts = x'789c00ff'")
+        elif damage == "postings":
+            db.execute("UPDATE term_buckets SET counts = x'01'")
+        else:
+            db.execute("UPDATE snapshot SET files = x'00'")
+        db.commit()
+        db.close()
+    for argv, answer in expected.items():
+        assert run(*argv) == answer
+
+
+def test_bucket_rows_are_the_same_however_many_are_made_at_once(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = build_index([tree], CorpusRules())
+    keys = [(0, rel_path) for rel_path in sorted(index.folders[0].files)]
+    snapshot = index.search_index.snapshot(keys)
+
+    def rows() -> list[tuple[object, ...]]:
+        saved = bucket_rows(snapshot)
+        made = [(row[0], row[1], *map(bytes, row[2:])) for row in saved.rows]
+        return [saved.buckets, saved.term_ids.tolist(), saved.offsets.tolist(), made]
+
+    whole = rows()
+    monkeypatch.setattr(chunkls.postings, "ROWS_AT_ONCE", 3)
+    assert rows() == whole
+    buckets, made = whole[0], whole[3]
+    names = list(snapshot.terms)
+    assert sorted(name for row in made for name in row[1].decode().split("\0")) == names
+    for bucket, terms, *_ in made:  # each term in its own bucket, once
+        assert all(
+            bucket_of(name.encode(), buckets) == bucket for name in terms.decode().split("\0")
+        )
