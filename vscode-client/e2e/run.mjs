@@ -227,10 +227,10 @@ if (!preflight.ok) {
   console.log(`e2e: the bundled server (${python} -m chunkls serve --stdio, PYTHONPATH=${bundledLibs}) is not usable: ${preflight.detail}`);
   rmSync(scratch, { recursive: true, force: true });
   if (process.env.CHUNKLS_E2E_SKIP_WITHOUT_SERVER === '1') {
-    console.log('e2e: 0 passed, 0 failed, 12 skipped');
+    console.log('e2e: 0 passed, 0 failed; every scenario skipped (no usable server)');
     process.exit(0);
   }
-  console.log('e2e: 0 passed, 1 failed, 12 skipped');
+  console.log('e2e: 0 passed, 1 failed; no scenario ran');
   process.exit(1);
 }
 log(`ok - the bundled server answers initialize: ${preflight.detail}`);
