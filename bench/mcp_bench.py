@@ -31,15 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stats import percentile
+
 CALLS = 200
 LAG_WRITES = 20
 Result = dict[str, Any]
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[rank]
 
 
 class Session:

@@ -34,6 +34,7 @@ import startup
 from jsonl_bench import bench_jsonl
 from jsonl_bench import rows as jsonl_rows
 from lsp_client import Response
+from stats import percentile
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 5
@@ -46,13 +47,6 @@ sys.path.insert(0, str(REPO))  # tests.reference.tutorial_ingest (the baseline)
 sys.path.insert(0, str(REPO / "server"))
 
 Result = dict[str, Any]
-
-
-def percentile(samples: list[float], q: float) -> float:
-    """The q-th percentile (0-100) by nearest rank."""
-    ordered = sorted(samples)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[rank]
 
 
 # -- children: one measurement each, in a fresh process ------------------------------

@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stats import percentile
+
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 20
 """Runs of each whole-process measurement (the median and p95 are reported)."""
@@ -43,13 +45,6 @@ INDEX_TARGET = 1.3
 PEAK_TARGET_MB = 350
 
 Result = dict[str, Any]
-
-
-def percentile(samples: list[float], q: float) -> float:
-    """The q-th percentile (0-100) by nearest rank."""
-    ordered = sorted(samples)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[rank]
 
 
 def _stats(samples: list[float]) -> Result:
