@@ -4,21 +4,8 @@ from __future__ import annotations
 
 __all__ = ["__version__"]
 
-_FALLBACK_VERSION = "0.1.0"
-"""The version when the package metadata is missing (a bundled libs folder)."""
-
-
-def __getattr__(name: str) -> str:
-    """``__version__``, read from the package metadata on first use:
-    ``importlib.metadata`` costs tens of milliseconds to import, which a command
-    that never shows the version (``chunkls --help``) does not pay."""
-    if name != "__version__":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        found = version("chunkls")
-    except PackageNotFoundError:
-        found = _FALLBACK_VERSION
-    globals()["__version__"] = found
-    return found
+__version__ = "0.1.0"
+"""The package's version, as ``pyproject.toml`` gives it (a test holds the two
+together). A constant rather than a package-metadata lookup: ``importlib.metadata``
+costs 20-40 ms to import, which every cache check (``chunkls.cache``) would pay,
+and a bundled libs folder has no metadata at all."""

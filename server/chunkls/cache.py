@@ -16,24 +16,33 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import logging
 import marshal
 import os
 import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
-
-from chunkls import __version__
-from chunkls.postings import Segment, Snapshot, bucket_rows
 from chunkls.store import StoredFile, encode_stubs
-from chunkls.terms import TermTable
 
-logger = logging.getLogger("chunkls.cache")
+if TYPE_CHECKING:
+    import logging
+
+    from chunkls.postings import Snapshot
+
+# numpy and the postings are imported by the two methods that read and write the
+# search snapshot: a process that only checks rows (the CLI answering from the
+# cache in place, ``chunkls.index.ondisk``) does not load them.
+
+
+def _logger() -> logging.Logger:
+    """The cache's logger (``logging`` is imported when there is something to say:
+    a question answered from the cache in place does without it)."""
+    import logging
+
+    return logging.getLogger("chunkls.cache")
+
 
 SCHEMA = 6
 """Bump when the tables or blob layouts change (6: a file's chunks in their own
@@ -59,6 +68,12 @@ def _to_db(text: str) -> str | bytes:
 def _from_db(value: str | bytes) -> str:
     """The text ``_to_db`` was given."""
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def _version() -> str:
+    from chunkls import __version__
+
+    return __version__
 
 
 def cache_home() -> Path:
@@ -183,7 +198,7 @@ class FolderCache:
         self.path = path
         self.meta = {
             "schema": str(SCHEMA),
-            "version": __version__,
+            "version": _version(),
             "tokenizer": str(TOKENIZER),
             "root": os.fsdecode(root_resolved),
             "rules": rules_fingerprint,
@@ -209,7 +224,7 @@ class FolderCache:
             "rebuilding it" if rebuild else "indexing without it"
         )
         if self.problem is None:
-            logger.warning("%s", message)
+            _logger().warning("%s", message)
         self.problem = message
         self.close()
         if rebuild:
@@ -238,7 +253,9 @@ class FolderCache:
                 stored = dict(db.execute("SELECT key, value FROM meta").fetchall())
                 if stored != self.meta:
                     if stored:
-                        logger.info("index cache %s: other version or settings; emptied", self.path)
+                        _logger().info(
+                            "index cache %s: other version or settings; emptied", self.path
+                        )
                     with db:
                         db.execute("BEGIN IMMEDIATE")
                         # another schema may have other columns: start afresh
@@ -311,6 +328,12 @@ class FolderCache:
 
     @staticmethod
     def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
+        import numpy as np
+        import numpy.typing as npt
+
+        from chunkls.postings import Segment, Snapshot
+        from chunkls.terms import TermTable
+
         row = db.execute(
             "SELECT files, lengths, terms, term_ids, offsets FROM snapshot WHERE id = 1"
         ).fetchone()
@@ -522,7 +545,7 @@ class FolderCache:
             ).fetchone()
         except (sqlite3.Error, OSError) as error:
             if self.problem is None:
-                logger.warning("index cache %s: cannot read texts (%s)", self.path, error)
+                _logger().warning("index cache %s: cannot read texts (%s)", self.path, error)
                 self.problem = str(error)
             return None
         return found[0] if found is not None and isinstance(found[0], bytes) else None
@@ -536,6 +559,10 @@ class FolderCache:
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""
+        import numpy as np
+
+        from chunkls.postings import bucket_rows
+
         db = self._connect()
         if db is None:
             return

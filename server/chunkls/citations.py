@@ -199,7 +199,11 @@ def citation_scope_excludes(rel_path: str, folder: Folder | None = None) -> bool
 
 def inside(path: str | Path, root_resolved: Path) -> bool:
     """Whether a path, every symlink on the way resolved, is under a root."""
-    real = os.path.realpath(path)
+    return real_inside(os.path.realpath(path), root_resolved)
+
+
+def real_inside(real: str, root_resolved: Path) -> bool:
+    """Whether a path without symlinks (``os.path.realpath``'s) is under a root."""
     top = os.fspath(root_resolved)
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 

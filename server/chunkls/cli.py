@@ -193,6 +193,7 @@ def _index(
     from chunkls.cache import cache_dir
     from chunkls.chunking import CorpusRules
 
+    _tune_allocator()
     base = CorpusRules().extended(exclude_globs=args.exclude)
     bar = _ProgressBar(err)
     index = workspace_index.build_index(
@@ -202,6 +203,14 @@ def _index(
     if report:
         _report(index, args, err)
     return index
+
+
+def _tune_allocator() -> None:
+    """Before indexing or serving: large arrays from mmap (``chunkls.memory``).
+    A question the cache answers in place allocates little and skips it."""
+    from chunkls.memory import tune_allocator
+
+    tune_allocator()
 
 
 def _report(index: WorkspaceIndex | DiskIndex, args: argparse.Namespace, err: TextIO) -> None:
@@ -405,8 +414,15 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import json
+    from pathlib import Path
 
-    from chunkls.citations import ChunkHistory, check_text, language_of, read_text_file
+    from chunkls.citations import (
+        ChunkHistory,
+        check_text,
+        language_of,
+        read_text_file,
+        real_inside,
+    )
     from chunkls.positions import TextLines
 
     root = _check_root(args.root)
@@ -417,12 +433,17 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         history = ChunkHistory()
         problems: list[dict[str, object]] = []
         for shown, path, confine in targets:
-            text = read_text_file(path, confine)
+            real = os.path.realpath(path)  # once: the confinement and the relative path
+            text = None
+            if confine is None or real_inside(real, confine):
+                text = read_text_file(Path(real))
             if text is None:
                 raise UsageError(f"{shown}: not a readable UTF-8 text file")
-            rel_path = folder.relative(path.resolve()) or folder.relative(path)
-            lines = TextLines(text, "utf-32")
+            rel_path = folder.relative(real) or folder.relative(path)
             found = check_text(index, text, language_of(path.name), folder, rel_path, history)
+            if not found:
+                continue
+            lines = TextLines(text, "utf-32")
             for problem in found:
                 line, column = lines.position(problem.ref.start)
                 problems.append(
@@ -526,13 +547,9 @@ def main(
         err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
         print(f"chunkls: error: unrecognized arguments: {' '.join(unknown)}", file=err)
         return 2
-    from chunkls.memory import tune_allocator
-
-    tune_allocator()
-    if args.command == "serve":
-        return _serve(args)
-    if args.command == "mcp":
-        return _mcp(args)
+    if args.command in ("serve", "mcp"):
+        _tune_allocator()
+        return _serve(args) if args.command == "serve" else _mcp(args)
     for stream in (out, err):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

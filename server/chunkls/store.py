@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import marshal
 import zlib
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.chunking import FileChunks, LocatedChunk
+from chunkls.chunking.models import LocatedChunk
+
+if TYPE_CHECKING:
+    from chunkls.chunking.ingest import FileChunks
 
 Stub = tuple[str, str, str, str | None, int, int]
 """A chunk without its text: (chunk_id, source_path, file_type, symbol,

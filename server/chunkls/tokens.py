@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import collections
 import itertools
-import multiprocessing
 import re
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
-
-import numpy as np
-
-_I32 = np.int32
 
 _WORD = re.compile(r"\w+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -112,7 +108,10 @@ def _tokens_of() -> _WordTokens:
     """The current generation of the word cache."""
     global _word_cache
     cache = _word_cache
-    bulk = multiprocessing.parent_process() is not None
+    # a worker process (multiprocessing started it, so has it imported); a process
+    # that never imported multiprocessing (a CLI query) is no worker
+    processes = sys.modules.get("multiprocessing")
+    bulk = processes is not None and processes.parent_process() is not None
     if len(cache) >= (_CACHED_WORDS_BULK if bulk else _CACHED_WORDS):
         cache.elder = {}
         cache = _word_cache = _WordTokens(cache)
@@ -201,6 +200,8 @@ def file_terms(texts: Iterable[str]) -> FileTerms:
     pairs = sum(sizes)
     if pairs < _NUMPY_FROM:
         return _file_terms_small(docs, cache)
+    import numpy as np  # only here: a query's ``tokenize`` runs without numpy
+
     # every (document, word) pair expands to the word's tokens: number them by first
     # appearance in the file, then add up the repeats of a (document, term) pair
     tokens = list(map(cache.__getitem__, chain.from_iterable(docs)))
@@ -215,7 +216,7 @@ def file_terms(texts: Iterable[str]) -> FileTerms:
     tf = np.repeat(
         np.fromiter(chain.from_iterable(map(dict.values, docs)), np.int64, pairs), widths
     )
-    lengths = np.bincount(doc, weights=tf, minlength=len(docs)).astype(_I32)
+    lengths = np.bincount(doc, weights=tf, minlength=len(docs)).astype(np.int32)
     key = doc * size + first  # doc-major; a term's first position orders it
     order = np.argsort(key, kind="stable")
     ordered = key[order]
@@ -226,7 +227,7 @@ def file_terms(texts: Iterable[str]) -> FileTerms:
     pair_docs, term_first = np.divmod(ordered[starts[appearance]], size)
     term_of = np.empty(size, dtype=np.int64)
     term_of[np.fromiter(local.values(), np.int64, len(local))] = np.arange(len(local))
-    rows = np.empty((3, len(appearance)), dtype=_I32)
+    rows = np.empty((3, len(appearance)), dtype=np.int32)
     rows[0] = term_of[term_first]
     rows[1] = pair_docs
     rows[2] = sums[appearance]

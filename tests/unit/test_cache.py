@@ -165,7 +165,7 @@ def test_a_cache_from_other_version_or_settings_is_not_used(
     parsed.clear()
     base = None
     if change == "version":
-        monkeypatch.setattr(chunkls.cache, "__version__", "999.0")
+        monkeypatch.setattr(chunkls, "__version__", "999.0")
     elif change == "tokenizer":
         monkeypatch.setattr(chunkls.cache, "TOKENIZER", 999)
     else:

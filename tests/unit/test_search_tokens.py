@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 from array import array
 from collections import Counter
@@ -161,9 +162,8 @@ def test_the_word_cache_stays_bounded_and_exact(
     # a long-lived process keeps fewer words than a worker process does
     monkeypatch.setattr(tokens, "_CACHED_WORDS", 64 if not worker else 10**9)
     monkeypatch.setattr(tokens, "_CACHED_WORDS_BULK", 64 if worker else 10**9)
-    monkeypatch.setattr(
-        tokens.multiprocessing, "parent_process", lambda: object() if worker else None
-    )
+    # (a worker has multiprocessing imported; ``tokens`` asks it only then)
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: object() if worker else None)
     monkeypatch.setattr(tokens, "_word_cache", tokens._WordTokens())
     for cycle in range(300):
         docs = [f"def f{cycle}_{i}():\n    return g{cycle}Value{i}" for i in range(5)]

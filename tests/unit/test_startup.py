@@ -152,3 +152,63 @@ def test_help_lists_the_commands() -> None:
     assert cli.main(["--help"], out, err) == 0
     for command in ("search", "chunks", "resolve", "check", "serve", "--version"):
         assert command in out.getvalue()
+
+
+IN_MEMORY_INDEX = frozenset(
+    {"numpy", "chunkls.index.bulk", "chunkls.index.store", "chunkls.search", "chunkls.postings"}
+)
+"""What a question the cache answers in place never needs: numpy, the in-memory
+store and its postings, the bulk indexer."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["search", "alpha"], 0),
+        (["resolve", "m.py#function-alpha"], 0),
+        (["check"], 1),  # notes.md cites an unknown ID too
+        (["chunks", "--format", "ids"], 0),
+    ],
+)
+def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
+    tmp_path: Path, argv: list[str], code: int
+) -> None:
+    """Issue 21.1/21.2: on a current cache, the CLI reads it in place; nothing of
+    the indexing side (numpy, the store, the bulk indexer) is imported."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text("def alpha():\n    return 1\n")
+    (root / "notes.md").write_text("# Notes\n\n`m.py#function-alpha`, `m.py#function-beta`\n")
+    cache = tmp_path / "xdg"
+
+    def query(cold: bool) -> set[str]:
+        script = (
+            "import io, os\n"
+            f"os.environ['XDG_CACHE_HOME'] = {str(cache)!r}\n"
+            "import chunkls.cache\n"
+            "chunkls.cache.RACY_NS = 0  # the files were written a moment ago\n"
+            "from chunkls.cli import main\n"
+            "out = io.StringIO()\n"
+            f"assert main({[*argv, '--root', str(root)]!r}, out, io.StringIO()) == {code}\n"
+            "assert out.getvalue().strip(), 'no answer'\n"
+        )
+        return _modules_after(script)
+
+    assert "chunkls.index.bulk" in query(cold=True)  # the first run indexes
+    loaded = query(cold=False)
+    assert "chunkls.index.ondisk" in loaded
+    assert loaded & IN_MEMORY_INDEX == set()
+
+
+@pytest.mark.parametrize("package", ["chunkls.chunking", "chunkls.index"])
+def test_lazy_package_exports_name_real_objects(package: str) -> None:
+    """Each name a package re-exports on first use exists in the module it names,
+    and ``__all__`` lists exactly those names."""
+    module = __import__(package, fromlist=["__all__"])
+    homes = module._MODULE_OF
+    assert sorted(homes) == sorted(module.__all__)
+    for name, home in homes.items():
+        defined = __import__(f"{package}.{home}", fromlist=[name])
+        assert getattr(module, name) is getattr(defined, name), name
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = module.no_such_name

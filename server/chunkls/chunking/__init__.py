@@ -1,37 +1,49 @@
-"""The chunker: the tutorial's rules, pure Python, no editor or protocol code."""
+"""The chunker: the tutorial's rules, pure Python, no editor or protocol code.
 
-from chunkls.chunking.chunker import (
-    ChunkingError,
-    chunk_markdown_source,
-    chunk_python_source,
-    chunk_source,
-    decode_source,
-    file_type_for,
-    normalize_newlines,
-)
-from chunkls.chunking.corpus import (
-    CONFIG_KEYS,
-    ConfigProblem,
-    CorpusFile,
-    CorpusRules,
-    FileSkipped,
-    SkippedFile,
-    load_rules,
-    rules_from_mapping,
-    walk_corpus,
-)
-from chunkls.chunking.ingest import (
-    FileChunks,
-    Scan,
-    bulk_gc,
-    chunk_corpus_file,
-    chunk_file,
-    chunk_markdown,
-    chunk_python,
-    ingest_path,
-    scan_corpus,
-)
-from chunkls.chunking.models import Chunk, LocatedChunk
+The names below are looked up in their modules on first use (PEP 562): a
+process that only walks a corpus or reads its cache (the CLI answering from the
+cache in place) imports ``corpus`` and ``models`` without the parsing machinery
+(``ingest``, ``bytecode`` and numpy's ``scan``).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chunkls.chunking.chunker import (
+        ChunkingError,
+        chunk_markdown_source,
+        chunk_python_source,
+        chunk_source,
+        decode_source,
+        file_type_for,
+        normalize_newlines,
+    )
+    from chunkls.chunking.corpus import (
+        CONFIG_KEYS,
+        ConfigProblem,
+        CorpusFile,
+        CorpusRules,
+        FileSkipped,
+        SkippedFile,
+        load_rules,
+        rules_from_mapping,
+        walk_corpus,
+    )
+    from chunkls.chunking.ingest import (
+        FileChunks,
+        Scan,
+        bulk_gc,
+        chunk_corpus_file,
+        chunk_file,
+        chunk_markdown,
+        chunk_python,
+        ingest_path,
+        scan_corpus,
+    )
+    from chunkls.chunking.models import Chunk, LocatedChunk
 
 __all__ = [
     "CONFIG_KEYS",
@@ -62,3 +74,48 @@ __all__ = [
     "scan_corpus",
     "walk_corpus",
 ]
+
+_MODULE_OF = {
+    "ChunkingError": "chunker",
+    "chunk_markdown_source": "chunker",
+    "chunk_python_source": "chunker",
+    "chunk_source": "chunker",
+    "decode_source": "chunker",
+    "file_type_for": "chunker",
+    "normalize_newlines": "chunker",
+    "CONFIG_KEYS": "corpus",
+    "ConfigProblem": "corpus",
+    "CorpusFile": "corpus",
+    "CorpusRules": "corpus",
+    "FileSkipped": "corpus",
+    "SkippedFile": "corpus",
+    "load_rules": "corpus",
+    "rules_from_mapping": "corpus",
+    "walk_corpus": "corpus",
+    "FileChunks": "ingest",
+    "Scan": "ingest",
+    "bulk_gc": "ingest",
+    "chunk_corpus_file": "ingest",
+    "chunk_file": "ingest",
+    "chunk_markdown": "ingest",
+    "chunk_python": "ingest",
+    "ingest_path": "ingest",
+    "scan_corpus": "ingest",
+    "Chunk": "models",
+    "LocatedChunk": "models",
+}
+"""Each name of ``__all__``, and the module that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module the first time it is asked for."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

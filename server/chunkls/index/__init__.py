@@ -31,11 +31,31 @@ opens a file, chunks or writes the cache):
 
 A file whose texts the cache lost answers no chunks until ``recover_texts()``
 reads it again (``texts_missing`` lists such files, ``on_texts_missing`` is told).
+
+The names below are imported from their modules on first use (PEP 562): the CLI
+answering from the cache in place (``ondisk``) does not load the in-memory
+store, its numpy postings or the bulk indexer.
 """
 
-from chunkls.index.bulk import Progress
-from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk
-from chunkls.index.workspace import WorkspaceIndex, build_index
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chunkls.index.bulk import Progress
+    from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk
+    from chunkls.index.workspace import WorkspaceIndex, build_index
+
+_MODULE_OF = {
+    "ChunkAt": "folder",
+    "ChunkAts": "folder",
+    "Folder": "folder",
+    "IndexedChunk": "folder",
+    "Progress": "bulk",
+    "WorkspaceIndex": "workspace",
+    "build_index": "workspace",
+}
 
 __all__ = [
     "ChunkAt",
@@ -46,3 +66,17 @@ __all__ = [
     "WorkspaceIndex",
     "build_index",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module the first time it is asked for."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

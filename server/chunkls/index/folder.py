@@ -13,12 +13,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple, overload
+from typing import TYPE_CHECKING, NamedTuple, overload
 
-from chunkls.cache import FolderCache
-from chunkls.chunking import ConfigProblem, CorpusRules, LocatedChunk
-from chunkls.store import StoredFile
-from chunkls.tokens import FileTerms
+from chunkls.chunking.corpus import ConfigProblem, CorpusRules
+from chunkls.chunking.models import LocatedChunk
+
+if TYPE_CHECKING:
+    from chunkls.cache import FolderCache
+    from chunkls.store import StoredFile
+    from chunkls.tokens import FileTerms
 
 
 @dataclass(eq=False)

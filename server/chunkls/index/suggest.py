@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from chunkls.index.folder import Folder
-from chunkls.index.store import ChunkStore
+
+if TYPE_CHECKING:
+    from chunkls.index.store import ChunkStore
 
 SUGGEST_POOL = 40
 """Paths compared in full (difflib) when suggesting for an unknown path: those
