@@ -145,7 +145,7 @@ def child_parse_floor(corpus: Path, workers: int | None) -> Result:
     from concurrent.futures import ProcessPoolExecutor
 
     from chunkls.chunking import CorpusRules, walk_corpus
-    from chunkls.chunking.chunker import file_type_for
+    from chunkls.chunking.suffixes import file_type_for
     from chunkls.parallel import _batches, default_workers
 
     workers = workers or default_workers()

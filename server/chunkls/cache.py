@@ -29,6 +29,7 @@ from chunkls.store import StoredFile, encode_stubs
 if TYPE_CHECKING:
     import logging
 
+    from chunkls.listing import Listing
     from chunkls.postings import Snapshot
 
 # numpy and the postings are imported by the two methods that read and write the
@@ -44,10 +45,11 @@ def _logger() -> logging.Logger:
     return logging.getLogger("chunkls.cache")
 
 
-SCHEMA = 6
+SCHEMA = 7
 """Bump when the tables or blob layouts change (6: a file's chunks in their own
 table, ``contents``, beside a narrow ``files``; the search postings also by
-term bucket, ``term_buckets``, so that a query reads only its terms')."""
+term bucket, ``term_buckets``, so that a query reads only its terms'; 7: the
+folders of the last whole walk, ``listing``)."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -71,6 +73,7 @@ def _from_db(value: str | bytes) -> str:
 
 
 def _version() -> str:
+    """The package's version, looked up when a cache is opened (a test sets another)."""
     from chunkls import __version__
 
     return __version__
@@ -151,6 +154,10 @@ CREATE TABLE IF NOT EXISTS snapshot (
     term_ids BLOB NOT NULL,
     offsets BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS listing (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    walk BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS term_buckets (
     bucket INTEGER PRIMARY KEY,
     terms BLOB NOT NULL,
@@ -171,7 +178,7 @@ small columns first: SQLite reaches a column through the overflow pages of
 the long ones before it)."""
 
 
-_DROPPED = ("files", "contents", "snapshot", "term_buckets")
+_DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing")
 """The tables an emptied cache starts afresh (another schema may have other columns)."""
 
 
@@ -556,6 +563,20 @@ class FolderCache:
             self._fail("locked by another process", error, rebuild=False)
         else:
             self._fail("cannot be written", error, rebuild=True)
+
+    def save_listing(self, listing: Listing) -> None:
+        """Record the folders of the last whole walk (after ``flush``)."""
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            with db:
+                db.execute(
+                    "INSERT OR REPLACE INTO listing (id, walk) VALUES (1, ?)",
+                    (listing.encode(),),
+                )
+        except (sqlite3.Error, OSError) as error:
+            self._write_failed(error)
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""

@@ -43,7 +43,7 @@ from typing import Literal, NamedTuple
 from urllib.parse import quote
 
 from chunkls import json_strings
-from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
 
 MAX_PATH = 1024
 """Longer paths are not taken for chunk IDs."""

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
-from chunkls.chunking.chunker import suffix_of
 from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.suffixes import suffix_of
 from chunkls.ignore_markers import unignored
 from chunkls.index import Folder, IndexedChunk
 from chunkls.json_strings import JSON_SUFFIXES

@@ -41,7 +41,7 @@ from chunkls.chunk_ids import (
     typed_id_at,
     written_as,
 )
-from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
 from chunkls.citations import check_text
 from chunkls.index import build_index
 from tests.unit.strategies import write_tree

@@ -23,6 +23,7 @@ from chunkls.chunking import CorpusRules
 from chunkls.index import build_index
 from chunkls.index.bulk import BulkIndexer
 from chunkls.index.ondisk import DiskIndex, open_current
+from chunkls.listing import Listing
 from chunkls.postings import bucket_rows
 
 from .strategies import write_tree
@@ -266,3 +267,114 @@ def test_bucket_rows_are_the_same_however_many_are_made_at_once(
         assert all(
             bucket_of(name.encode(), buckets) == bucket for name in terms.decode().split("\0")
         )
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The roots ``open_current`` walks (it walks only when the recorded listing
+    of the folders cannot be trusted)."""
+    import chunkls.index.ondisk as ondisk
+
+    seen: list[Path] = []
+    real_walk = ondisk.walk_corpus
+
+    def walk(root: Path, rules: CorpusRules, *rest: object) -> object:
+        seen.append(root)
+        return real_walk(root, rules)
+
+    monkeypatch.setattr(ondisk, "walk_corpus", walk)
+    return seen
+
+
+def test_a_current_listing_stands_in_for_the_walk(tree: Path, walks: list[Path]) -> None:
+    (tree / "odd.py").mkdir()  # a folder with a corpus suffix: reported, as a walk does
+    run("search", "greet", "--root", str(tree))
+    index = open_current(tree, CorpusRules(), cache_dir())
+    assert isinstance(index, DiskIndex)
+    assert walks == []  # the folders were stat'ed, not listed
+    assert index.folders[0].skipped["odd.py"] == "not a regular file (a directory)"
+    assert index.folders[0].skipped["bad.py"].startswith("SyntaxError")
+    # what a walk finds, word for word
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    with db:
+        db.execute("DELETE FROM listing")
+    db.close()
+    walked = open_current(tree, CorpusRules(), cache_dir())
+    assert isinstance(walked, DiskIndex) and walks == [tree]
+    assert walked.folders[0].skipped == index.folders[0].skipped
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["add nested", "delete nested", "rename", "new folder", "file to folder", "symlink"],
+)
+def test_a_changed_folder_is_seen_without_a_walk_and_then_walked(
+    tree: Path, walks: list[Path], change: str
+) -> None:
+    """Any entry added, removed or replaced changes its folder's times: the
+    listing is not trusted, the walk finds the change, the folder is indexed."""
+    root = str(tree)
+    (tree / "app/deep/er").mkdir(parents=True)
+    (tree / "app/deep/er/x.py").write_text("def x():\n    return 1\n")
+    run("search", "greet", "--root", root)
+    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert walks == []
+    target = tree / "app/deep/er/x.py"
+    if change == "add nested":
+        (tree / "app/deep/er/y.py").write_text("def y():\n    return 1\n")
+    elif change == "delete nested":
+        target.unlink()
+    elif change == "rename":
+        target.rename(tree / "app/deep/er/z.py")
+    elif change == "new folder":
+        (tree / "app/deep/er/sub").mkdir()
+        (tree / "app/deep/er/sub/w.py").write_text("def w():\n    return 1\n")
+    elif change == "file to folder":
+        target.unlink()
+        target.mkdir()
+    else:
+        target.unlink()
+        target.symlink_to(tree / "app/greet.py")
+    assert open_current(tree, CorpusRules(), cache_dir()) is None
+    assert walks == [tree]  # the listing was not trusted: the walk found the change
+    expected = run("chunks", "--format", "ids", "--root", root, "--no-cache")
+    assert run("chunks", "--format", "ids", "--root", root) == expected
+
+
+def test_a_folder_touched_but_unchanged_is_walked_and_still_current(
+    tree: Path, walks: list[Path]
+) -> None:
+    run("search", "greet", "--root", str(tree))
+    os.utime(tree / "many")  # its times change, its entries do not
+    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert walks == [tree]
+
+
+def test_a_folder_changed_just_before_the_walk_is_not_trusted(
+    tree: Path, walks: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose times are within ``RACY_NS`` of the walk may change again
+    without its times moving (coarse clocks): the walk is done again."""
+    run("search", "greet", "--root", str(tree))
+    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert walks == []
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    (walk,) = db.execute("SELECT walk FROM listing").fetchone()
+    db.close()
+    listing = Listing.decode(walk)
+    assert listing is not None
+    newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
+    # the same folders, taken as if the walk began a moment after the newest change
+    monkeypatch.setattr(chunkls.cache, "RACY_NS", listing.taken_ns - newest)
+    monkeypatch.setattr(chunkls.cache.FolderCache, "unchanged", staticmethod(lambda *a: True))
+    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert walks == [tree]
+
+
+def test_a_corpus_with_a_symlinked_file_records_no_listing(tree: Path) -> None:
+    (tree / "link.py").symlink_to(tree / "app/greet.py")
+    run("search", "greet", "--root", str(tree))
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    assert db.execute("SELECT count(*) FROM listing").fetchone() == (0,)
+    db.close()
+    assert open_current(tree, CorpusRules(), cache_dir()) is None  # chunked every run

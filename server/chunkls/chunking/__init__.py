@@ -18,7 +18,6 @@ if TYPE_CHECKING:
         chunk_python_source,
         chunk_source,
         decode_source,
-        file_type_for,
         normalize_newlines,
     )
     from chunkls.chunking.corpus import (
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
         scan_corpus,
     )
     from chunkls.chunking.models import Chunk, LocatedChunk
+    from chunkls.chunking.suffixes import file_type_for
 
 __all__ = [
     "CONFIG_KEYS",
@@ -81,7 +81,7 @@ _MODULE_OF = {
     "chunk_python_source": "chunker",
     "chunk_source": "chunker",
     "decode_source": "chunker",
-    "file_type_for": "chunker",
+    "file_type_for": "suffixes",
     "normalize_newlines": "chunker",
     "CONFIG_KEYS": "corpus",
     "ConfigProblem": "corpus",

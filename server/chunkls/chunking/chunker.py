@@ -22,15 +22,12 @@ from typing import Any
 
 from chunkls.chunking.models import LocatedChunk
 from chunkls.chunking.outline import Outline, Parsed, outline_of, parse_module, reparse
+from chunkls.chunking.suffixes import file_type_for, suffix_of
 
 _MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _NON_EDITOR_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _ASCII_NON_EDITOR_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e")
 _SLUG_JUNK = re.compile(r"[^a-z0-9]+")
-
-PYTHON_SUFFIXES = frozenset({".py"})
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
-SUPPORTED_SUFFIXES = PYTHON_SUFFIXES | MARKDOWN_SUFFIXES
 
 
 class ChunkingError(ValueError):
@@ -46,24 +43,6 @@ def normalize_newlines(text: str) -> str:
     if "\r" in text:
         return text.replace("\r\n", "\n").replace("\r", "\n")
     return text
-
-
-def suffix_of(name: str) -> str:
-    """The lowercased suffix of a file name, by ``PurePath.suffix``'s rule."""
-    i = name.rfind(".")
-    if 0 < i < len(name) - 1:
-        return name[i:].lower()
-    return ""
-
-
-def file_type_for(name: str) -> str | None:
-    """``"code"``, ``"prose"`` or ``None`` for a file name, by suffix."""
-    suffix = suffix_of(name)
-    if suffix in PYTHON_SUFFIXES:
-        return "code"
-    if suffix in MARKDOWN_SUFFIXES:
-        return "prose"
-    return None
 
 
 def _slug(value: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from chunkls.chunking.chunker import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
 
 DEFAULT_EXCLUDED_DIRECTORIES = frozenset(
     {
@@ -285,13 +285,21 @@ class Walk(NamedTuple):
     skipped: list[SkippedFile]
 
 
-def walk_corpus(root: Path, rules: CorpusRules, under: str = "") -> Walk:
+def walk_corpus(
+    root: Path,
+    rules: CorpusRules,
+    under: str = "",
+    stamps: list[tuple[str, int, int]] | None = None,
+) -> Walk:
     """Every corpus file under ``root`` in the tutorial's order (sorted by relative
     path), pruning excluded folders and not following directory symlinks, as
     ``Path.rglob("*")`` does. Entries that are not regular files are reported.
 
     ``under`` limits the walk to one root-relative folder (paths stay relative
-    to ``root``)."""
+    to ``root``). ``stamps``, when given, receives (root-relative folder, mtime_ns,
+    ctime_ns) of every folder listed ("" the root), each taken just before it is
+    listed (``chunkls.cache.Listing``); it is left empty when a folder could not
+    be listed (such a walk is not one to trust again without walking)."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
     exclude_dirs = rules.exclude_dirs
@@ -305,9 +313,15 @@ def walk_corpus(root: Path, rules: CorpusRules, under: str = "") -> Walk:
     while stack:
         directory, prefix = stack.pop()
         try:
+            if stamps is not None:
+                info = os.stat(directory)
+                stamps.append((prefix[:-1], info.st_mtime_ns, info.st_ctime_ns))
             with os.scandir(directory) as entries:
                 listing = list(entries)
         except OSError as error:
+            if stamps is not None:
+                stamps.clear()  # a folder that could not be listed: no listing to trust
+                stamps = None
             if directory == start and isinstance(error, FileNotFoundError):
                 reason = "the folder does not exist"  # not one that vanished mid-walk
             else:

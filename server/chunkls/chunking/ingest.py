@@ -22,9 +22,7 @@ from chunkls.chunking.chunker import (
     chunk_python_source,
     chunk_source,
     decode_source,
-    file_type_for,
     normalize_newlines,
-    suffix_of,
 )
 from chunkls.chunking.corpus import (
     CorpusFile,
@@ -35,6 +33,7 @@ from chunkls.chunking.corpus import (
     walk_corpus,
 )
 from chunkls.chunking.models import Chunk, LocatedChunk
+from chunkls.chunking.suffixes import file_type_for, suffix_of
 
 
 def _source_path(path: Path, root: Path | None) -> str:

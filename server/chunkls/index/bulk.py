@@ -23,6 +23,7 @@ from chunkls.chunking.corpus import CorpusFile
 from chunkls.index.disk import apply, digest_of
 from chunkls.index.folder import ChunkAts, Folder
 from chunkls.index.store import ChunkStore
+from chunkls.listing import listing_of
 from chunkls.memory import release_memory
 from chunkls.parallel import NICENESS, chunk_many, detach, process_context
 from chunkls.postings import Snapshot, select_files
@@ -91,7 +92,10 @@ class BulkIndexer:
         folder.touched = set()
         try:
             with bulk_gc():
-                walk = walk_corpus(folder.root, folder.rules)
+                taken_ns = time.time_ns()
+                stamps: list[tuple[str, int, int]] = []
+                walk = walk_corpus(folder.root, folder.rules, stamps=stamps)
+                folder.listing = listing_of(walk, stamps, taken_ns)
                 seen = {file.rel_path for file in walk.files}
                 for rel_path in [p for p in (*folder.files, *folder.skipped) if p not in seen]:
                     store.forget_file(folder, rel_path)

@@ -20,6 +20,7 @@ from chunkls.chunking.models import LocatedChunk
 
 if TYPE_CHECKING:
     from chunkls.cache import FolderCache
+    from chunkls.listing import Listing
     from chunkls.store import StoredFile
     from chunkls.tokens import FileTerms
 
@@ -56,6 +57,9 @@ class Folder:
     """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
     deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
     """While files are chunked in bulk: their search terms, indexed at the end."""
+    listing: Listing | None = None
+    """The folders of its last whole walk, until its cache records them
+    (``ChunkStore.save``)."""
 
     def __post_init__(self) -> None:
         self.root_resolved = self.root.resolve()

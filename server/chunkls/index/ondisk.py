@@ -35,6 +35,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from chunkls import cache
 from chunkls.bm25 import K1, B, Hit, term_weight
 from chunkls.buckets import bucket_of
 from chunkls.cache import FolderCache, Row, _from_db, _to_db, store_path
@@ -42,6 +43,7 @@ from chunkls.chunking.corpus import CorpusRules, load_rules, walk_corpus
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.index.suggest import SUGGEST_CHARS, PathGrams, suggest_ids
+from chunkls.listing import Listing, files_digest
 from chunkls.store import StoredFile, decode_stubs, unpack
 from chunkls.tokens import tokenize
 
@@ -359,20 +361,11 @@ def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> Di
         reason = skipped if skipped is None or isinstance(skipped, str) else _from_db(skipped)
         rows[name] = Row(mtime_ns, size, digest, reason, None, generation, checked_ns)
         counts[name] = chunks
-    walk = walk_corpus(folder.root, folder.rules)
-    if len(walk.files) != len(rows):
+    skipped_entries = _listed(folder.root, rows, _listing(db))
+    if skipped_entries is None:
+        skipped_entries = _walked(folder, rows)
+    if skipped_entries is None:
         return None
-    unchanged = FolderCache.unchanged
-    for file in walk.files:
-        row = rows.get(file.rel_path)
-        if row is None or file.is_symlink:
-            return None  # new, or a symlink (never cached: chunked on every run)
-        try:
-            info = os.stat(file.path)
-        except OSError:
-            return None
-        if unchanged(row, info.st_mtime_ns, info.st_size, info.st_ctime_ns) is not True:
-            return None
     found = db.execute("SELECT files, buckets FROM snapshot WHERE id = 1").fetchone()
     if found is None:
         return None
@@ -385,10 +378,71 @@ def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> Di
         for rel_path, count, generation in files
     ):
         return None  # the postings are older than some row
-    for skipped in walk.skipped:
-        folder.skipped[skipped.rel_path] = skipped.reason
+    for rel_path, reason in skipped_entries:
+        folder.skipped[rel_path] = reason
     for rel_path, row in rows.items():
         if row.skipped is not None:
             folder.skipped[rel_path] = row.skipped
     sources = sorted(rel_path for rel_path in chunked if counts[rel_path])
     return DiskIndex(folder, db, sources, files, found[1])
+
+
+def _listing(db: sqlite3.Connection) -> Listing | None:
+    """The folders of the last whole walk, as the cache recorded them."""
+    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
+    return None if found is None else Listing.decode(found[0])
+
+
+def _listed(
+    root: Path, rows: dict[str, Row], listing: Listing | None
+) -> list[tuple[str, str]] | None:
+    """The walk's skipped entries, when the recorded listing still holds (every
+    folder's times as recorded, and long enough before the walk to be trusted)
+    and every file is as its row says; ``None`` when that cannot be told so."""
+    if listing is None or files_digest(sorted(rows)) != listing.files:
+        return None
+    top = os.fspath(root)
+    prefix = top.rstrip(os.sep) + os.sep  # (a join per path costs as much as its stat)
+    trusted_before = listing.taken_ns - cache.RACY_NS
+    for rel_dir, mtime_ns, ctime_ns in listing.folders:
+        try:
+            info = os.stat(prefix + rel_dir if rel_dir else top)
+        except OSError:
+            return None
+        if (
+            info.st_mtime_ns != mtime_ns
+            or info.st_ctime_ns != ctime_ns
+            or max(mtime_ns, ctime_ns) >= trusted_before
+        ):
+            return None
+    if not _rows_hold(rows, [prefix + rel_path for rel_path in rows], rows):
+        return None
+    return [(rel_path, reason) for rel_path, reason in listing.skipped]
+
+
+def _walked(folder: Folder, rows: dict[str, Row]) -> list[tuple[str, str]] | None:
+    """The walk's skipped entries, when a walk finds the files of the rows, each
+    as its row says; ``None`` otherwise."""
+    walk = walk_corpus(folder.root, folder.rules)
+    if len(walk.files) != len(rows):
+        return None
+    if any(file.rel_path not in rows or file.is_symlink for file in walk.files):
+        return None  # new, or a symlink (never cached: chunked on every run)
+    paths = (file.path for file in walk.files)
+    if not _rows_hold(rows, paths, (file.rel_path for file in walk.files)):
+        return None
+    return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
+
+
+def _rows_hold(rows: dict[str, Row], paths: Iterable[str], rel_paths: Iterable[str]) -> bool:
+    """Whether every file (its path, its root-relative path) is as its row says
+    by stat (``FolderCache.unchanged``; a symlink never matches a row)."""
+    unchanged = FolderCache.unchanged
+    for path, rel_path in zip(paths, rel_paths, strict=True):
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            return False
+        if unchanged(rows[rel_path], info.st_mtime_ns, info.st_size, info.st_ctime_ns) is not True:
+            return False
+    return True

@@ -234,6 +234,9 @@ class ChunkStore:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
                 cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
                 each.snapshot_stale = False
+            if each.listing is not None:
+                cache.save_listing(each.listing)
+                each.listing = None
 
     def close(self) -> None:
         """Save and close every folder's cache."""

@@ -11,8 +11,9 @@ from lsprotocol import types
 
 from chunkls.chunk_ids import ChunkRef
 from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
-from chunkls.chunking.chunker import ChunkingError, file_type_for
+from chunkls.chunking.chunker import ChunkingError
 from chunkls.chunking.corpus import FileSkipped, read_corpus_file
+from chunkls.chunking.suffixes import file_type_for
 from chunkls.index import Folder
 from chunkls.lsp.languages import effective_language
 from chunkls.lsp.uris import path_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-from chunkls.chunking.chunker import suffix_of
+from chunkls.chunking.suffixes import suffix_of
 from chunkls.json_strings import JSON_SUFFIXES
 
 SUFFIX_LANGUAGES = {

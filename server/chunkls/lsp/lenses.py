@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.chunker import file_type_for
+from chunkls.chunking.suffixes import file_type_for
 from chunkls.lsp.contract import COPY_CHUNK_ID, SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
 from chunkls.lsp.ranges import DOCUMENT_START, citation_locations, first_line_range
