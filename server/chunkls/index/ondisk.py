@@ -81,8 +81,26 @@ class DiskIndex:
         self.rows_read: dict[str, int] = {"contents": 0, "term_buckets": 0}
         """Rows read so far, by table (what a question cost)."""
 
+    texts_missing: frozenset[tuple[Folder, str]] = frozenset()
+    """Never any: a text the cache turns out not to hold raises ``Stale`` instead
+    (as ``WorkspaceIndex.texts_missing``, for callers of either)."""
+
     def __len__(self) -> int:
         return self._starts[-1]
+
+    def file_count(self) -> int:
+        """How many files have chunks (as ``WorkspaceIndex.file_count``)."""
+        return len(self._files)
+
+    def recover_texts(self) -> bool:
+        """Nothing to recover (``texts_missing`` is empty)."""
+        return False
+
+    def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
+        """The folder, if it contains this absolute path, and the relative path."""
+        folder = self.folders[0]
+        rel_path = folder.relative(path)
+        return None if rel_path is None else (folder, rel_path)
 
     def close(self) -> None:
         """End the read transaction and close the file."""

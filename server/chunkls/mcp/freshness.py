@@ -103,6 +103,11 @@ class Freshness:
                     return folder.rules.exclude_dirs.isdisjoint(parts)
         return True
 
+    def pending(self) -> bool:
+        """Whether changes wait to be applied."""
+        with self._lock:
+            return bool(self._pending)
+
     def catch_up(self) -> list[str]:
         """Apply what changed on disk since the previous call; returns the
         root-relative paths whose chunks changed."""

@@ -3,9 +3,13 @@
 The server answers ``initialize`` at once and indexes its roots in a thread
 meanwhile (the persistent cache makes a warm start quick); a tool call waits
 for that, applies what changed on disk since the previous call
-(``chunkls.mcp.freshness``), then answers (``chunkls.mcp.tools``). A bad root
-is reported in every answer rather than ending the process: the agent sees
-why. stdout is the protocol: logs go to stderr.
+(``chunkls.mcp.freshness``), then answers (``chunkls.mcp.tools``). Until the
+index is loaded, a call on a single root whose cache is current (and where
+nothing changed since it was checked) is answered from the cache read in
+place, as the CLI answers (``chunkls.index.ondisk``): an agent's first call
+does not wait for the load. A bad root is reported in every answer rather
+than ending the process: the agent sees why. stdout is the protocol: logs go
+to stderr.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from chunkls import __version__
 from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
 from chunkls.index import WorkspaceIndex
+from chunkls.index.ondisk import DiskIndex, Stale, open_current
 from chunkls.mcp.freshness import Freshness
 from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, Tools, error
 
@@ -71,10 +76,18 @@ class ChunkService:
         self.freshness = Freshness(self.index, base)
         self.tools = Tools(self.index)
         self._built: asyncio.Task[None] | None = None
+        self._base = base
+        self._cache = cache
+        self.in_place: DiskIndex | None = None
+        """A single root's cache read in place, while the index loads (then closed)."""
 
     def start(self) -> None:
-        """Start watching, then indexing in a thread (call in the event loop)."""
+        """Start watching, read a current cache in place, then index in a thread
+        (call in the event loop)."""
         self.freshness.start([folder.root for folder in self.folders])
+        if self._cache and len(self.folders) == 1:
+            # checked after the watcher started: a change from now on is pending
+            self.in_place = open_current(self.folders[0].root, self._base, cache_dir())
         self._built = asyncio.create_task(asyncio.to_thread(self.index_roots))
 
     def index_roots(self) -> None:
@@ -90,13 +103,44 @@ class ChunkService:
 
     async def answer(self, name: str, arguments: dict[str, Any] | None) -> Answer:
         """One tool call's answer, on a current index."""
+        early = self._answer_in_place(name, arguments)
+        if early is not None:
+            return early
         if self._built is not None:
             await asyncio.shield(self._built)
+        self._loaded()
         if not self.folders:
             return error("chunkls has no folder to serve: " + "; ".join(self.problems))
         self.freshness.catch_up()
-        answer = self.tools.call(name, arguments)
-        if answer.is_error or name == "check_citations" or self.index.file_count():
+        return self._checked(name, self.tools.call(name, arguments))
+
+    def _answer_in_place(self, name: str, arguments: dict[str, Any] | None) -> Answer | None:
+        """The answer from the cache read in place, while the index loads and
+        nothing changed on disk since the cache was checked; ``None`` otherwise."""
+        disk = self.in_place
+        if disk is None or (self._built is not None and self._built.done()):
+            return None
+        if self.freshness.pending() or self.freshness.failed is not None:
+            return None  # the cache no longer holds the roots as they are
+        self.tools.index = disk
+        try:
+            return self._checked(name, self.tools.call(name, arguments))
+        except Stale as stale:  # not what the cache should hold: wait for the index
+            logger.info("chunkls mcp: the cache read in place is stale (%s)", stale)
+            self._loaded()
+            return None
+        finally:
+            self.tools.index = self.index
+
+    def _loaded(self) -> None:
+        """The index is loaded (or the cache read in place is stale): let go of it."""
+        if self.in_place is not None:
+            self.in_place.close()
+            self.in_place = None
+
+    def _checked(self, name: str, answer: Answer) -> Answer:
+        """The answer, or why there is nothing to answer from."""
+        if answer.is_error or name == "check_citations" or self.tools.index.file_count():
             return answer
         roots = ", ".join(os.fspath(folder.root) for folder in self.folders)
         return error(
@@ -108,6 +152,7 @@ class ChunkService:
     def close(self) -> None:
         """Stop watching; save the index's cache."""
         self.freshness.stop()
+        self._loaded()
         if self._built is not None and self._built.done() and not self._built.cancelled():
             self.index.close()
 

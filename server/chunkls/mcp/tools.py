@@ -15,15 +15,18 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunk_ids import candidate_ids, find_chunk_refs, find_chunk_refs_in
 from chunkls.chunking import LocatedChunk
 from chunkls.chunking.corpus import compile_globs
 from chunkls.citations import ChunkHistory, check_text
-from chunkls.index import WorkspaceIndex
 from chunkls.positions import TextLines
 from chunkls.tokens import tokenize
+
+if TYPE_CHECKING:
+    from chunkls.index import WorkspaceIndex
+    from chunkls.index.ondisk import DiskIndex
 
 T = TypeVar("T")
 
@@ -282,8 +285,10 @@ def error(message: str) -> Answer:
 class Tools:
     """The tools over one index (which the caller keeps current)."""
 
-    def __init__(self, index: WorkspaceIndex) -> None:
+    def __init__(self, index: WorkspaceIndex | DiskIndex) -> None:
         self.index = index
+        """What the tools read: the index, or (until it is loaded) its cache read in
+        place (``chunkls.index.ondisk``, whose ``Stale`` the caller handles)."""
         self.history = ChunkHistory()
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
