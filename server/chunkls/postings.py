@@ -68,7 +68,7 @@ def narrow_tfs(tfs: npt.NDArray[Any]) -> npt.NDArray[np.int32] | npt.NDArray[np.
     converted to float64 exactly either way)."""
     if len(tfs) and (int(tfs.max()) > 0xFFFF or int(tfs.min()) < 0):
         return tfs.astype(_I32, copy=False)
-    return tfs.astype(np.uint16)
+    return tfs.astype(np.uint16, copy=False)  # (already 16-bit: as it is)
 
 
 NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), EMPTY, EMPTY)
