@@ -187,3 +187,12 @@ def test_framing_waits_for_the_rest_of_a_message() -> None:
     frame = _frame(MESSAGES[0])
     server, done = _feed(frame[:-1], 1 << 20, eof=False)
     assert not done and server.protocol.handled == []
+
+
+def test_dev_null_as_stdin_ends_the_server(tmp_path: Path) -> None:
+    """A character device the event loop cannot wait on (``/dev/null``: epoll
+    refuses it) is read in a thread: end of input, the server exits."""
+    done = _serve(tmp_path, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"reading stdin in a thread" in done.stderr
+    assert b"Traceback" not in done.stderr

@@ -13,7 +13,10 @@ One job per module:
   recovered (``recover_texts``);
 - ``suggest``: the IDs closest to one that does not resolve;
 - ``workspace``: ``WorkspaceIndex``, the store with the others composed in,
-  and ``build_index``.
+  and ``build_index``;
+- ``ondisk``: ``DiskIndex``, the same read-only questions answered from a
+  folder's cache read in place, when it holds the folder as it is (for a
+  short-lived process: the CLI, the MCP server while its index loads).
 
 The query API every front door (LSP, CLI, MCP) uses; each only reads (it never
 opens a file, chunks or writes the cache):

@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
+import stat
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -177,6 +179,12 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
+def _pollable(source: BinaryIO) -> bool:
+    """Whether the event loop can wait on this input: a pipe or a socket."""
+    mode = os.fstat(source.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 def serve_stdio(
     server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
 ) -> None:
@@ -195,8 +203,13 @@ def serve_stdio(
         if sys.platform != "win32":
             loop = asyncio.get_running_loop()
             try:
+                if not _pollable(source):
+                    # a regular file, or a device such as /dev/null: asyncio accepts a
+                    # character device, then epoll refuses it later, in a callback,
+                    # and the server would wait for input forever
+                    raise ValueError("not a pipe or a socket")
                 _, framing = await loop.connect_read_pipe(lambda: Framing(server, stop), source)
-            except (OSError, ValueError) as error:  # a regular file, a closed descriptor
+            except (OSError, ValueError) as error:  # the above, a closed descriptor
                 logger.info("reading stdin in a thread (%s)", error)
             else:
                 await framing.done
