@@ -208,6 +208,16 @@ def real_inside(real: str, root_resolved: Path) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+def real_relative(real: str, root_resolved: Path) -> str | None:
+    """The root-relative POSIX path of a path without symlinks strictly under a
+    root (what ``Folder.relative`` says of it, without resolving its folders
+    again); ``None`` for one that is not."""
+    top = os.fspath(root_resolved).rstrip(os.sep) + os.sep
+    if not real.startswith(top) or len(real) == len(top):
+        return None
+    return real[len(top) :].replace(os.sep, "/")
+
+
 def read_text_file(path: Path, root_resolved: Path | None = None) -> str | None:
     """A text file's content, or ``None`` when it is not readable UTF-8 text
     (or not a regular file: a FIFO is never waited on). With ``root_resolved``,

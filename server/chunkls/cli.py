@@ -422,6 +422,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         language_of,
         read_text_file,
         real_inside,
+        real_relative,
     )
     from chunkls.positions import TextLines
 
@@ -439,7 +440,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 text = read_text_file(Path(real))
             if text is None:
                 raise UsageError(f"{shown}: not a readable UTF-8 text file")
-            rel_path = folder.relative(real) or folder.relative(path)
+            rel_path = real_relative(real, folder.root_resolved) or folder.relative(path)
             found = check_text(index, text, language_of(path.name), folder, rel_path, history)
             if not found:
                 continue

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from chunkls.chunk_ids import find_chunk_refs
+from chunkls.chunking import CorpusRules
 from chunkls.citations import (
     ChunkHistory,
     CitationIndex,
     check_text,
     fix_candidates,
+    real_relative,
     walk_citation_files,
 )
 from chunkls.cli import main
-from chunkls.index import build_index
+from chunkls.index import Folder, build_index
 from tests.unit.strategies import write_tree
 
 CODE = """\
@@ -242,3 +245,20 @@ def test_check_text_suggests_for_the_first_unknown_ids_only(tree: Path) -> None:
     assert all(p.suggestions for p in problems[: 2 * SUGGEST_FOR])
     assert not any(p.suggestions for p in problems[2 * SUGGEST_FOR :])
     assert problems[0].suggestions[0] == "app/calc.py#function-compute_total"
+
+
+@pytest.mark.parametrize(
+    "under",
+    ["docs/notes.md", "notes.md", "a/b/c.md", "", "docs", "../repo-other/x.md", "../x.md"],
+)
+def test_real_relative_says_what_folder_relative_says_of_a_real_path(
+    tmp_path: Path, under: str
+) -> None:
+    """``chunkls check`` takes a file's root-relative path from its real path
+    without resolving its folders again: the same answer as ``Folder.relative``."""
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    (tmp_path / "repo-other").mkdir()
+    folder = Folder(root, CorpusRules())
+    real = os.path.normpath(os.path.join(root.resolve(), under))
+    assert real_relative(real, folder.root_resolved) == folder.relative(real)
