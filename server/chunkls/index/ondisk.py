@@ -1,9 +1,12 @@
 """The persistent index read in place: what a short-lived process (the CLI, a
-pre-commit hook) asks of a folder whose cache is current, without loading it.
+pre-commit hook, the MCP server while its index loads) asks of a folder whose
+cache is current, without loading it.
 
 ``open_current`` checks that the cache holds the folder as it is on disk (the
-corpus walked, every file's size and times compared with its row, the search
-postings saved after the last row changed) and answers ``None`` otherwise: the
+corpus walked, or, while every folder's times are those the cache recorded at
+its last whole walk, the folders stat'ed instead (``chunkls.listing``); every
+file's size and times compared with its row; the search postings saved after
+the last row changed) and answers ``None`` otherwise: the
 caller then indexes as usual, which brings the cache up to date (the change
 path). A ``DiskIndex`` then reads only what each question needs, inside one
 read transaction:
@@ -454,7 +457,8 @@ def _walked(folder: Folder, rows: dict[str, Row]) -> list[tuple[str, str]] | Non
 
 def _rows_hold(rows: dict[str, Row], paths: Iterable[str], rel_paths: Iterable[str]) -> bool:
     """Whether every file (its path, its root-relative path) is as its row says
-    by stat (``FolderCache.unchanged``; a symlink never matches a row)."""
+    by ``lstat`` (``FolderCache.unchanged``: a symlink put in a file's place has
+    its own times, and its folder's change)."""
     unchanged = FolderCache.unchanged
     for path, rel_path in zip(paths, rel_paths, strict=True):
         try:
