@@ -124,9 +124,8 @@ async def test_a_cache_that_turns_out_stale_makes_the_call_wait(
     tree: Path, started: ChunkService, held: threading.Event
 ) -> None:
     assert started.in_place is not None
-    started.in_place._db.execute("SELECT 1")  # the read transaction is open
-    started.in_place._chunks.clear()
-    started.in_place._sources.append("zz_gone.py")  # a file whose row is not there
+    # a file the cache read in place believes it has, with no row behind it
+    started.in_place._sources.append("zz_gone.py")  # (sorted: after every other path)
     waiting = asyncio.ensure_future(
         started.answer("read_chunk", {"chunk_id": "zz_gone.py#module-1"})
     )
