@@ -99,9 +99,9 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     parsed: list[str] = []
     real = chunkls.index.bulk.chunk_many
 
-    def counting(root, files, rules, workers=None, **options):  # type: ignore[no-untyped-def]
+    def counting(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
         parsed.extend(file.rel_path for file in files)
-        return real(root, files, rules, workers, **options)
+        return real(root, files, rules, workers)
 
     chunkls.index.bulk.chunk_many = counting  # type: ignore[assignment]
     started = time.perf_counter()

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from chunkls.chunking import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
 from chunkls.store import StoredFile, pack
-from chunkls.tokens import FileTerms, file_terms, share_terms
+from chunkls.tokens import FileTerms, file_terms
 
 if TYPE_CHECKING:
     _Marks = ctypes.Array[ctypes.c_int64]
@@ -133,7 +133,7 @@ def process_context() -> BaseContext | None:
     return None
 
 
-_job: tuple[Path, CorpusRules, _Marks, bool] | None = None
+_job: tuple[Path, CorpusRules, _Marks] | None = None
 
 
 def detach() -> None:
@@ -158,9 +158,9 @@ PR_SET_PDEATHSIG = 1
 """``prctl`` option (linux/prctl.h): a signal for when the parent dies."""
 
 
-def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks, share: bool) -> None:
+def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None:
     global _job
-    _job = (root_resolved, rules, marks, share)
+    _job = (root_resolved, rules, marks)
     detach()
     # Workers only allocate acyclic data (ASTs, strings, tuples): the cyclic
     # collector would spend most of the run walking it for nothing.
@@ -172,17 +172,14 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks, share: 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:
     assert _job is not None
-    root_resolved, rules, marks, share = _job
+    root_resolved, rules, marks = _job
     # Where this worker is, in memory the consumer reads if the worker dies.
     marks[2 * index] = os.getpid()
     results: list[Chunked] = []
     for position, file in enumerate(batch):
         marks[2 * index + 1] = position
         results.append(chunk_one(root_resolved, file, rules, use_bytecode=True))
-    if not share:
-        return results
-    shared = share_terms([result.terms for result in results])
-    return [result._replace(terms=terms) for result, terms in zip(results, shared, strict=True)]
+    return results
 
 
 def _batches(files: Sequence[CorpusFile], workers: int) -> list[list[CorpusFile]]:
@@ -217,17 +214,11 @@ def chunk_many(
     files: Sequence[CorpusFile],
     rules: CorpusRules,
     workers: int | None = None,
-    share: bool = False,
 ) -> Iterator[Chunked | None]:
     """Chunk files, in worker processes when there are many; yields each result
     as it arrives, and ``None`` whenever it has waited ``WAIT`` seconds for one
     (so an event loop can run in between). Every file gets exactly one result,
-    even when a worker dies: what it had not finished is chunked in this process.
-
-    ``share``: the files of a worker's batch come with their terms in one blob
-    (``tokens.share_terms``: the same counts, for a consumer that adds them to
-    a ``BM25Index`` in the order they come), not each its own as ``chunk_one``
-    gives them."""
+    even when a worker dies: what it had not finished is chunked in this process."""
     workers = default_workers() if workers is None else max(1, workers)
     context = process_context() if workers > 1 and len(files) >= SERIAL_BELOW else None
     if context is None:
@@ -235,7 +226,7 @@ def chunk_many(
             yield chunk_one(root_resolved, file, rules)
         return
     batches = _batches(files, workers)
-    unfinished = yield from _in_workers(context, root_resolved, rules, batches, workers, share)
+    unfinished = yield from _in_workers(context, root_resolved, rules, batches, workers)
     for index in unfinished:
         for file in batches[index]:
             yield chunk_one(root_resolved, file, rules)
@@ -247,7 +238,6 @@ def _in_workers(
     rules: CorpusRules,
     batches: list[list[CorpusFile]],
     workers: int,
-    share: bool,
 ) -> Generator[Chunked | None, None, list[int]]:
     """Yield the batches' results from a pool; return the indexes of the batches
     it could not chunk because the pool broke (a worker died)."""
@@ -259,7 +249,7 @@ def _in_workers(
             min(workers, len(batches)),
             mp_context=context,
             initializer=_init_worker,
-            initargs=(root_resolved, rules, marks, share),
+            initargs=(root_resolved, rules, marks),
         )
     except OSError as error:
         logger.warning("cannot start worker processes (%s): chunking in this process", error)

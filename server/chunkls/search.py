@@ -105,9 +105,6 @@ class BM25Index(Generic[T]):
         """query token -> its term id, for tokens asked for lately (a search as one
         types repeats them); ids stay valid while the vocabulary's generation does."""
         self._query_generation = -1
-        self._shared: tuple[bytes, LearnedTerms] | None = None
-        """The terms blob last looked up, with its ids: the files of a worker's
-        batch share one (``tokens.share_terms``) and arrive one after the other."""
 
     def __len__(self) -> int:
         return self._live
@@ -144,7 +141,7 @@ class BM25Index(Generic[T]):
             if learned is not None and learned.generation == self._vocabulary.generation:
                 ids = learned.ids
             else:  # not learned, or renumbered since (terms no file used were dropped)
-                ids = self._file_term_ids(terms)
+                ids = self._term_ids(terms.names())
             tfs = rows[2]  # kept 16-bit while waiting, when they fit (they are positive)
             tfs = tfs.astype(np.uint16) if int(tfs.max()) <= 0xFFFF else tfs.copy()
             self._pending.append((ids[rows[0]], rows[1] + first, tfs))
@@ -153,21 +150,8 @@ class BM25Index(Generic[T]):
     def learn_terms(self, terms: FileTerms) -> LearnedTerms:
         """Add a file's terms to the vocabulary only (a bulk load's first pass;
         its postings are added later with ``add_file_terms``, given what this returns)."""
-        ids = self._file_term_ids(terms) if terms.rows else EMPTY
+        ids = self._vocabulary.ids(terms.names()) if terms.rows else EMPTY
         return LearnedTerms(self._vocabulary.generation, ids)
-
-    def _file_term_ids(self, terms: FileTerms) -> npt.NDArray[np.int32]:
-        """The ids of a file's terms, new ones added; a blob the file before had
-        too (a batch's, shared) is not looked up again."""
-        blob = terms.terms
-        shared = self._shared
-        generation = self._vocabulary.generation
-        if shared is not None and shared[0] is blob and shared[1].generation == generation:
-            return shared[1].ids
-        ids = self._term_ids(terms.names())
-        if isinstance(blob, bytes):
-            self._shared = (blob, LearnedTerms(generation, ids))
-        return ids
 
     def freeze_vocabulary(self, least: int = 0) -> None:
         """Fold the terms added since into the compact table (ids do not change),

@@ -170,9 +170,7 @@ class FileTerms(NamedTuple):
     terms: tuple[str, ...] | bytes
     """The file's distinct terms, or them UTF-8 encoded and NUL-joined (as a worker
     sends them: one object to unpickle, not hundreds of short strings whose holes
-    would be left in the heap among the chunks unpickled with them). Or, from
-    ``share_terms``, the distinct terms of a batch of files, one blob they all
-    index (the indexing process then looks each term up once per batch)."""
+    would be left in the heap among the chunks unpickled with them)."""
     rows: bytes
     """int32 arrays of equal length, one after the other: term index in ``terms``,
     document position in the file, term frequency."""
@@ -255,25 +253,3 @@ def _file_terms_small(docs: list[dict[bytes, int]], cache: _WordTokens) -> FileT
         frequencies.extend(counts.values())
     rows = term_index.tobytes() + positions.tobytes() + frequencies.tobytes()
     return FileTerms(tuple(local), rows, lengths.tobytes())
-
-
-def share_terms(files: Sequence[FileTerms | None]) -> list[FileTerms | None]:
-    """The same files' term counts, all indexing one blob of their distinct terms
-    (in order of first appearance): sent together, the blob is pickled once, and
-    ``BM25Index`` looks its terms up once for all of them."""
-    index: dict[str, int] = {}
-    setdefault = index.setdefault
-    rows: list[bytes | None] = []
-    for terms in files:
-        if terms is None:
-            rows.append(None)
-            continue
-        at = np.array([setdefault(term, len(index)) for term in terms.names()], dtype=_I32)
-        table = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1).copy()
-        table[0] = at[table[0]]
-        rows.append(table.tobytes())
-    blob = "\0".join(index).encode("utf-8")
-    return [
-        None if terms is None or row is None else terms._replace(terms=blob, rows=row)
-        for terms, row in zip(files, rows, strict=True)
-    ]

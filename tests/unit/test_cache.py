@@ -54,9 +54,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
     real = chunkls.index.bulk.chunk_many
 
-    def spy(root, files, rules, workers=None, **options):  # type: ignore[no-untyped-def]
+    def spy(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
         seen.extend(file.rel_path for file in files)
-        return real(root, files, rules, workers, **options)
+        return real(root, files, rules, workers)
 
     monkeypatch.setattr(chunkls.index.bulk, "chunk_many", spy)
     yield seen

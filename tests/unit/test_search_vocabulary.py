@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from chunkls import search
 from chunkls.postings import select_files
 from chunkls.search import BM25Index
-from chunkls.tokens import FileTerms, file_terms, share_terms, tokenize
+from chunkls.tokens import file_terms, tokenize
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
 
@@ -222,62 +221,3 @@ def test_a_query_that_fills_the_remembered_tokens_keeps_all_its_terms(
     # alpha is known; beta, gamma and x are not, and overflow what is remembered
     queries = ["alpha beta gamma x"]
     assert results(index, queries) == results(build(files), queries)
-
-
-def _triples(terms: FileTerms) -> list[tuple[str, int, int]]:
-    """A file's counts as (term, document, frequency), in row order."""
-    names = terms.names()
-    rows = np.frombuffer(terms.rows, dtype=np.int32).reshape(3, -1).tolist()
-    return [(names[t], doc, tf) for t, doc, tf in zip(*rows, strict=True)]
-
-
-BATCH = {
-    "a.py": ["alpha beta alpha", "chunk_id HybridRetriever"],
-    "b.py": [],
-    "c.py": ["beta gamma", "", "x alpha"],
-    "d.py": ["zeta HybridRetriever"],
-}
-
-
-def test_a_batch_shares_one_blob_and_each_file_keeps_its_counts() -> None:
-    alone = [file_terms(docs).packed() for docs in BATCH.values()]
-    shared = share_terms([*alone, None])
-    assert shared[-1] is None
-    blobs = {id(terms.terms) for terms in shared if terms is not None}
-    assert len(blobs) == 1
-    for own, together in zip(alone, shared, strict=False):
-        assert together is not None
-        assert _triples(together) == _triples(own)
-        assert together.lengths == own.lengths
-    assert shared[0] is not None
-    names = list(shared[0].names())
-    assert len(names) == len(set(names)) == len({t for f in alone for t in f.names()})
-
-
-@pytest.mark.parametrize("between", ["nothing", "merge", "new vocabulary"])
-def test_a_shared_blob_is_looked_up_once_and_scores_are_exact(
-    between: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    index = build({"old.py": ["alpha omega"]} if between == "merge" else {})
-    index.remove_file((0, "old.py"))  # "omega" is used by nothing once merged
-    shared = share_terms([file_terms(docs).packed() for docs in BATCH.values()])
-    if between == "new vocabulary":
-        assert shared[0] is not None
-        index.learn_terms(shared[0])  # the blob's ids in this vocabulary
-        index._vocabulary = search.Vocabulary()  # as ``load_snapshot`` replaces it
-    looked_up: list[int] = []
-    real = index._term_ids
-
-    def spy(terms: list[str]) -> np.typing.NDArray[np.int32]:
-        looked_up.append(len(terms))
-        return real(terms)
-
-    monkeypatch.setattr(index, "_term_ids", spy)
-    for number, (name, terms) in enumerate(zip(BATCH, shared, strict=True)):
-        assert terms is not None
-        if number == 2 and between == "merge":
-            index._merge()  # renumbers: the ids looked up before are stale
-        index.add_file_terms((0, name), [f"{name}:{i}" for i in range(len(BATCH[name]))], terms)
-    assert len(looked_up) == (2 if between == "merge" else 1)
-    queries = ["alpha", "beta gamma", "hybrid retriever", "x zeta omega", "chunk_id"]
-    assert results(index, queries) == results(build(BATCH), queries)

@@ -118,10 +118,7 @@ class BulkIndexer:
                         yield done, total
                 folder.deferred = {} if self.long_lived else None
                 stream = None if self.long_lived else folder.cache
-                results = chunk_many(
-                    folder.root_resolved, todo, folder.rules, self.workers, share=True
-                )
-                for result in results:
+                for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
                     if result is not None:
                         if result.rel_path not in folder.touched:
                             apply(store, folder, result)
