@@ -161,7 +161,7 @@ class Buckets(NamedTuple):
     """The segment's offsets by new term id."""
 
 
-ROWS_AT_ONCE = 1 << 20
+ROWS_AT_ONCE = 1 << 18
 """Postings regrouped at a time while bucket rows are written (a bound on the
 memory a save takes beside the segment)."""
 
@@ -174,12 +174,7 @@ def bucket_rows(snapshot: Snapshot) -> Buckets:
     segment = docs_ascending(snapshot.segment)
     size = len(table)
     buckets = bucket_count(size)
-    blob = memoryview(table.blob)
-    starts = table.starts.tolist()
-    # ``bucket_of`` of every term (its bytes without their NUL), the modulo at once
-    spans = map(slice, starts[:-1], [start - 1 for start in starts[1:]])
-    hashed = np.fromiter(map(term_hash, map(blob.__getitem__, spans)), np.int64, size)
-    of = hashed % buckets
+    of = _term_buckets(table, buckets)
     order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
     term_ids = np.empty(size, dtype=_I32)
     term_ids[order] = np.arange(size, dtype=_I32)
@@ -197,6 +192,28 @@ def bucket_rows(snapshot: Snapshot) -> Buckets:
     )
 
 
+HASHED_AT_ONCE = 1 << 16
+"""Terms hashed at a time (their bounds as Python ints: a bound on the memory)."""
+
+
+def _term_buckets(table: TermTable, buckets: int) -> npt.NDArray[np.int64]:
+    """``bucket_of`` of every term of a table (its bytes without their NUL), the
+    modulo taken at once; ``HASHED_AT_ONCE`` terms' bounds as Python ints at a time
+    (all of them at once were 40 MB of ints on the stdlib's half a million terms)."""
+    size = len(table)
+    blob = memoryview(table.blob)
+    hashed = np.empty(size, dtype=np.int64)
+    for low in range(0, size, HASHED_AT_ONCE):
+        high = min(size, low + HASHED_AT_ONCE)
+        starts = table.starts[low : high + 1].tolist()
+        spans = map(slice, starts[:-1], [start - 1 for start in starts[1:]])
+        hashed[low:high] = np.fromiter(
+            map(term_hash, map(blob.__getitem__, spans)), np.int64, high - low
+        )
+    hashed %= buckets
+    return hashed
+
+
 def _rows(
     table: TermTable,
     segment: Segment,
@@ -210,7 +227,9 @@ def _rows(
     letters = np.frombuffer(table.blob, dtype=np.uint8)
     lengths = np.diff(table.starts)  # each term with its NUL
     bounds = term_ends.tolist()
-    posting_at = offsets.tolist()
+    # where each bucket's postings start (the offsets of its first term), by term:
+    # only the buckets' bounds are ever asked for (a bucket's first term, or the end)
+    posting_at = dict(zip([0, *bounds], offsets[[0, *bounds]].tolist(), strict=True))
     low_bucket = 0
     while low_bucket < len(bounds):
         low = bounds[low_bucket - 1] if low_bucket else 0
@@ -225,7 +244,8 @@ def _rows(
         group_counts = counts[low:high]
         total = int(group_counts.sum())
         before = np.cumsum(group_counts) - group_counts
-        gather = np.repeat(first_posting[low:high] - before, group_counts) + np.arange(total)
+        gather = np.repeat(first_posting[low:high] - before, group_counts)
+        gather += np.arange(total)
         docs = segment.docs[gather].astype(_I32, copy=False)
         tfs = segment.tfs[gather]
         ranks = order[low:high]

@@ -138,7 +138,9 @@ class BulkIndexer:
                     # next is then made without a copy of the postings
                     release_memory()  # what the chunks streamed to the cache held
                     store.search_index.freeze_vocabulary()  # its dict gone before
+                    release_memory()  # what the dict's terms held
                     store.search_index.compact()
+                    release_memory()  # what the postings waiting for the merge held
                 # the index is long-lived and acyclic: keep the collector off it for good
                 gc.freeze()
             store.save(folder)
