@@ -162,14 +162,7 @@ class Side:
                 },
             )
             client.notify("initialized", {})
-            client.wait_for(
-                lambda m: (
-                    m.get("method") == "chunkls/status"
-                    and not m["params"].get("indexing")
-                    and m["params"].get("chunks", 0) > 0
-                ),
-                300,
-            )
+            client.wait_indexed(300)
             time.sleep(1.0)  # the status goes out before the last step's clean-up
             for line in Path(f"/proc/{client.process.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

@@ -164,14 +164,7 @@ def bench_jsonl(megabytes: float = 20) -> dict[str, Any]:
                 },
             )
             client.notify("initialized", {})
-            client.wait_for(
-                lambda m: (
-                    m.get("method") == "chunkls/status"
-                    and not m["params"].get("indexing")
-                    and m["params"].get("chunks", 0) > 0
-                ),
-                120,
-            )
+            client.wait_indexed(120)
 
             def open_doc(path: Path, language: str, body: str) -> None:
                 client.notify(

@@ -152,6 +152,17 @@ class Client:
                 raise TimeoutError("notification did not come")
             self._take(message, time.perf_counter())
 
+    def wait_indexed(self, timeout: float) -> dict[str, Any]:
+        """The first ``chunkls/status`` saying the index is built and has chunks."""
+        return self.wait_for(
+            lambda m: (
+                m.get("method") == "chunkls/status"
+                and not m["params"].get("indexing")
+                and m["params"].get("chunks", 0) > 0
+            ),
+            timeout,
+        )
+
     def close(self) -> None:
         try:
             self.request("shutdown", None, timeout=30)

@@ -612,14 +612,7 @@ def _warm_server(corpus: Path, work: Path, env: dict[str, str]) -> Result:
             _initialize(client, corpus, work)
             started = time.perf_counter()
             client.notify("initialized", {})
-            done = client.wait_for(
-                lambda m: (
-                    m.get("method") == "chunkls/status"
-                    and not m["params"].get("indexing")
-                    and m["params"].get("chunks", 0) > 0
-                ),
-                120,
-            )
+            done = client.wait_indexed(120)
             seconds = time.perf_counter() - started
             time.sleep(0.5)  # the status goes out before the last step's clean-up
             return {
