@@ -42,8 +42,9 @@ store, its numpy postings or the bulk indexer.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from chunkls.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from chunkls.index.bulk import Progress
@@ -71,15 +72,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A re-exported name, imported from its module the first time it is asked for."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _MODULE_OF, globals())
