@@ -3,8 +3,9 @@
 A row per corpus file holds its chunks (with ranges, as ``chunkls.store``
 keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
 content hash they were read with, or why it was skipped. A snapshot of the
-folder's search postings (numpy arrays as blobs) lets a warm start skip
-tokenizing; it records the row generation of each file it covers, so a file
+folder's search postings (numpy arrays as blobs, and also in a file beside
+the database that a load maps: ``chunkls.saved_postings``) lets a warm start
+skip tokenizing; it records the row generation of each file it covers, so a file
 whose row changed after it was taken is re-added from its row instead.
 
 The cache is never trusted blindly: a different chunkls version, tokenizer,
@@ -16,13 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import marshal
 import os
 import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.store import StoredFile, encode_stubs
 
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from chunkls.postings import Snapshot
 
 # numpy and the postings are imported by the two methods that read and write the
-# search snapshot: a process that only checks rows (the CLI answering from the
-# cache in place, ``chunkls.index.ondisk``) does not load them.
+# search snapshot (``chunkls.saved_postings``): a process that only checks rows
+# (the CLI answering from the cache in place, ``chunkls.index.ondisk``) does not
+# load them.
 
 
 def _logger() -> logging.Logger:
@@ -45,11 +46,12 @@ def _logger() -> logging.Logger:
     return logging.getLogger("chunkls.cache")
 
 
-SCHEMA = 7
+SCHEMA = 8
 """Bump when the tables or blob layouts change (6: a file's chunks in their own
 table, ``contents``, beside a narrow ``files``; the search postings also by
 term bucket, ``term_buckets``, so that a query reads only its terms'; 7: the
-folders of the last whole walk, ``listing``)."""
+folders of the last whole walk, ``listing``; 8: the postings also in a file
+that a server maps, ``snapshot.mapped``)."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -148,6 +150,7 @@ CREATE TABLE IF NOT EXISTS contents (
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     buckets INTEGER NOT NULL,
+    mapped TEXT,
     files BLOB NOT NULL,
     lengths BLOB NOT NULL,
     terms BLOB NOT NULL,
@@ -172,10 +175,12 @@ CREATE TABLE IF NOT EXISTS term_buckets (
 grouped by a hash (``chunkls.buckets``) and numbered bucket by bucket, so each
 bucket's postings are one row (a query reads a few, see
 ``chunkls.index.ondisk``) and all of them in bucket order are the whole
-segment (a server reads them at once). ``snapshot`` holds the rest: the
-files, the documents' lengths, the term table and the segment's offsets (its
-small columns first: SQLite reaches a column through the overflow pages of
-the long ones before it)."""
+segment. ``snapshot`` holds the rest: the files, the documents' lengths, the
+term table and the segment's offsets (its small columns first: SQLite reaches
+a column through the overflow pages of the long ones before it), and the token
+of the file with the same postings and term table laid out to be mapped
+(``chunkls.mapped``), which a load maps when it can (a server then holds no
+copy of them) and reads from these tables when it cannot."""
 
 
 _DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing")
@@ -238,6 +243,9 @@ class FolderCache:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     os.remove(f"{self.path}{suffix}")
+            from chunkls.mapped import remove_others
+
+            remove_others(self.path.parent, None)
         else:
             self._disabled = True
 
@@ -333,71 +341,10 @@ class FolderCache:
                 self._fail("corrupt", error, rebuild=attempt == 1)
         return _EMPTY
 
-    @staticmethod
-    def _load_snapshot(db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
-        import numpy as np
-        import numpy.typing as npt
+    def _load_snapshot(self, db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
+        from chunkls import saved_postings
 
-        from chunkls.postings import Segment, Snapshot
-        from chunkls.terms import TermTable
-
-        row = db.execute(
-            "SELECT files, lengths, terms, term_ids, offsets FROM snapshot WHERE id = 1"
-        ).fetchone()
-        if row is None:
-            return None, {}
-        files_blob, lengths, terms_blob, term_ids, offsets_blob = row
-        files = marshal.loads(files_blob)
-        terms = TermTable(terms_blob, np.frombuffer(term_ids, dtype=np.int32))
-        offsets = np.frombuffer(offsets_blob, dtype=np.int64)
-        if len(offsets) != len(terms) + 1 or (len(offsets) and offsets[0] != 0):
-            raise ValueError("inconsistent snapshot")
-        total = int(offsets[-1])
-        # the buckets' postings copied in place one row at a time (never all the
-        # rows at once, then joined: twice the memory, and holes left in the heap)
-        docs = np.empty(total, dtype=np.int32)
-        tfs: npt.NDArray[Any] | None = None
-        per_term = np.empty(len(terms), dtype=np.int32)
-        at = terms_at = 0
-        for counts_blob, docs_blob, tfs_blob in db.execute(
-            "SELECT counts, docs, tfs FROM term_buckets ORDER BY bucket"
-        ):
-            row_counts = np.frombuffer(counts_blob, dtype=np.int32)
-            row_docs = np.frombuffer(docs_blob, dtype=np.int32)
-            if tfs is None:
-                # term frequencies were saved 16-bit when they fitted (half the bytes)
-                narrow = 2 * len(tfs_blob) == len(docs_blob)
-                tfs = np.empty(total, dtype=np.uint16 if narrow else np.int32)
-            row_tfs = np.frombuffer(tfs_blob, dtype=tfs.dtype)
-            if len(row_tfs) != len(row_docs) or at + len(row_docs) > total:
-                raise ValueError("inconsistent snapshot")
-            docs[at : at + len(row_docs)] = row_docs
-            tfs[at : at + len(row_docs)] = row_tfs
-            per_term[terms_at : terms_at + len(row_counts)] = row_counts
-            at += len(row_docs)
-            terms_at += len(row_counts)
-        if tfs is None:
-            tfs = np.empty(0, dtype=np.uint16)
-        if at != total or terms_at != len(terms):
-            raise ValueError("inconsistent snapshot")
-        segment = Segment(offsets, docs, tfs)
-        lengths_array = np.frombuffer(lengths, dtype=np.int32)
-        counts = sum(count for _, count, _ in files)
-        if (
-            len(segment.offsets) != len(terms) + 1
-            or len(segment.docs) != len(segment.tfs)
-            or int(segment.offsets[-1]) != len(segment.docs)
-            or not np.array_equal(per_term, np.diff(segment.offsets))
-            or counts != len(lengths_array)
-            or (len(segment.docs) and int(segment.docs.max()) >= counts)
-            or (len(terms) and np.bincount(terms.ids, minlength=len(terms)).max() != 1)
-            or not bool(np.all(terms.prefixes[1:] >= terms.prefixes[:-1]))
-        ):
-            raise ValueError("inconsistent snapshot")
-        snapshot = Snapshot(
-            [((0, rel_path), count) for rel_path, count, _ in files], terms, segment, lengths_array
-        )
-        return snapshot, {rel_path: generation for rel_path, _, generation in files}
+        return saved_postings.load(db, self.path.parent)
 
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
@@ -580,34 +527,13 @@ class FolderCache:
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""
-        import numpy as np
-
-        from chunkls.postings import bucket_rows
+        from chunkls import saved_postings
 
         db = self._connect()
         if db is None:
             return
-        files = marshal.dumps(
-            [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
-        )
-        saved = bucket_rows(snapshot)
         try:
-            with db:
-                db.execute("BEGIN IMMEDIATE")
-                db.execute("DELETE FROM term_buckets")
-                db.executemany("INSERT INTO term_buckets VALUES (?, ?, ?, ?, ?)", saved.rows)
-                db.execute(
-                    "INSERT OR REPLACE INTO snapshot (id, buckets, files, lengths, terms,"
-                    " term_ids, offsets) VALUES (1, ?, ?, ?, ?, ?, ?)",
-                    (
-                        saved.buckets,
-                        files,
-                        snapshot.lengths.astype(np.int32).tobytes(),
-                        snapshot.terms.blob,
-                        saved.term_ids.tobytes(),
-                        saved.offsets.tobytes(),
-                    ),
-                )
+            saved_postings.save(db, self.path.parent, snapshot, generations)
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
 

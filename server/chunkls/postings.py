@@ -8,13 +8,16 @@ cache saves and loads them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from chunkls.buckets import bucket_count, term_hash
 from chunkls.terms import TermTable
+
+if TYPE_CHECKING:
+    from chunkls.mapped import Mapped
 
 FileKey = tuple[int, str]
 """A file in corpus order: (workspace folder position, root-relative path)."""
@@ -83,6 +86,9 @@ class Snapshot(NamedTuple):
     """The terms, with ids 0 to n-1 (those of ``segment``)."""
     segment: Segment
     lengths: npt.NDArray[np.int32]
+    mapped: Mapped | None = None
+    """The postings file ``terms`` and ``segment`` are read from in place, if
+    they are (``chunkls.mapped``)."""
 
 
 def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
@@ -97,7 +103,7 @@ def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) 
             mask[doc : doc + count] = True
         doc += count
     if mask.all():
-        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths)
+        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths, snapshot.mapped)
     renumber = np.cumsum(mask, dtype=np.int64) - 1
     terms, docs, tfs = snapshot.segment.triples()
     kept = mask[docs]

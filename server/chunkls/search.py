@@ -8,8 +8,8 @@ of a fresh build.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,9 @@ from chunkls.postings import (
 from chunkls.ranking import TermScores, candidates, dense
 from chunkls.terms import Vocabulary
 from chunkls.tokens import FileTerms, file_terms, tokenize
+
+if TYPE_CHECKING:
+    from chunkls.mapped import Mapped
 
 __all__ = ["K1", "B", "BM25Index", "Hit", "LearnedTerms"]
 
@@ -105,6 +108,8 @@ class BM25Index(Generic[T]):
         """query token -> its term id, for tokens asked for lately (a search as one
         types repeats them); ids stay valid while the vocabulary's generation does."""
         self._query_generation = -1
+        self._mapped: Mapped | None = None
+        """The postings file the main segment is read from in place, if it is."""
 
     def __len__(self) -> int:
         return self._live
@@ -237,6 +242,7 @@ class BM25Index(Generic[T]):
         self._changed()
         parts = [self._main.triples(), *self._small_triples, *self._pending]
         self._main = self._small = NO_SEGMENT
+        self._mapped = None  # the new segment is on the heap
         self._pending, self._small_triples = [], []
         self._pending_size = self._small_size = 0
         new_of: npt.NDArray[np.int64] | None = None
@@ -315,6 +321,17 @@ class BM25Index(Generic[T]):
             cursor += here
         self._main = Segment(offsets, docs, tfs)
 
+    @property
+    def mapped(self) -> bool:
+        """Whether the main segment is read in place from a postings file."""
+        return self._mapped is not None
+
+    def release_pages(self) -> None:
+        """Let the kernel take back the pages of a mapped snapshot read so far
+        (after a pass that read all of them: a load, a save)."""
+        if self._mapped is not None:
+            self._mapped.release()
+
     def compact(self) -> None:
         """Merge everything into one segment and freeze the vocabulary (after a
         bulk load, before a save)."""
@@ -378,26 +395,38 @@ class BM25Index(Generic[T]):
             self._length[old].copy(),
         )
 
-    def load_snapshot(self, snapshot: Snapshot, items: Sequence[T]) -> None:
-        """Add the files of a snapshot (none of them may be indexed already)."""
+    def load_snapshot(
+        self, snapshot: Snapshot, items: Sequence[T], gone: Collection[FileKey] = ()
+    ) -> None:
+        """Add the files of a snapshot (none of them may be indexed already), but
+        those in ``gone``: they are added removed (the postings are taken whole,
+        so that a mapped snapshot stays mapped; a removed file's count for nothing,
+        as after ``remove_file``)."""
         lengths = snapshot.lengths
         if len(lengths) != len(items) or sum(n for _, n in snapshot.files) != len(items):
             raise ValueError("snapshot and items disagree")
-        if any(key in self._files for key, _ in snapshot.files):
+        if any(key in self._files for key, _ in snapshot.files if key not in gone):
             raise ValueError("snapshot files are indexed already")
         self._changed()
         first = self._reserve(len(items))
-        self._length[first : first + len(items)] = lengths
+        added = self._length[first : first + len(items)]
+        added[:] = lengths
         doc = first
         for key, count in snapshot.files:
-            self._add_slot(key, items, doc - first, doc, count)
+            if key in gone:
+                self._length[doc : doc + count] = -1
+                self._dead += count
+            else:
+                self._add_slot(key, items, doc - first, doc, count)
+                self._live += count
             doc += count
-        self._live += len(items)
-        self._total_length += int(lengths.sum())
+        self._total_length += int(added[added >= 0].sum())
         if not len(self._vocabulary) and not len(self._main.docs) and first == 0:
             self._vocabulary = Vocabulary(snapshot.terms)
             main = docs_ascending(snapshot.segment)
             self._main = Segment(main.offsets, main.docs, narrow_tfs(main.tfs))
+            if main.docs is snapshot.segment.docs:  # not copied: still the file's
+                self._mapped = snapshot.mapped
             return
         ids = self._term_ids(snapshot.terms.names())
         terms, docs, tfs = docs_ascending(snapshot.segment).triples()

@@ -16,6 +16,7 @@ bytes do.
 from __future__ import annotations
 
 import bisect
+import mmap
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, count, repeat
 from operator import is_
@@ -37,7 +38,11 @@ class TermTable:
 
     __slots__ = ("blob", "ids", "prefixes", "starts")
 
-    def __init__(self, blob: bytes, ids: npt.NDArray[np.int32]) -> None:
+    blob: bytes | mmap.mmap
+    """The sorted terms, each followed by NUL (``bytes``, or a mapped file's
+    section: slicing either gives ``bytes``)."""
+
+    def __init__(self, blob: bytes | mmap.mmap, ids: npt.NDArray[np.int32]) -> None:
         """``blob``: the sorted, distinct terms, each followed by NUL; ``ids``: the
         id of each, in that order (``ValueError`` if they do not fit together)."""
         data = np.frombuffer(blob, dtype=np.uint8)
@@ -62,6 +67,27 @@ class TermTable:
             prefixes |= byte
         self.prefixes = prefixes
         """The first eight bytes of each term, NUL-padded, as a big-endian number."""
+
+    @classmethod
+    def from_parts(
+        cls,
+        blob: bytes | mmap.mmap,
+        ids: npt.NDArray[np.int32],
+        starts: npt.NDArray[np.int64],
+        prefixes: npt.NDArray[np.uint64],
+    ) -> TermTable:
+        """A table as saved whole (``chunkls.mapped``): nothing recomputed, so
+        nothing read but the sizes (``ValueError`` if they do not fit together)."""
+        if not (len(ids) == len(prefixes) == len(starts) - 1) or (
+            len(starts) and int(starts[-1]) != len(blob)
+        ):
+            raise ValueError(f"a term table of {len(ids)} terms and {len(starts)} starts")
+        table = cls.__new__(cls)
+        table.blob = blob
+        table.ids = ids
+        table.starts = starts
+        table.prefixes = prefixes
+        return table
 
     @classmethod
     def from_terms(cls, terms: Iterable[tuple[str, int]]) -> TermTable:

@@ -26,7 +26,7 @@ from chunkls.index.store import ChunkStore
 from chunkls.listing import listing_of
 from chunkls.memory import release_memory
 from chunkls.parallel import NICENESS, chunk_many, detach, process_context
-from chunkls.postings import Snapshot, select_files
+from chunkls.postings import Snapshot
 from chunkls.search import LearnedTerms
 from chunkls.store import StoredFile, decode_stubs
 
@@ -145,6 +145,7 @@ class BulkIndexer:
                 gc.freeze()
             store.save(folder)
             release_memory()  # what indexing and the snapshot freed
+            store.search_index.release_pages()  # a mapped snapshot's, read to load and save
         finally:
             folder.touched = None
             folder.deferred = None
@@ -339,14 +340,15 @@ class BulkIndexer:
                 ):
                     via.add(rel_path)
             if via:
-                part = select_files(
-                    snapshot, lambda key: (folder.position, key[1]) if key[1] in via else None
+                # the whole snapshot, the files not taken from it added removed: its
+                # postings are not copied (a mapped snapshot stays mapped)
+                whole = snapshot._replace(
+                    files=[((folder.position, key[1]), count) for key, count in snapshot.files]
                 )
-                items = ChunkAts(
-                    folder, [(key[1], len(folder.files[key[1]].stubs)) for key, _ in part.files]
-                )
+                gone = {key for key, _ in whole.files if key[1] not in via}
+                items = ChunkAts(folder, [(key[1], count) for key, count in whole.files])
                 try:
-                    store.search_index.load_snapshot(part, items)
+                    store.search_index.load_snapshot(whole, items, gone)
                 except ValueError:
                     via = set()
         rest = [rel_path for rel_path in rel_paths if rel_path not in via]
