@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.store import StoredFile, encode_stubs
+from chunkls.store import StoredFile
 
 if TYPE_CHECKING:
     import logging
@@ -377,18 +377,18 @@ class FolderCache:
         self._generation += 1
         now = time.time_ns()
         if stored is not None:
-            self.pending_bytes += len(stored.texts or b"") + 64 * len(stored.stubs)
+            self.pending_bytes += len(stored.texts or b"") + 64 * stored.chunk_count
             self._puts[rel_path] = _Put(
                 rel_path,
                 stored.mtime_ns,
                 stored.size,
                 digest,
                 None,
-                encode_stubs(stored.stubs),
+                stored.packed,
                 self._generation,
                 now,
                 stored.texts,
-                len(stored.stubs),
+                stored.chunk_count,
             )
         elif skipped is not None:
             reason, mtime_ns, size = skipped

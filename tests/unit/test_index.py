@@ -45,7 +45,7 @@ def state(index: WorkspaceIndex) -> tuple[object, ...]:
             for hit_list in (index.search(query, top_k=50) for query in queries)
         ],
         [
-            sorted((cid, len(index.lookup(cid, folder))) for cid in folder.by_id)
+            sorted((cid, len(index.lookup(cid, folder))) for cid in index.ids(folder))
             for folder in index.folders
         ],
         [

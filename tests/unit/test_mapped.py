@@ -198,3 +198,25 @@ def test_a_mapping_refuses_another_token(tree: Path, cache: Path) -> None:
     os.replace(file_path(directory, token), file_path(directory, "f" * 16))
     with pytest.raises(ValueError, match="not this snapshot's"):
         Mapped(directory, "f" * 16)
+
+
+def test_the_pages_a_load_or_a_save_read_are_given_back(
+    tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build_index([tree], cache_dir=cache, workers=1)
+    released: list[Mapped] = []
+    real = Mapped.release
+
+    def counting(self: Mapped) -> None:
+        released.append(self)
+        real(self)
+
+    monkeypatch.setattr(Mapped, "release", counting)
+    index = _server_index(tree, cache)
+    assert index.search_index.mapped
+    assert released  # after the load's checks and the index's own pass
+    released.clear()
+    (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
+    index.refresh(index.folders[0], ["pkg/m2.py"])
+    index.save()  # the new snapshot is made from the mapped postings: all read
+    assert released

@@ -145,7 +145,7 @@ class BulkIndexer:
                 gc.freeze()
             store.save(folder)
             release_memory()  # what indexing and the snapshot freed
-            store.search_index.release_pages()  # a mapped snapshot's, read to load and save
+            store.search_index.release_pages()  # a mapped snapshot's, read to load it
         finally:
             folder.touched = None
             folder.deferred = None
@@ -226,7 +226,7 @@ class BulkIndexer:
         def current(stored: StoredFile) -> StoredFile | None:
             # the same chunks (the texts may have been let go of since)
             now = folder.files.get(stored.rel_path)
-            return now if now is not None and now.stubs is stored.stubs else None
+            return now if now is not None and now.packed is stored.packed else None
 
         files = [(stored, terms) for stored, terms in deferred.values() if current(stored)]
         deferred.clear()
@@ -310,7 +310,7 @@ class BulkIndexer:
                 cache.delete(rel_path)
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
                 continue
-            stored = StoredFile(rel_path, stubs, None, row.mtime_ns, row.size)
+            stored = StoredFile.of(rel_path, stubs, None, row.mtime_ns, row.size, row.stubs)
             store.link(folder, rel_path, stored, None, False)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
@@ -335,7 +335,7 @@ class BulkIndexer:
             for rel_path in rel_paths:
                 if (
                     generations.get(rel_path) == rows[rel_path].generation
-                    and counts.get(rel_path) == len(folder.files[rel_path].stubs)
+                    and counts.get(rel_path) == folder.files[rel_path].chunk_count
                     and (folder.position, rel_path) not in indexed
                 ):
                     via.add(rel_path)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple, overload
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules
 from chunkls.chunking.models import LocatedChunk
+from chunkls.index.id_map import IdMap
 
 if TYPE_CHECKING:
     from chunkls.cache import FolderCache
@@ -41,10 +42,11 @@ class Folder:
     """Root-relative path -> that file's chunks, texts compressed (``chunkls.store``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
-    by_id: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
-    """Chunk ID -> the root-relative path of the file with chunks of that ID (or
-    the paths, when several files have some). A file may have several (the
-    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where."""
+    by_id: IdMap = field(default_factory=IdMap)
+    """``hash(chunk ID)`` -> the root-relative paths of the files with chunks
+    of that ID (``chunkls.index.id_map``). A file may have several (the
+    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where, and a
+    lookup checks them, so IDs that share a hash never mix."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None

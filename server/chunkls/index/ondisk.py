@@ -47,7 +47,7 @@ from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.index.suggest import SUGGEST_CHARS, PathGrams, suggest_ids
 from chunkls.listing import Listing, files_digest
-from chunkls.store import StoredFile, decode_stubs, unpack
+from chunkls.store import decode_stubs, unpack_stubs
 from chunkls.tokens import tokenize
 
 
@@ -135,7 +135,7 @@ class DiskIndex:
         stubs_blob, texts = found
         try:
             stubs = decode_stubs(stubs_blob)
-            chunks = unpack(StoredFile(rel_path, stubs, None, 0, 0), texts)
+            chunks = unpack_stubs(stubs, texts)
         except ValueError as error:
             raise Stale(f"{rel_path}: {error}") from None
         self._chunks[rel_path] = chunks

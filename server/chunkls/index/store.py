@@ -67,6 +67,8 @@ class ChunkStore:
         """Told as source paths come and go (the ID suggestions' path index)."""
         self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
         """The files unpacked last (a few), with the stored entry they came from."""
+        self._decoded: dict[bytes, tuple[Stub, ...]] = {}
+        """The stubs decoded last (a few), by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
 
@@ -159,14 +161,8 @@ class ChunkStore:
         self.version += 1
         by_id = folder.by_id
         if old is not None:
-            for chunk_id in old.chunk_ids():
-                holders = by_id.get(chunk_id)
-                if holders == rel_path:
-                    del by_id[chunk_id]
-                elif isinstance(holders, tuple) and rel_path in holders:
-                    rest = tuple(holder for holder in holders if holder != rel_path)
-                    by_id[chunk_id] = rest[0] if len(rest) == 1 else rest
-            source = old.stubs[0][1] if old.stubs else None
+            by_id.remove(rel_path)
+            source = old.stubs[0][1] if old.chunk_count else None
             sources = folder.by_source.get(source) if source is not None else None
             if source is not None and sources is not None and rel_path in sources:
                 sources.remove(rel_path)
@@ -179,17 +175,12 @@ class ChunkStore:
             return
         folder.files[rel_path] = stored
         folder.skipped.pop(rel_path, None)
-        for stub in stored.stubs:
-            holders = by_id.setdefault(stub[0], rel_path)
-            if holders is not rel_path and holders != rel_path:
-                if isinstance(holders, str):
-                    by_id[stub[0]] = (holders, rel_path)
-                elif rel_path not in holders:
-                    by_id[stub[0]] = (*holders, rel_path)
-        if stored.stubs:
-            sources = folder.by_source.setdefault(stored.stubs[0][1], [])
+        stubs = stored.stubs
+        by_id.add(rel_path, map(_chunk_id_of, stubs))
+        if stubs:
+            sources = folder.by_source.setdefault(stubs[0][1], [])
             if not sources and self.source_watcher is not None:
-                self.source_watcher.source_added(stored.stubs[0][1])
+                self.source_watcher.source_added(stubs[0][1])
             sources.append(rel_path)
         if searchable:
             self.make_searchable(folder, stored, terms, chunks)
@@ -208,12 +199,12 @@ class ChunkStore:
         if terms is not None and folder.deferred is not None:
             folder.deferred[rel_path] = (stored, terms)
             return
-        items = ChunkAts(folder, [(rel_path, len(stored.stubs))])
+        items = ChunkAts(folder, [(rel_path, stored.chunk_count)])
         if terms is not None:
             self.search_index.add_file_terms((folder.position, rel_path), items, terms, learned)
             return
         located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
-        if len(located) != len(stored.stubs):
+        if len(located) != stored.chunk_count:
             return  # its texts are missing: searchable once recovered
         self.search_index.add_file(
             (folder.position, rel_path),
@@ -234,6 +225,7 @@ class ChunkStore:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
                 cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
                 each.snapshot_stale = False
+                self.search_index.release_pages()  # a mapped snapshot's: all were read
             if each.listing is not None:
                 cache.save_listing(each.listing)
                 each.listing = None
@@ -266,7 +258,7 @@ class ChunkStore:
         """A stored file's chunks with their texts (the last few are kept); texts
         the index let go of are read back from the folder's cache. Empty when
         they are not to be had (the file is then recorded as missing them)."""
-        if not stored.stubs:
+        if not stored.chunk_count:
             return ()
         key = (folder, stored.rel_path)
         known = self._unpacked.get(key)
@@ -292,6 +284,17 @@ class ChunkStore:
             del self._unpacked[next(iter(self._unpacked))]
         self._unpacked[key] = (stored, chunks)
         return chunks
+
+    def _stubs(self, stored: StoredFile) -> tuple[Stub, ...]:
+        """A file's stubs, decoded (the last few are kept: the IDs a document
+        cites are mostly in a few files)."""
+        stubs = self._decoded.get(stored.packed)
+        if stubs is None:
+            stubs = stored.stubs
+            if len(self._decoded) >= UNPACKED_FILES:
+                del self._decoded[next(iter(self._decoded))]
+            self._decoded[stored.packed] = stubs
+        return stubs
 
     def _texts_missing(self, folder: Folder, rel_path: str) -> None:
         key = (folder, rel_path)
@@ -350,14 +353,30 @@ class ChunkStore:
                 yield folder, rel_path, folder.skipped[rel_path]
 
     def has_id(self, chunk_id: str) -> bool:
-        """Whether any folder has a chunk with this ID (no chunk is read)."""
-        return any(chunk_id in folder.by_id for folder in self.folders)
+        """Whether any folder has a chunk with this ID (no chunk text is read)."""
+        return any(self._holding(folder, chunk_id) for folder in self.folders)
+
+    def ids(self, folder: Folder) -> set[str]:
+        """Every chunk ID of a folder."""
+        return {stub[0] for stored in folder.files.values() for stub in stored.stubs}
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
-        if prefer is not None and chunk_id in prefer.by_id:
-            return self._entries(prefer, chunk_id)
+        holding = self._holding(prefer, chunk_id) if prefer is not None else None
+        if prefer is not None and holding:
+            return self._entries(prefer, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
+
+    def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
+        """The files of a folder with chunks of this ID, and where in each."""
+        found = []
+        for rel_path in folder.by_id.get(hash(chunk_id)):
+            stored = folder.files.get(rel_path)
+            if stored is not None:
+                positions = positions_of(self._stubs(stored), chunk_id)  # not another ID's
+                if positions:
+                    found.append((stored, positions))
+        return found
 
     def resolve_first(
         self, candidate_ids: Iterable[str], prefer: Folder | None = None
@@ -369,23 +388,20 @@ class ChunkStore:
                 return found
         return []
 
-    def _entries(self, folder: Folder, chunk_id: str) -> list[IndexedChunk]:
-        holders = folder.by_id.get(chunk_id)
-        if holders is None:
-            return []
+    def _entries(
+        self,
+        folder: Folder,
+        chunk_id: str,
+        holding: list[tuple[StoredFile, list[int]]] | None = None,
+    ) -> list[IndexedChunk]:
         found = []
-        for rel_path in (holders,) if isinstance(holders, str) else holders:
-            stored = folder.files.get(rel_path)
-            if stored is None:
-                continue
-            positions = positions_of(stored.stubs, chunk_id)
-            if positions:
-                chunks = self._unpack(folder, stored)
-                found += [
-                    IndexedChunk(folder, chunks[n])
-                    for n in positions
-                    if n < len(chunks) and chunks[n].chunk_id == chunk_id  # not re-read since
-                ]
+        for stored, positions in self._holding(folder, chunk_id) if holding is None else holding:
+            chunks = self._unpack(folder, stored)
+            found += [
+                IndexedChunk(folder, chunks[n])
+                for n in positions
+                if n < len(chunks) and chunks[n].chunk_id == chunk_id  # not re-read since
+            ]
         return found
 
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:

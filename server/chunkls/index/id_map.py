@@ -1,0 +1,128 @@
+"""Which files of a folder have chunks of an ID, in 12 bytes an ID.
+
+A dict from the stdlib's 96,756 chunk IDs to their files held 20 MB (the IDs),
+and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here the
+hashes and the files' numbers are two numpy arrays sorted by hash (a lookup is
+a binary search); what was added since they were last sorted is in two plain
+arrays beside them (a lookup scans them, in C), sorted in when they grow
+(``TAIL``). A file's chunks are added and removed together: removing a file
+forgets its number, and its entries are dropped at the next sort.
+
+The hash is Python's ``hash`` of the ID: two IDs may share one, so the caller
+checks the file's own stubs (``ChunkStore._holding``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+# numpy is imported when there is something to look up or sort: a folder made
+# to answer from the cache in place (``chunkls.index.ondisk``) never has any
+
+TAIL = 1 << 14
+"""Entries added since the last sort at most (then they are sorted in)."""
+
+
+class IdMap:
+    """``hash(chunk ID)`` -> the root-relative paths of the files with chunks of it."""
+
+    def __init__(self) -> None:
+        self._hashes: npt.NDArray[np.int64] | None = None
+        """The sorted entries' hashes (``None``: none yet)."""
+        self._numbers: npt.NDArray[np.int32] | None = None
+        """The file number of each sorted entry."""
+        self._tail_hashes = array("q")
+        """Entries added since the last sort: hashes..."""
+        self._tail_numbers = array("i")
+        """... and file numbers."""
+        self._paths: list[str | None] = []
+        """File number -> its path (``None`` once the file is removed)."""
+        self._number_of: dict[str, int] = {}
+        """Path -> the number of the file as it is now."""
+        self._dropped = 0
+        """Entries of removed files still in the arrays."""
+        self._counts: list[int] = []
+        """File number -> how many entries it has."""
+
+    def __len__(self) -> int:
+        """How many files."""
+        return len(self._number_of)
+
+    def add(self, rel_path: str, chunk_ids: Iterable[str]) -> None:
+        """Record a file's chunk IDs (replacing what it had)."""
+        self.remove(rel_path)
+        keys = array("q", map(hash, chunk_ids))
+        number = len(self._paths)
+        self._paths.append(rel_path)
+        self._counts.append(len(keys))
+        self._number_of[rel_path] = number
+        self._tail_hashes.extend(keys)
+        self._tail_numbers.extend(array("i", [number]) * len(keys))
+        if len(self._tail_hashes) >= TAIL:
+            self.sort()
+
+    def remove(self, rel_path: str) -> None:
+        """Forget a file's chunk IDs."""
+        number = self._number_of.pop(rel_path, None)
+        if number is not None:
+            self._paths[number] = None
+            self._dropped += self._counts[number]
+
+    def get(self, key: int) -> list[str]:
+        """The paths of the files with a chunk ID of this hash (in the order they
+        were added; empty if none)."""
+        import numpy as np
+
+        numbers: list[int] = []
+        hashes = self._hashes
+        if hashes is not None and self._numbers is not None:
+            low = int(np.searchsorted(hashes, key, "left"))
+            if low < len(hashes) and int(hashes[low]) == key:
+                high = int(np.searchsorted(hashes, key, "right"))
+                numbers += self._numbers[low:high].tolist()
+        if self._tail_hashes:
+            at = np.flatnonzero(np.frombuffer(self._tail_hashes, dtype=np.int64) == key)
+            numbers += [self._tail_numbers[i] for i in at.tolist()]
+        paths = self._paths
+        found = []
+        for number in sorted(set(numbers)):
+            path = paths[number]
+            if path is not None:
+                found.append(path)
+        return found
+
+    def sort(self) -> None:
+        """Sort the entries added since in (and drop those of removed files)."""
+        if not self._tail_hashes and not self._dropped:
+            return
+        import numpy as np
+
+        hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
+        numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
+        if self._hashes is not None and self._numbers is not None:
+            hashes = np.concatenate([self._hashes, hashes])
+            numbers = np.concatenate([self._numbers, numbers])
+        else:  # copies: the tail arrays' buffers are let go of
+            hashes, numbers = hashes.copy(), numbers.copy()
+        self._tail_hashes = array("q")
+        self._tail_numbers = array("i")
+        if self._dropped or len(self._paths) > 2 * len(self._number_of):
+            live = np.array([path is not None for path in self._paths], dtype=bool)
+            keep = live[numbers]
+            hashes, numbers = hashes[keep], numbers[keep]
+            renumber = np.cumsum(live, dtype=np.int32) - 1
+            numbers = renumber[numbers]
+            kept = [n for n, path in enumerate(self._paths) if path is not None]
+            self._paths = [self._paths[n] for n in kept]
+            self._counts = [self._counts[n] for n in kept]
+            self._number_of = {path: n for n, path in enumerate(self._paths) if path is not None}
+            self._dropped = 0
+        order = np.argsort(hashes, kind="stable")
+        self._hashes = np.ascontiguousarray(hashes[order])
+        self._numbers = np.ascontiguousarray(numbers[order])

@@ -1,0 +1,69 @@
+"""Which files have chunks of an ID: the compact map, and lookups that check the stubs."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import chunkls.index.id_map
+from chunkls.index import build_index
+from chunkls.index.id_map import IdMap
+
+
+@pytest.mark.parametrize("tail", [1, 3, 1 << 14])
+def test_the_map_answers_as_a_dict_would_through_adds_removes_and_sorts(
+    tail: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunkls.index.id_map, "TAIL", tail)
+    ids = IdMap()
+    reference: dict[str, list[str]] = {}  # path -> its IDs
+    rng = random.Random(7)
+    names = [f"f{n}.py#function-g{m}" for n in range(8) for m in range(3)]
+    for step in range(300):
+        path = f"f{rng.randrange(12)}.py"
+        if rng.random() < 0.3:
+            ids.remove(path)
+            reference.pop(path, None)
+        else:
+            chosen = rng.sample(names, rng.randrange(0, 5))
+            ids.add(path, chosen)
+            reference.pop(path, None)
+            reference[path] = chosen
+        if step % 50 == 49:
+            ids.sort()
+        for name in names:
+            expected = [p for p, held in reference.items() if name in held]
+            assert sorted(ids.get(hash(name))) == sorted(expected)
+    assert len(ids) == len(reference)
+
+
+def test_a_file_readded_comes_after_the_others() -> None:
+    ids = IdMap()
+    ids.add("a.py", ["x"])
+    ids.add("b.py", ["x"])
+    ids.sort()
+    ids.add("a.py", ["x", "x"])  # a repeated ID: listed once
+    assert ids.get(hash("x")) == ["b.py", "a.py"]
+    ids.sort()
+    assert ids.get(hash("x")) == ["b.py", "a.py"]
+    ids.remove("b.py")
+    ids.sort()
+    assert ids.get(hash("x")) == ["a.py"]
+    assert ids.get(hash("y")) == []
+
+
+def test_a_shared_hash_never_resolves_another_id(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():\n    pass\n")
+    (tmp_path / "b.py").write_text("def g():\n    pass\n")
+    index = build_index([tmp_path], workers=1)
+    folder = index.folders[0]
+    # as if b.py's ID had the hash of a.py's: b.py is listed, its stubs say no
+    folder.by_id.add("b.py", ["a.py#function-f", "b.py#function-g"])
+    found = index.lookup("a.py#function-f")
+    assert [entry.chunk.source_path for entry in found] == ["a.py"]
+    folder.by_id.remove("a.py")
+    assert not index.has_id("a.py#function-f")
+    assert index.lookup("a.py#function-f") == []
+    assert index.has_id("b.py#function-g")
