@@ -1,19 +1,22 @@
-"""Which files of a folder have chunks of an ID, in 12 bytes an ID.
+"""Which files of a folder have chunks of an ID, in 16 bytes an ID.
 
 A dict from the stdlib's 96,756 chunk IDs to their files held 20 MB (the IDs),
-and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here the
-hashes and the files' numbers are two numpy arrays sorted by hash (a lookup is
-a binary search); what was added since they were last sorted is in two plain
-arrays beside them (a lookup scans them, in C), sorted in when they grow
-(``TAIL``). A file's chunks are added and removed together: removing a file
-forgets its number, and its entries are dropped at the next sort.
+and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here each
+ID is two numbers, its ``hash`` (64 bits, SipHash) and its CRC-32, kept with its
+file's number in numpy arrays sorted by hash (a lookup is a binary search);
+what was added since they were last sorted is in plain arrays beside them (a
+lookup scans them, in C), sorted in when they grow (``TAIL``). A file's chunks
+are added and removed together: removing a file forgets its number, and its
+entries are dropped at the next sort.
 
-The hash is Python's ``hash`` of the ID: two IDs may share one, so the caller
-checks the file's own stubs (``ChunkStore._holding``).
+Two different IDs of a workspace sharing both numbers (96 bits) is not to be
+expected in the life of the universe; a lookup that reads a chunk checks its
+file's stubs all the same (``ChunkStore._holding``).
 """
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -35,10 +38,14 @@ class IdMap:
     def __init__(self) -> None:
         self._hashes: npt.NDArray[np.int64] | None = None
         """The sorted entries' hashes (``None``: none yet)."""
+        self._checks: npt.NDArray[np.uint32] | None = None
+        """The CRC-32 of each sorted entry's ID."""
         self._numbers: npt.NDArray[np.int32] | None = None
         """The file number of each sorted entry."""
         self._tail_hashes = array("q")
-        """Entries added since the last sort: hashes..."""
+        """Entries added since the last sort: hashes, ..."""
+        self._tail_checks = array("I")
+        """... CRC-32s ..."""
         self._tail_numbers = array("i")
         """... and file numbers."""
         self._paths: list[str | None] = []
@@ -57,13 +64,14 @@ class IdMap:
     def add(self, rel_path: str, chunk_ids: Iterable[str]) -> None:
         """Record a file's chunk IDs (replacing what it had)."""
         self.remove(rel_path)
-        keys = array("q", map(hash, chunk_ids))
+        ids = list(chunk_ids)
         number = len(self._paths)
         self._paths.append(rel_path)
-        self._counts.append(len(keys))
+        self._counts.append(len(ids))
         self._number_of[rel_path] = number
-        self._tail_hashes.extend(keys)
-        self._tail_numbers.extend(array("i", [number]) * len(keys))
+        self._tail_hashes.extend(array("q", map(hash, ids)))
+        self._tail_checks.extend(array("I", map(_check, ids)))
+        self._tail_numbers.extend(array("i", [number]) * len(ids))
         if len(self._tail_hashes) >= TAIL:
             self.sort()
 
@@ -74,21 +82,24 @@ class IdMap:
             self._paths[number] = None
             self._dropped += self._counts[number]
 
-    def get(self, key: int) -> list[str]:
-        """The paths of the files with a chunk ID of this hash (in the order they
-        were added; empty if none)."""
+    def get(self, chunk_id: str) -> list[str]:
+        """The paths of the files with chunks of this ID (in the order they were
+        added; empty if none)."""
         import numpy as np
 
+        key, check = hash(chunk_id), _check(chunk_id)
         numbers: list[int] = []
         hashes = self._hashes
-        if hashes is not None and self._numbers is not None:
+        if hashes is not None and self._checks is not None and self._numbers is not None:
             low = int(np.searchsorted(hashes, key, "left"))
             if low < len(hashes) and int(hashes[low]) == key:
                 high = int(np.searchsorted(hashes, key, "right"))
-                numbers += self._numbers[low:high].tolist()
+                same = self._checks[low:high] == check
+                numbers += self._numbers[low:high][same].tolist()
         if self._tail_hashes:
             at = np.flatnonzero(np.frombuffer(self._tail_hashes, dtype=np.int64) == key)
-            numbers += [self._tail_numbers[i] for i in at.tolist()]
+            checks = self._tail_checks
+            numbers += [self._tail_numbers[i] for i in at.tolist() if checks[i] == check]
         paths = self._paths
         found = []
         for number in sorted(set(numbers)):
@@ -104,18 +115,21 @@ class IdMap:
         import numpy as np
 
         hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
+        checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
         numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
-        if self._hashes is not None and self._numbers is not None:
+        if self._hashes is not None and self._checks is not None and self._numbers is not None:
             hashes = np.concatenate([self._hashes, hashes])
+            checks = np.concatenate([self._checks, checks])
             numbers = np.concatenate([self._numbers, numbers])
         else:  # copies: the tail arrays' buffers are let go of
-            hashes, numbers = hashes.copy(), numbers.copy()
+            hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
         self._tail_hashes = array("q")
+        self._tail_checks = array("I")
         self._tail_numbers = array("i")
         if self._dropped or len(self._paths) > 2 * len(self._number_of):
             live = np.array([path is not None for path in self._paths], dtype=bool)
             keep = live[numbers]
-            hashes, numbers = hashes[keep], numbers[keep]
+            hashes, checks, numbers = hashes[keep], checks[keep], numbers[keep]
             renumber = np.cumsum(live, dtype=np.int32) - 1
             numbers = renumber[numbers]
             kept = [n for n, path in enumerate(self._paths) if path is not None]
@@ -125,4 +139,10 @@ class IdMap:
             self._dropped = 0
         order = np.argsort(hashes, kind="stable")
         self._hashes = np.ascontiguousarray(hashes[order])
+        self._checks = np.ascontiguousarray(checks[order])
         self._numbers = np.ascontiguousarray(numbers[order])
+
+
+def _check(chunk_id: str) -> int:
+    """An ID's CRC-32 (a lone surrogate, from a file name that is not UTF-8, kept)."""
+    return zlib.crc32(chunk_id.encode("utf-8", "surrogatepass"))

@@ -353,8 +353,9 @@ class ChunkStore:
                 yield folder, rel_path, folder.skipped[rel_path]
 
     def has_id(self, chunk_id: str) -> bool:
-        """Whether any folder has a chunk with this ID (no chunk text is read)."""
-        return any(self._holding(folder, chunk_id) for folder in self.folders)
+        """Whether any folder has a chunk with this ID (no chunk is read: the
+        map's 96-bit keys tell, ``chunkls.index.id_map``)."""
+        return any(folder.by_id.get(chunk_id) for folder in self.folders)
 
     def ids(self, folder: Folder) -> set[str]:
         """Every chunk ID of a folder."""
@@ -370,7 +371,7 @@ class ChunkStore:
     def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
         """The files of a folder with chunks of this ID, and where in each."""
         found = []
-        for rel_path in folder.by_id.get(hash(chunk_id)):
+        for rel_path in folder.by_id.get(chunk_id):
             stored = folder.files.get(rel_path)
             if stored is not None:
                 positions = positions_of(self._stubs(stored), chunk_id)  # not another ID's
