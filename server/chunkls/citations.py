@@ -26,7 +26,7 @@ from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.chunking.models import LocatedChunk
 from chunkls.chunking.suffixes import suffix_of
 from chunkls.ignore_markers import unignored
-from chunkls.index import Folder, IndexedChunk
+from chunkls.index import Folder
 from chunkls.json_strings import JSON_SUFFIXES
 
 
@@ -34,10 +34,8 @@ class Lookups(Protocol):
     """What checking citations asks of an index (``WorkspaceIndex``, or the
     cache read in place, ``chunkls.index.ondisk.DiskIndex``)."""
 
-    def resolve_first(
-        self, candidate_ids: Iterable[str], prefer: Folder | None = None
-    ) -> list[IndexedChunk]:
-        """The chunks of the first candidate ID that resolves."""
+    def has_id(self, chunk_id: str) -> bool:
+        """Whether a chunk has this ID."""
 
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
@@ -355,8 +353,8 @@ def check_text(
     if refs is None:
         refs = find_chunk_refs_in(text, language)
     for ref in unignored(text, language, refs):
-        if index.resolve_first(candidate_ids(ref, rel_path), prefer=folder):
-            continue
+        if any(map(index.has_id, candidate_ids(ref, rel_path))):
+            continue  # (which chunk does not matter here: none is read)
         if ref.form == "local" and rel_path is None:
             continue
         chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
