@@ -83,7 +83,9 @@ class MappedWriter:
         self.layout = {name: (dtype, at, count) for name, dtype, at, count in _layout(sections)}
         self._cursor = {name: at for name, (_, at, _) in self.layout.items()}
         self._fd: int | None = os.open(
-            self.temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+            self.temporary,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0),
+            0o666,  # as ``open`` makes a file (then the umask)
         )
         head = _HEAD.pack(MAGIC, VERSION, len(sections), self.token.encode("ascii"))
         table = b"".join(

@@ -52,6 +52,7 @@ def test_a_warm_index_searches_the_mapped_file_as_a_cold_one(tree: Path, cache: 
     cold = build_index([tree], cache_dir=cache, workers=1)
     files = _files(tree, cache)
     assert [f.name for f in files] == [file_path(files[0].parent, _token(tree, cache) or "").name]
+    assert files[0].stat().st_mode & 0o111 == 0  # a data file, as ``open`` makes one
     warm = _server_index(tree, cache)
     assert warm.search_index.mapped
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
