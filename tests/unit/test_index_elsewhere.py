@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,38 @@ def test_a_second_pass_over_a_folder_being_indexed_elsewhere_chunks_here(
     assert not folder.cache.held  # type: ignore[union-attr]
     same_as_fresh(index, root)
     index.close()
+
+
+def test_rows_found_bad_are_dropped_before_the_other_process_writes_them_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, index, folder = elsewhere(tmp_path)
+    for _ in index.iter_index_folder(folder):
+        pass
+    index.close()
+    assert folder.cache is not None
+    db = sqlite3.connect(folder.cache.path)
+    db.execute("UPDATE contents SET stubs = x'00ff'")  # every row's chunks unreadable
+    db.commit()
+    db.close()
+    root, index, folder = elsewhere(tmp_path)
+    for _ in index.iter_index_folder(folder):  # the other process chunks them all again
+        pass
+    same_as_fresh(index, root)
+    index.close()
+    # what it wrote stays: the next start reads nothing again
+    chunked: list[str] = []
+    real = bulk_module.chunk_many
+
+    def spy(root, files, rules, workers=None):  # type: ignore[no-untyped-def]
+        chunked.extend(file.rel_path for file in files)
+        return real(root, files, rules, workers)
+
+    monkeypatch.setattr(bulk_module, "chunk_many", spy)
+    again = WorkspaceIndex(tmp_path / "cache", workers=1)
+    again_folder = again.add_folder(root)
+    for _ in again.iter_index_folder(again_folder):
+        pass
+    assert chunked == []
+    same_as_fresh(again, root)
+    again.close()

@@ -165,6 +165,9 @@ class BulkIndexer:
             return False
         if folder in self.elsewhere:
             return False  # one already runs (a second pass over the folder): chunk here
+        # what the pass before queued (rows found bad, deleted) lands first: held
+        # until the other process is done, it would delete the rows it wrote
+        self.store.let_go_of_texts(folder, cache.flush())
         receiver, sender = context.Pipe(duplex=False)
         process: BaseProcess = context.Process(  # type: ignore[attr-defined]
             target=_index_in_child,
