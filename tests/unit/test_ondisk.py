@@ -15,6 +15,7 @@ import pytest
 
 import chunkls.buckets
 import chunkls.cache
+import chunkls.index.ondisk
 import chunkls.postings
 from chunkls import cli
 from chunkls.buckets import bucket_of
@@ -366,7 +367,7 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
     # the same folders, taken as if the walk began a moment after the newest change
     monkeypatch.setattr(chunkls.cache, "RACY_NS", listing.taken_ns - newest)
-    monkeypatch.setattr(chunkls.cache.FolderCache, "unchanged", staticmethod(lambda *a: True))
+    monkeypatch.setattr(chunkls.index.ondisk, "_rows_hold", lambda *a: True)
     assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
     assert walks == [tree]
 
@@ -378,3 +379,57 @@ def test_a_corpus_with_a_symlinked_file_records_no_listing(tree: Path) -> None:
     assert db.execute("SELECT count(*) FROM listing").fetchone() == (0,)
     db.close()
     assert open_current(tree, CorpusRules(), cache_dir()) is None  # chunked every run
+
+
+@pytest.mark.parametrize(
+    "change", ["none", "same size, mtime put back", "same size, new mtime", "size only", "racy"]
+)
+def test_every_file_is_held_to_its_row_by_stat(
+    tree: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file rewritten in place is seen by its size, its mtime or its change
+    time (``FolderCache.unchanged``'s rule, compared in line for every file),
+    on the listing's path and the walk's alike; so is a row too recent to trust."""
+    root = str(tree)
+    run("search", "greet", "--root", root)
+    target = tree / "app/greet.py"
+    before = target.stat()
+    text = target.read_text()
+    if change == "same size, mtime put back":
+        target.write_text(text.replace("greet", "grEET"))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif change == "same size, new mtime":
+        target.write_text(text.replace("greet", "grEET"))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    elif change == "size only":
+        os.truncate(target, before.st_size - 1)
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif change == "racy":  # written within RACY_NS of its row: only a hash could tell
+        monkeypatch.setattr(chunkls.cache, "RACY_NS", 10**15)
+    assert target.stat().st_size == before.st_size or change == "size only"
+    for listing in (True, False):
+        if not listing:  # the walk's path: the listing is not trusted
+            db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+            with db:
+                db.execute("DELETE FROM listing")
+            db.close()
+        current = open_current(tree, CorpusRules(), cache_dir())
+        assert (current is not None) == (change == "none"), listing
+        if current is not None:
+            current.close()
+
+
+def test_the_files_digest_is_one_of_each_path_in_turn() -> None:
+    """``files_digest`` hashes the paths at once: the digest of each path and a
+    NUL in turn (what the cache records and a reader compares)."""
+    import hashlib
+
+    from chunkls.listing import files_digest
+
+    cases = [[], [""], ["", ""], ["a.py"], ["a.py", "b/c.md"], ["caf\udce9.py", "\u00e9t\u00e9.md"]]
+    for paths in cases:
+        expected = hashlib.blake2b(digest_size=16)
+        for path in paths:
+            expected.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        assert files_digest(paths) == files_digest(iter(paths)) == expected.digest(), paths
+    assert files_digest(["a", "b"]) != files_digest(["b", "a"]) != files_digest(["ab"])

@@ -29,19 +29,20 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import gc
 import heapq
 import marshal
 import os
 import sqlite3
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from chunkls import cache
 from chunkls.bm25 import K1, B, Hit, term_weight
 from chunkls.buckets import bucket_of
-from chunkls.cache import FolderCache, Row, _from_db, _to_db, store_path
+from chunkls.cache import FolderCache, _from_db, _to_db, store_path
 from chunkls.chunking.corpus import CorpusRules, load_rules, walk_corpus
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
@@ -359,52 +360,61 @@ def open_current(root: Path, base_rules: CorpusRules | None, cache_dir: Path) ->
         )
     except (sqlite3.Error, OSError):
         return None
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of rows and stats, no cycle: collections only rescan them
     try:
         index = _current(folder, db, meta)
     except (sqlite3.Error, OSError, ValueError, TypeError, EOFError):
         index = None
+    finally:
+        if collecting:
+            gc.enable()
     if index is None:
         db.close()
     return index
+
+
+_FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generation FROM files"
+"""The columns of ``files`` a current check compares (``_FileRow``'s order)."""
+
+_FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: 13,336 of
+them cost the stdlib's check 40 ms)."""
 
 
 def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> DiskIndex | None:
     db.execute("BEGIN")  # one read transaction: the rows and the postings agree
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
         return None
-    rows: dict[str, Row] = {}
-    counts: dict[str, int] = {}
-    for rel_path, mtime_ns, size, digest, skipped, generation, checked_ns, chunks in db.execute(
-        "SELECT rel_path, mtime_ns, size, digest, skipped, generation, checked_ns, chunks"
-        " FROM files"
-    ):
-        name = rel_path if isinstance(rel_path, str) else _from_db(rel_path)
-        reason = skipped if skipped is None or isinstance(skipped, str) else _from_db(skipped)
-        rows[name] = Row(mtime_ns, size, digest, reason, None, generation, checked_ns)
-        counts[name] = chunks
-    skipped_entries = _listed(folder.root, rows, _listing(db))
+    rows: list[_FileRow] = db.execute(_FILES).fetchall()
+    names = [name if type(name) is str else _from_db(name) for name, *_ in rows]
+    skipped_entries = _listed(folder.root, names, rows, _listing(db))
     if skipped_entries is None:
-        skipped_entries = _walked(folder, rows)
+        skipped_entries = _walked(folder, names, rows)
     if skipped_entries is None:
         return None
     found = db.execute("SELECT files, buckets FROM snapshot WHERE id = 1").fetchone()
     if found is None:
         return None
     files: list[tuple[str, int, int]] = marshal.loads(found[0])
-    chunked = {rel_path for rel_path, row in rows.items() if row.skipped is None}
-    if len(files) != len(chunked) or any(
-        rel_path not in chunked
-        or rows[rel_path].generation != generation
-        or counts[rel_path] != count
-        for rel_path, count, generation in files
+    chunked = [
+        (name, chunks, generation)
+        for name, (_, _, _, _, skipped, chunks, generation) in zip(names, rows, strict=True)
+        if skipped is None
+    ]
+    snapshot_files = set(files)
+    if (
+        len(files) != len(chunked)
+        or len(snapshot_files) != len(files)
+        or snapshot_files != set(chunked)
     ):
         return None  # the postings are older than some row
     for rel_path, reason in skipped_entries:
         folder.skipped[rel_path] = reason
-    for rel_path, row in rows.items():
-        if row.skipped is not None:
-            folder.skipped[rel_path] = row.skipped
-    sources = sorted(rel_path for rel_path in chunked if counts[rel_path])
+    for name, row in zip(names, rows, strict=True):
+        if row[4] is not None:
+            folder.skipped[name] = _from_db(row[4])
+    sources = sorted(name for name, chunks, _ in chunked if chunks)
     return DiskIndex(folder, db, sources, files, found[1])
 
 
@@ -415,12 +425,12 @@ def _listing(db: sqlite3.Connection) -> Listing | None:
 
 
 def _listed(
-    root: Path, rows: dict[str, Row], listing: Listing | None
+    root: Path, names: list[str], rows: list[_FileRow], listing: Listing | None
 ) -> list[tuple[str, str]] | None:
     """The walk's skipped entries, when the recorded listing still holds (every
     folder's times as recorded, and long enough before the walk to be trusted)
     and every file is as its row says; ``None`` when that cannot be told so."""
-    if listing is None or files_digest(sorted(rows)) != listing.files:
+    if listing is None or files_digest(sorted(names)) != listing.files:
         return None
     top = os.fspath(root)
     prefix = top.rstrip(os.sep) + os.sep  # (a join per path costs as much as its stat)
@@ -436,35 +446,46 @@ def _listed(
             or max(mtime_ns, ctime_ns) >= trusted_before
         ):
             return None
-    if not _rows_hold(rows, [prefix + rel_path for rel_path in rows], rows):
+    if not _rows_hold([prefix + name for name in names], rows):
         return None
     return [(rel_path, reason) for rel_path, reason in listing.skipped]
 
 
-def _walked(folder: Folder, rows: dict[str, Row]) -> list[tuple[str, str]] | None:
+def _walked(folder: Folder, names: list[str], rows: list[_FileRow]) -> list[tuple[str, str]] | None:
     """The walk's skipped entries, when a walk finds the files of the rows, each
     as its row says; ``None`` otherwise."""
     walk = walk_corpus(folder.root, folder.rules)
     if len(walk.files) != len(rows):
         return None
-    if any(file.rel_path not in rows or file.is_symlink for file in walk.files):
+    by_name = dict(zip(names, rows, strict=True))
+    found = [by_name.get(file.rel_path) for file in walk.files]
+    if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
         return None  # new, or a symlink (never cached: chunked on every run)
-    paths = (file.path for file in walk.files)
-    if not _rows_hold(rows, paths, (file.rel_path for file in walk.files)):
+    if not _rows_hold([file.path for file in walk.files], found):
         return None
     return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
 
 
-def _rows_hold(rows: dict[str, Row], paths: Iterable[str], rel_paths: Iterable[str]) -> bool:
-    """Whether every file (its path, its root-relative path) is as its row says
-    by ``lstat`` (``FolderCache.unchanged``: a symlink put in a file's place has
-    its own times, and its folder's change)."""
-    unchanged = FolderCache.unchanged
-    for path, rel_path in zip(paths, rel_paths, strict=True):
+def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
+    """Whether every file (its path, its row) is as its row says by ``lstat``: what
+    ``FolderCache.unchanged`` says True of, compared in line (a symlink put in a
+    file's place has its own times, and its folder's change)."""
+    racy = cache.RACY_NS
+    stat = os.stat
+    for path, row in zip(paths, rows, strict=True):
+        if row is None:
+            return False
+        _, mtime_ns, size, checked_ns, _, _, _ = row
         try:
-            info = os.stat(path, follow_symlinks=False)
+            info = stat(path, follow_symlinks=False)
         except OSError:
             return False
-        if unchanged(rows[rel_path], info.st_mtime_ns, info.st_size, info.st_ctime_ns) is not True:
+        # ``unchanged``: same size and mtime, and neither the mtime nor the
+        # change time within ``RACY_NS`` of when the row was written or confirmed
+        if (
+            info.st_size != size
+            or info.st_mtime_ns != mtime_ns
+            or max(mtime_ns, info.st_ctime_ns) >= checked_ns - racy
+        ):
             return False
     return True
