@@ -433,3 +433,38 @@ def test_the_files_digest_is_one_of_each_path_in_turn() -> None:
             expected.update(path.encode("utf-8", "surrogateescape") + b"\0")
         assert files_digest(paths) == files_digest(iter(paths)) == expected.digest(), paths
     assert files_digest(["a", "b"]) != files_digest(["b", "a"]) != files_digest(["ab"])
+
+
+@pytest.mark.parametrize(
+    "damage", ["none", "a file twice", "a file missing", "a generation", "a count", "a skip"]
+)
+def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None:
+    """The saved postings must cover exactly the rows with chunks, each at its
+    row's generation and chunk count; anything else is indexed again."""
+    import marshal
+
+    run("search", "greet", "--root", str(tree))
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    (blob,) = db.execute("SELECT files FROM snapshot").fetchone()
+    files = marshal.loads(blob)
+    at = next(n for n, (rel_path, _, _) in enumerate(files) if rel_path == "app/greet.py")
+    rel_path, count, generation = files[at]
+    if damage == "a file twice":
+        files[at] = files[at - 1]
+    elif damage == "a file missing":
+        del files[at]
+    elif damage == "a generation":
+        files[at] = (rel_path, count, generation + 1)
+    elif damage == "a count":
+        files[at] = (rel_path, count + 1, generation)
+    elif damage == "a skip":
+        files.append(("bad.py", 0, files[at][2]))
+    with db:
+        db.execute("UPDATE snapshot SET files = ?", (marshal.dumps(files),))
+    db.close()
+    current = open_current(tree, CorpusRules(), cache_dir())
+    assert (current is not None) == (damage == "none")
+    if current is not None:
+        assert current.source_paths() >= {"app/greet.py", "app/typed.py"}
+        assert "bad.py" in current.folders[0].skipped
+        current.close()

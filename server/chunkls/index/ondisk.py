@@ -37,6 +37,7 @@ import sqlite3
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 
 from chunkls import cache
@@ -63,21 +64,17 @@ class DiskIndex:
         self,
         folder: Folder,
         db: sqlite3.Connection,
-        sources: list[str],
         files: list[tuple[str, int, int]],
         buckets: int,
     ) -> None:
         self.folders = [folder]
         """The one workspace folder (as ``WorkspaceIndex.folders``)."""
         self._db = db
-        self._sources = sources
-        """Root-relative paths of the files with chunks, sorted."""
         self._files = [rel_path for rel_path, _, _ in files]
         """Files in document order (the snapshot's)."""
-        starts = [0]
-        for _, count, _ in files:
-            starts.append(starts[-1] + count)
-        self._starts = starts
+        self._starts = [0, *accumulate(count for _, count, _ in files)]
+        """Each file's first document, and the number of documents at the end."""
+        self._sorted: list[str] | None = None
         self._buckets = buckets
         self._lengths: array[int] | None = None
         self._chunks: dict[str, tuple[LocatedChunk, ...]] = {}
@@ -121,7 +118,7 @@ class DiskIndex:
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
-        return set(self._sources)
+        return set(self._sources())
 
     def _read(self, rel_path: str) -> tuple[LocatedChunk, ...]:
         known = self._chunks.get(rel_path)
@@ -158,8 +155,21 @@ class DiskIndex:
         return self._read(rel_path)
 
     def _has(self, rel_path: str) -> bool:
-        at = bisect.bisect_left(self._sources, rel_path)
-        return at < len(self._sources) and self._sources[at] == rel_path
+        sources = self._sources()
+        at = bisect.bisect_left(sources, rel_path)
+        return at < len(sources) and sources[at] == rel_path
+
+    def _sources(self) -> list[str]:
+        """Root-relative paths of the files with chunks, sorted (made on first
+        use: a search does without them)."""
+        if self._sorted is None:
+            starts = self._starts
+            self._sorted = sorted(
+                rel_path
+                for number, rel_path in enumerate(self._files)
+                if starts[number + 1] > starts[number]
+            )
+        return self._sorted
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID (a cached file's IDs start with its path)."""
@@ -224,7 +234,7 @@ class DiskIndex:
         def near(path: str) -> list[str]:
             if self._paths is None:
                 self._paths = PathGrams()
-                self._paths.build(self._sources)
+                self._paths.build(self._sources())
             return self._paths.near(path[:SUGGEST_CHARS])
 
         return suggest_ids(chunk_id, limit, ids_of, near)
@@ -397,25 +407,21 @@ def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> Di
     if found is None:
         return None
     files: list[tuple[str, int, int]] = marshal.loads(found[0])
-    chunked = [
-        (name, chunks, generation)
-        for name, (_, _, _, _, skipped, chunks, generation) in zip(names, rows, strict=True)
-        if skipped is None
-    ]
-    snapshot_files = set(files)
-    if (
-        len(files) != len(chunked)
-        or len(snapshot_files) != len(files)
-        or snapshot_files != set(chunked)
-    ):
-        return None  # the postings are older than some row
+    # each file of the postings takes its row out: a file named twice, a row
+    # skipped, or another generation or count, and the postings are not the rows'
+    unclaimed = dict(zip(names, rows, strict=True))
+    claim = unclaimed.pop
+    for rel_path, count, generation in files:
+        row = claim(rel_path, None)
+        if row is None or row[4] is not None or row[5] != count or row[6] != generation:
+            return None  # the postings are older than some row
+    if any(row[4] is None for row in unclaimed.values()):
+        return None  # a file with chunks the postings do not have
     for rel_path, reason in skipped_entries:
         folder.skipped[rel_path] = reason
-    for name, row in zip(names, rows, strict=True):
-        if row[4] is not None:
-            folder.skipped[name] = _from_db(row[4])
-    sources = sorted(name for name, chunks, _ in chunked if chunks)
-    return DiskIndex(folder, db, sources, files, found[1])
+    for name, row in unclaimed.items():  # the rows of skipped files, in order
+        folder.skipped[name] = _from_db(row[4])  # type: ignore[arg-type]
+    return DiskIndex(folder, db, files, found[1])
 
 
 def _listing(db: sqlite3.Connection) -> Listing | None:
