@@ -468,3 +468,42 @@ def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None
         assert current.source_paths() >= {"app/greet.py", "app/typed.py"}
         assert "bad.py" in current.folders[0].skipped
         current.close()
+
+
+def test_collections_pause_only_while_the_cache_answers_in_place(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chunkls`` stops the garbage collector for a question (no cycles are
+    made) and starts it again to index, and when it returns."""
+    import gc
+
+    import chunkls.index
+
+    seen: dict[str, bool] = {}
+    real_open = chunkls.index.ondisk.open_current
+    real_build = chunkls.index.build_index
+
+    def open_spy(*args: object) -> object:
+        seen["in place"] = gc.isenabled()
+        return real_open(*args)  # type: ignore[arg-type]
+
+    def build_spy(*args: object, **kwargs: object) -> object:
+        seen["indexing"] = gc.isenabled()
+        return real_build(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chunkls.index.ondisk, "open_current", open_spy)
+    monkeypatch.setattr(chunkls.index, "build_index", build_spy)
+    assert gc.isenabled()
+    assert run("search", "greet", "--root", str(tree))[0] == 0  # a cold cache: indexed
+    assert seen == {"in place": False, "indexing": True} and gc.isenabled()
+    seen.clear()
+    assert run("search", "greet", "--root", str(tree))[0] == 0  # answered in place
+    assert seen == {"in place": False} and gc.isenabled()
+    assert run("search", "!!!", "--root", str(tree))[0] == 2  # a usage error
+    assert gc.isenabled()
+    gc.disable()  # a caller's choice is kept
+    try:
+        assert run("search", "greet", "--root", str(tree), "--no-cache")[0] == 0
+        assert seen["indexing"] is False and not gc.isenabled()
+    finally:
+        gc.enable()

@@ -477,13 +477,13 @@ def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
     ``FolderCache.unchanged`` says True of, compared in line (a symlink put in a
     file's place has its own times, and its folder's change)."""
     racy = cache.RACY_NS
-    stat = os.stat
+    lstat = os.lstat
     for path, row in zip(paths, rows, strict=True):
         if row is None:
             return False
         _, mtime_ns, size, checked_ns, _, _, _ = row
         try:
-            info = stat(path, follow_symlinks=False)
+            info = lstat(path)
         except OSError:
             return False
         # ``unchanged``: same size and mtime, and neither the mtime nor the
