@@ -507,3 +507,32 @@ def test_collections_pause_only_while_the_cache_answers_in_place(
         assert seen["indexing"] is False and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_names_that_are_not_utf8_are_answered_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row whose path SQLite keeps as bytes (not UTF-8) is read back as the
+    walk names it, on the listing's path and the walk's alike."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff.py")).write_text("def f():\n    return 'alpha'\n")
+    (root / os.fsdecode(b"d\xe9")).mkdir()
+    (root / os.fsdecode(b"d\xe9") / "a.md").write_text("# T\n\nalpha\n")
+    (root / os.fsdecode(b"\xfabroken.py")).write_text("def broken(:\n")  # a skip row
+    monkeypatch.chdir(root)
+    argv = ["search", "alpha", "--root", str(root)]
+    expected = run(*argv, "--no-cache")
+    assert run(*argv) == expected  # fills the cache
+    for listing in (True, False):
+        if not listing:
+            db = sqlite3.connect(store_path(root.resolve(), cache_dir()))
+            with db:
+                db.execute("DELETE FROM listing")
+            db.close()
+        disk = open_current(root, CorpusRules(), cache_dir())
+        assert disk is not None, listing
+        assert disk.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
+        assert list(disk.folders[0].skipped) == [os.fsdecode(b"\xfabroken.py")]
+        disk.close()
+        assert run(*argv) == expected

@@ -397,7 +397,7 @@ def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> Di
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
         return None
     rows: list[_FileRow] = db.execute(_FILES).fetchall()
-    names = [name if type(name) is str else _from_db(name) for name, *_ in rows]
+    names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
     skipped_entries = _listed(folder.root, names, rows, _listing(db))
     if skipped_entries is None:
         skipped_entries = _walked(folder, names, rows)
