@@ -91,8 +91,16 @@ class ChunkRef(NamedTuple):
         return f"{self.path}#{self.identity}"
 
 
+_KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
+"""What every written ID holds, ``#identity`` alone included: a text without it
+has none, told by one scan for ``#`` (a licence, a log, most of a workspace's
+text), and a JSON string without it is not decoded (``_json_refs``)."""
+
+
 def find_chunk_refs(text: str) -> list[ChunkRef]:
     """Every chunk ID written in ``text``, in order."""
+    if _KIND_AFTER_HASH.search(text) is None:
+        return []
     refs = _plain_refs(text)
     delimited, claimed = _delimited_refs(text)
     if claimed:
@@ -349,11 +357,6 @@ def line_span(text: str, offset: int) -> tuple[int, int]:
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
     return start, len(text) if end < 0 else end
-
-
-_KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
-"""What every ID but ``#identity`` holds, as written even in a JSON string:
-only strings holding it are decoded (a tool's output full of ``# comments`` is not)."""
 
 
 def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:

@@ -65,6 +65,7 @@ def listing_of(walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int) ->
 def files_digest(rel_paths: Iterable[str]) -> bytes:
     """A digest of root-relative paths (in the order given)."""
     digest = hashlib.blake2b(digest_size=16)
-    for rel_path in rel_paths:
-        digest.update(rel_path.encode("utf-8", "surrogateescape") + b"\0")
+    paths = list(rel_paths)
+    if paths:  # one update of them all: the bytes of an update per path, in a tenth of the time
+        digest.update(("\0".join(paths) + "\0").encode("utf-8", "surrogateescape"))
     return digest.digest()

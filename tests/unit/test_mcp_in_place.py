@@ -125,7 +125,7 @@ async def test_a_cache_that_turns_out_stale_makes_the_call_wait(
 ) -> None:
     assert started.in_place is not None
     # a file the cache read in place believes it has, with no row behind it
-    started.in_place._sources.append("zz_gone.py")  # (sorted: after every other path)
+    started.in_place._sources().append("zz_gone.py")  # (sorted: after every other path)
     waiting = asyncio.ensure_future(
         started.answer("read_chunk", {"chunk_id": "zz_gone.py#module-1"})
     )

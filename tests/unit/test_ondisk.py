@@ -15,6 +15,7 @@ import pytest
 
 import chunkls.buckets
 import chunkls.cache
+import chunkls.index.ondisk
 import chunkls.postings
 from chunkls import cli
 from chunkls.buckets import bucket_of
@@ -366,7 +367,7 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
     # the same folders, taken as if the walk began a moment after the newest change
     monkeypatch.setattr(chunkls.cache, "RACY_NS", listing.taken_ns - newest)
-    monkeypatch.setattr(chunkls.cache.FolderCache, "unchanged", staticmethod(lambda *a: True))
+    monkeypatch.setattr(chunkls.index.ondisk, "_rows_hold", lambda *a: True)
     assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
     assert walks == [tree]
 
@@ -378,3 +379,160 @@ def test_a_corpus_with_a_symlinked_file_records_no_listing(tree: Path) -> None:
     assert db.execute("SELECT count(*) FROM listing").fetchone() == (0,)
     db.close()
     assert open_current(tree, CorpusRules(), cache_dir()) is None  # chunked every run
+
+
+@pytest.mark.parametrize(
+    "change", ["none", "same size, mtime put back", "same size, new mtime", "size only", "racy"]
+)
+def test_every_file_is_held_to_its_row_by_stat(
+    tree: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file rewritten in place is seen by its size, its mtime or its change
+    time (``FolderCache.unchanged``'s rule, compared in line for every file),
+    on the listing's path and the walk's alike; so is a row too recent to trust."""
+    root = str(tree)
+    run("search", "greet", "--root", root)
+    target = tree / "app/greet.py"
+    before = target.stat()
+    text = target.read_text()
+    if change == "same size, mtime put back":
+        target.write_text(text.replace("greet", "grEET"))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif change == "same size, new mtime":
+        target.write_text(text.replace("greet", "grEET"))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    elif change == "size only":
+        os.truncate(target, before.st_size - 1)
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif change == "racy":  # written within RACY_NS of its row: only a hash could tell
+        monkeypatch.setattr(chunkls.cache, "RACY_NS", 10**15)
+    assert target.stat().st_size == before.st_size or change == "size only"
+    for listing in (True, False):
+        if not listing:  # the walk's path: the listing is not trusted
+            db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+            with db:
+                db.execute("DELETE FROM listing")
+            db.close()
+        current = open_current(tree, CorpusRules(), cache_dir())
+        assert (current is not None) == (change == "none"), listing
+        if current is not None:
+            current.close()
+
+
+def test_the_files_digest_is_one_of_each_path_in_turn() -> None:
+    """``files_digest`` hashes the paths at once: the digest of each path and a
+    NUL in turn (what the cache records and a reader compares)."""
+    import hashlib
+
+    from chunkls.listing import files_digest
+
+    cases = [[], [""], ["", ""], ["a.py"], ["a.py", "b/c.md"], ["caf\udce9.py", "\u00e9t\u00e9.md"]]
+    for paths in cases:
+        expected = hashlib.blake2b(digest_size=16)
+        for path in paths:
+            expected.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        assert files_digest(paths) == files_digest(iter(paths)) == expected.digest(), paths
+    assert files_digest(["a", "b"]) != files_digest(["b", "a"]) != files_digest(["ab"])
+
+
+@pytest.mark.parametrize(
+    "damage", ["none", "a file twice", "a file missing", "a generation", "a count", "a skip"]
+)
+def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None:
+    """The saved postings must cover exactly the rows with chunks, each at its
+    row's generation and chunk count; anything else is indexed again."""
+    import marshal
+
+    run("search", "greet", "--root", str(tree))
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    (blob,) = db.execute("SELECT files FROM snapshot").fetchone()
+    files = marshal.loads(blob)
+    at = next(n for n, (rel_path, _, _) in enumerate(files) if rel_path == "app/greet.py")
+    rel_path, count, generation = files[at]
+    if damage == "a file twice":
+        files[at] = files[at - 1]
+    elif damage == "a file missing":
+        del files[at]
+    elif damage == "a generation":
+        files[at] = (rel_path, count, generation + 1)
+    elif damage == "a count":
+        files[at] = (rel_path, count + 1, generation)
+    elif damage == "a skip":
+        files.append(("bad.py", 0, files[at][2]))
+    with db:
+        db.execute("UPDATE snapshot SET files = ?", (marshal.dumps(files),))
+    db.close()
+    current = open_current(tree, CorpusRules(), cache_dir())
+    assert (current is not None) == (damage == "none")
+    if current is not None:
+        assert current.source_paths() >= {"app/greet.py", "app/typed.py"}
+        assert "bad.py" in current.folders[0].skipped
+        current.close()
+
+
+def test_collections_pause_only_while_the_cache_answers_in_place(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chunkls`` stops the garbage collector for a question (no cycles are
+    made) and starts it again to index, and when it returns."""
+    import gc
+
+    import chunkls.index
+
+    seen: dict[str, bool] = {}
+    real_open = chunkls.index.ondisk.open_current
+    real_build = chunkls.index.build_index
+
+    def open_spy(*args: object) -> object:
+        seen["in place"] = gc.isenabled()
+        return real_open(*args)  # type: ignore[arg-type]
+
+    def build_spy(*args: object, **kwargs: object) -> object:
+        seen["indexing"] = gc.isenabled()
+        return real_build(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chunkls.index.ondisk, "open_current", open_spy)
+    monkeypatch.setattr(chunkls.index, "build_index", build_spy)
+    assert gc.isenabled()
+    assert run("search", "greet", "--root", str(tree))[0] == 0  # a cold cache: indexed
+    assert seen == {"in place": False, "indexing": True} and gc.isenabled()
+    seen.clear()
+    assert run("search", "greet", "--root", str(tree))[0] == 0  # answered in place
+    assert seen == {"in place": False} and gc.isenabled()
+    assert run("search", "!!!", "--root", str(tree))[0] == 2  # a usage error
+    assert gc.isenabled()
+    gc.disable()  # a caller's choice is kept
+    try:
+        assert run("search", "greet", "--root", str(tree), "--no-cache")[0] == 0
+        assert seen["indexing"] is False and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_names_that_are_not_utf8_are_answered_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row whose path SQLite keeps as bytes (not UTF-8) is read back as the
+    walk names it, on the listing's path and the walk's alike."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff.py")).write_text("def f():\n    return 'alpha'\n")
+    (root / os.fsdecode(b"d\xe9")).mkdir()
+    (root / os.fsdecode(b"d\xe9") / "a.md").write_text("# T\n\nalpha\n")
+    (root / os.fsdecode(b"\xfabroken.py")).write_text("def broken(:\n")  # a skip row
+    monkeypatch.chdir(root)
+    argv = ["search", "alpha", "--root", str(root)]
+    expected = run(*argv, "--no-cache")
+    assert run(*argv) == expected  # fills the cache
+    for listing in (True, False):
+        if not listing:
+            db = sqlite3.connect(store_path(root.resolve(), cache_dir()))
+            with db:
+                db.execute("DELETE FROM listing")
+            db.close()
+        disk = open_current(root, CorpusRules(), cache_dir())
+        assert disk is not None, listing
+        assert disk.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
+        assert list(disk.folders[0].skipped) == [os.fsdecode(b"\xfabroken.py")]
+        disk.close()
+        assert run(*argv) == expected

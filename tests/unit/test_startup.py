@@ -212,3 +212,24 @@ def test_lazy_package_exports_name_real_objects(package: str) -> None:
         assert getattr(module, name) is getattr(defined, name), name
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = module.no_such_name
+
+
+@pytest.mark.parametrize("pyproject", [False, True])
+def test_the_toml_parser_loads_only_for_a_root_with_a_pyproject(
+    tmp_path: Path, pyproject: bool
+) -> None:
+    """A root without ``pyproject.toml`` (the standard library) has no settings
+    to parse: ``tomllib`` is not imported for it."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text("def alpha():\n    return 1\n")
+    if pyproject:
+        (root / "pyproject.toml").write_text('[tool.chunkls]\nexclude = ["gone/**"]\n')
+    script = (
+        "import io, os\n"
+        f"os.environ['XDG_CACHE_HOME'] = {str(tmp_path / 'xdg')!r}\n"
+        "from chunkls.cli import main\n"
+        f"argv = ['search', 'alpha', '--root', {str(root)!r}]\n"
+        "assert main(argv, io.StringIO(), io.StringIO()) == 0\n"
+    )
+    assert ("tomllib" in _modules_after(script)) == pyproject

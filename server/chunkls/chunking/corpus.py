@@ -14,7 +14,6 @@ import json
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,10 +246,16 @@ def load_rules(
     base = base or CorpusRules()
     pyproject = root / "pyproject.toml"
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        text = pyproject.read_text(encoding="utf-8")
     except FileNotFoundError:
         return base, []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
+        return base, [ConfigProblem(str(pyproject), f"cannot read it: {error}")]
+    import tomllib  # only for a root that has the file (a standard library has none)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         return base, [ConfigProblem(str(pyproject), f"cannot read it: {error}")]
     tool = data.get("tool", {})
     table = tool.get("chunkls") if isinstance(tool, dict) else None

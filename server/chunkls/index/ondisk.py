@@ -29,19 +29,21 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import gc
 import heapq
 import marshal
 import os
 import sqlite3
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 
 from chunkls import cache
 from chunkls.bm25 import K1, B, Hit, term_weight
 from chunkls.buckets import bucket_of
-from chunkls.cache import FolderCache, Row, _from_db, _to_db, store_path
+from chunkls.cache import FolderCache, _from_db, _to_db, store_path
 from chunkls.chunking.corpus import CorpusRules, load_rules, walk_corpus
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
@@ -62,21 +64,17 @@ class DiskIndex:
         self,
         folder: Folder,
         db: sqlite3.Connection,
-        sources: list[str],
         files: list[tuple[str, int, int]],
         buckets: int,
     ) -> None:
         self.folders = [folder]
         """The one workspace folder (as ``WorkspaceIndex.folders``)."""
         self._db = db
-        self._sources = sources
-        """Root-relative paths of the files with chunks, sorted."""
         self._files = [rel_path for rel_path, _, _ in files]
         """Files in document order (the snapshot's)."""
-        starts = [0]
-        for _, count, _ in files:
-            starts.append(starts[-1] + count)
-        self._starts = starts
+        self._starts = [0, *accumulate(count for _, count, _ in files)]
+        """Each file's first document, and the number of documents at the end."""
+        self._sorted: list[str] | None = None
         self._buckets = buckets
         self._lengths: array[int] | None = None
         self._chunks: dict[str, tuple[LocatedChunk, ...]] = {}
@@ -120,7 +118,7 @@ class DiskIndex:
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
-        return set(self._sources)
+        return set(self._sources())
 
     def _read(self, rel_path: str) -> tuple[LocatedChunk, ...]:
         known = self._chunks.get(rel_path)
@@ -157,8 +155,21 @@ class DiskIndex:
         return self._read(rel_path)
 
     def _has(self, rel_path: str) -> bool:
-        at = bisect.bisect_left(self._sources, rel_path)
-        return at < len(self._sources) and self._sources[at] == rel_path
+        sources = self._sources()
+        at = bisect.bisect_left(sources, rel_path)
+        return at < len(sources) and sources[at] == rel_path
+
+    def _sources(self) -> list[str]:
+        """Root-relative paths of the files with chunks, sorted (made on first
+        use: a search does without them)."""
+        if self._sorted is None:
+            starts = self._starts
+            self._sorted = sorted(
+                rel_path
+                for number, rel_path in enumerate(self._files)
+                if starts[number + 1] > starts[number]
+            )
+        return self._sorted
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID (a cached file's IDs start with its path)."""
@@ -223,7 +234,7 @@ class DiskIndex:
         def near(path: str) -> list[str]:
             if self._paths is None:
                 self._paths = PathGrams()
-                self._paths.build(self._sources)
+                self._paths.build(self._sources())
             return self._paths.near(path[:SUGGEST_CHARS])
 
         return suggest_ids(chunk_id, limit, ids_of, near)
@@ -359,53 +370,58 @@ def open_current(root: Path, base_rules: CorpusRules | None, cache_dir: Path) ->
         )
     except (sqlite3.Error, OSError):
         return None
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of rows and stats, no cycle: collections only rescan them
     try:
         index = _current(folder, db, meta)
     except (sqlite3.Error, OSError, ValueError, TypeError, EOFError):
         index = None
+    finally:
+        if collecting:
+            gc.enable()
     if index is None:
         db.close()
     return index
+
+
+_FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generation FROM files"
+"""The columns of ``files`` a current check compares (``_FileRow``'s order)."""
+
+_FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: 13,336 of
+them cost the stdlib's check 40 ms)."""
 
 
 def _current(folder: Folder, db: sqlite3.Connection, meta: dict[str, str]) -> DiskIndex | None:
     db.execute("BEGIN")  # one read transaction: the rows and the postings agree
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
         return None
-    rows: dict[str, Row] = {}
-    counts: dict[str, int] = {}
-    for rel_path, mtime_ns, size, digest, skipped, generation, checked_ns, chunks in db.execute(
-        "SELECT rel_path, mtime_ns, size, digest, skipped, generation, checked_ns, chunks"
-        " FROM files"
-    ):
-        name = rel_path if isinstance(rel_path, str) else _from_db(rel_path)
-        reason = skipped if skipped is None or isinstance(skipped, str) else _from_db(skipped)
-        rows[name] = Row(mtime_ns, size, digest, reason, None, generation, checked_ns)
-        counts[name] = chunks
-    skipped_entries = _listed(folder.root, rows, _listing(db))
+    rows: list[_FileRow] = db.execute(_FILES).fetchall()
+    names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
+    skipped_entries = _listed(folder.root, names, rows, _listing(db))
     if skipped_entries is None:
-        skipped_entries = _walked(folder, rows)
+        skipped_entries = _walked(folder, names, rows)
     if skipped_entries is None:
         return None
     found = db.execute("SELECT files, buckets FROM snapshot WHERE id = 1").fetchone()
     if found is None:
         return None
     files: list[tuple[str, int, int]] = marshal.loads(found[0])
-    chunked = {rel_path for rel_path, row in rows.items() if row.skipped is None}
-    if len(files) != len(chunked) or any(
-        rel_path not in chunked
-        or rows[rel_path].generation != generation
-        or counts[rel_path] != count
-        for rel_path, count, generation in files
-    ):
-        return None  # the postings are older than some row
+    # each file of the postings takes its row out: a file named twice, a row
+    # skipped, or another generation or count, and the postings are not the rows'
+    unclaimed = dict(zip(names, rows, strict=True))
+    claim = unclaimed.pop
+    for rel_path, count, generation in files:
+        row = claim(rel_path, None)
+        if row is None or row[4] is not None or row[5] != count or row[6] != generation:
+            return None  # the postings are older than some row
+    if any(row[4] is None for row in unclaimed.values()):
+        return None  # a file with chunks the postings do not have
     for rel_path, reason in skipped_entries:
         folder.skipped[rel_path] = reason
-    for rel_path, row in rows.items():
-        if row.skipped is not None:
-            folder.skipped[rel_path] = row.skipped
-    sources = sorted(rel_path for rel_path in chunked if counts[rel_path])
-    return DiskIndex(folder, db, sources, files, found[1])
+    for name, row in unclaimed.items():  # the rows of skipped files, in order
+        folder.skipped[name] = _from_db(row[4])  # type: ignore[arg-type]
+    return DiskIndex(folder, db, files, found[1])
 
 
 def _listing(db: sqlite3.Connection) -> Listing | None:
@@ -415,12 +431,12 @@ def _listing(db: sqlite3.Connection) -> Listing | None:
 
 
 def _listed(
-    root: Path, rows: dict[str, Row], listing: Listing | None
+    root: Path, names: list[str], rows: list[_FileRow], listing: Listing | None
 ) -> list[tuple[str, str]] | None:
     """The walk's skipped entries, when the recorded listing still holds (every
     folder's times as recorded, and long enough before the walk to be trusted)
     and every file is as its row says; ``None`` when that cannot be told so."""
-    if listing is None or files_digest(sorted(rows)) != listing.files:
+    if listing is None or files_digest(sorted(names)) != listing.files:
         return None
     top = os.fspath(root)
     prefix = top.rstrip(os.sep) + os.sep  # (a join per path costs as much as its stat)
@@ -436,35 +452,46 @@ def _listed(
             or max(mtime_ns, ctime_ns) >= trusted_before
         ):
             return None
-    if not _rows_hold(rows, [prefix + rel_path for rel_path in rows], rows):
+    if not _rows_hold([prefix + name for name in names], rows):
         return None
     return [(rel_path, reason) for rel_path, reason in listing.skipped]
 
 
-def _walked(folder: Folder, rows: dict[str, Row]) -> list[tuple[str, str]] | None:
+def _walked(folder: Folder, names: list[str], rows: list[_FileRow]) -> list[tuple[str, str]] | None:
     """The walk's skipped entries, when a walk finds the files of the rows, each
     as its row says; ``None`` otherwise."""
     walk = walk_corpus(folder.root, folder.rules)
     if len(walk.files) != len(rows):
         return None
-    if any(file.rel_path not in rows or file.is_symlink for file in walk.files):
+    by_name = dict(zip(names, rows, strict=True))
+    found = [by_name.get(file.rel_path) for file in walk.files]
+    if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
         return None  # new, or a symlink (never cached: chunked on every run)
-    paths = (file.path for file in walk.files)
-    if not _rows_hold(rows, paths, (file.rel_path for file in walk.files)):
+    if not _rows_hold([file.path for file in walk.files], found):
         return None
     return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
 
 
-def _rows_hold(rows: dict[str, Row], paths: Iterable[str], rel_paths: Iterable[str]) -> bool:
-    """Whether every file (its path, its root-relative path) is as its row says
-    by ``lstat`` (``FolderCache.unchanged``: a symlink put in a file's place has
-    its own times, and its folder's change)."""
-    unchanged = FolderCache.unchanged
-    for path, rel_path in zip(paths, rel_paths, strict=True):
+def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
+    """Whether every file (its path, its row) is as its row says by ``lstat``: what
+    ``FolderCache.unchanged`` says True of, compared in line (a symlink put in a
+    file's place has its own times, and its folder's change)."""
+    racy = cache.RACY_NS
+    lstat = os.lstat
+    for path, row in zip(paths, rows, strict=True):
+        if row is None:
+            return False
+        _, mtime_ns, size, checked_ns, _, _, _ = row
         try:
-            info = os.stat(path, follow_symlinks=False)
+            info = lstat(path)
         except OSError:
             return False
-        if unchanged(rows[rel_path], info.st_mtime_ns, info.st_size, info.st_ctime_ns) is not True:
+        # ``unchanged``: same size and mtime, and neither the mtime nor the
+        # change time within ``RACY_NS`` of when the row was written or confirmed
+        if (
+            info.st_size != size
+            or info.st_mtime_ns != mtime_ns
+            or max(mtime_ns, info.st_ctime_ns) >= checked_ns - racy
+        ):
             return False
     return True
