@@ -314,7 +314,7 @@ class BulkIndexer:
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
                 continue
             stored = StoredFile.of(rel_path, stubs, None, row.mtime_ns, row.size, row.stubs)
-            store.link(folder, rel_path, stored, None, False)
+            store.link(folder, rel_path, stored, None, False, stubs=stubs)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)

@@ -152,9 +152,11 @@ class ChunkStore:
         terms: FileTerms | None = None,
         searchable: bool = True,
         chunks: FileChunks | None = None,
+        stubs: tuple[Stub, ...] | None = None,
     ) -> None:
         """Put a file's stored chunks in the maps (and the postings, if
-        ``searchable``), replacing what it had; the cache is not written."""
+        ``searchable``), replacing what it had; the cache is not written.
+        ``stubs``: the stored file's, when the caller has them decoded."""
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path), None)
         self.texts_missing.discard((folder, rel_path))
@@ -175,7 +177,8 @@ class ChunkStore:
             return
         folder.files[rel_path] = stored
         folder.skipped.pop(rel_path, None)
-        stubs = stored.stubs
+        if stubs is None:
+            stubs = stored.stubs
         by_id.add(rel_path, map(_chunk_id_of, stubs))
         if stubs:
             sources = folder.by_source.setdefault(stubs[0][1], [])
