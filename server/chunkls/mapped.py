@@ -92,9 +92,13 @@ class MappedWriter:
             _SECTION.pack(name.encode("ascii"), dtype.encode("ascii"), at, count)
             for name, (dtype, at, count) in self.layout.items()
         )
-        if len(head) + len(table) > HEADER:
-            raise ValueError("too many sections")
-        self._write(head + table, 0)
+        try:
+            if len(head) + len(table) > HEADER:
+                raise ValueError("too many sections")
+            self._write(head + table, 0)
+        except BaseException:
+            self.abandon()
+            raise
 
     def _write(self, data: Any, at: int) -> None:
         assert self._fd is not None
