@@ -221,3 +221,19 @@ def test_the_pages_a_load_or_a_save_read_are_given_back(
     index.refresh(index.folders[0], ["pkg/m2.py"])
     index.save()  # the new snapshot is made from the mapped postings: all read
     assert released
+
+
+def test_a_mapped_index_saved_as_it_is_saves_the_same_postings(tree: Path, cache: Path) -> None:
+    """Nothing changed, the snapshot saved again: made from the mapped arrays and
+    the mapped term table as they are (no renumbering), then read back the same."""
+    build_index([tree], cache_dir=cache, workers=1)
+    index = _server_index(tree, cache)
+    assert index.search_index.mapped
+    before = _state(index)
+    first = _token(tree, cache)
+    index.folders[0].snapshot_stale = True
+    index.save()
+    assert _token(tree, cache) not in (None, first)
+    again = _server_index(tree, cache)
+    assert again.search_index.mapped
+    assert _state(again) == before == _state(build_index([tree], workers=1))

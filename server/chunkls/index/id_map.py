@@ -97,7 +97,9 @@ class IdMap:
                 same = self._checks[low:high] == check
                 numbers += self._numbers[low:high][same].tolist()
         if self._tail_hashes:
-            at = np.flatnonzero(np.frombuffer(self._tail_hashes, dtype=np.int64) == key)
+            # a copy: an array exporting its buffer cannot grow (another thread may add)
+            tail = np.frombuffer(self._tail_hashes.tobytes(), dtype=np.int64)
+            at = np.flatnonzero(tail == key)
             checks = self._tail_checks
             numbers += [self._tail_numbers[i] for i in at.tolist() if checks[i] == check]
         paths = self._paths
