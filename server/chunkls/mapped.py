@@ -12,6 +12,12 @@ memory pressure. After a pass that reads every page (the load's checks, a
 snapshot's save), ``Mapped.release`` tells the kernel this process no longer
 needs them (``MADV_DONTNEED``, where the platform has it).
 
+Only an index's first snapshot is read in place (the first workspace folder's:
+``BM25Index.load_snapshot``). Postings added later (another folder's, a file's
+edits) wait in a small segment; once it holds 100,000 postings they are merged
+with the main one, on the heap (``BM25Index._merge``): a second large folder,
+or a long session of edits, ends the mapping until the next load.
+
 The database's snapshot row names the token of its file. A file that is
 missing, short, damaged or another snapshot's is not used: the postings are
 then read from the database as before. A save writes a new file under a new
