@@ -66,8 +66,6 @@ def _from_mapped(mapped: Mapped) -> tuple[TermTable, Segment]:
             mapped.blob, arrays["ids"], arrays["starts"], arrays["prefixes"]
         )
         offsets = arrays["offsets"]
-        if len(offsets) != len(terms) + 1 or (len(offsets) and int(offsets[0]) != 0):
-            raise ValueError("inconsistent postings file")
         segment = Segment(offsets, arrays["docs"], arrays["tfs"])
     except KeyError as missing:
         raise ValueError(f"postings file without {missing}") from None
@@ -128,6 +126,7 @@ def _check(
     counts = sum(count for _, count, _ in files)
     if (
         len(segment.offsets) != len(terms) + 1
+        or int(segment.offsets[0]) != 0
         or len(segment.docs) != len(segment.tfs)
         or int(segment.offsets[-1]) != len(segment.docs)
         or counts != len(lengths)

@@ -9,6 +9,20 @@ from hypothesis import strategies as st
 Tree = dict[str, str | bytes]
 
 
+def small_corpus(root: Path) -> Path:
+    """Twelve modules, twelve notes and a file that does not parse, under ``root``
+    (the persistent index's tests)."""
+    (root / "pkg").mkdir(parents=True)
+    for i in range(12):
+        (root / "pkg" / f"m{i}.py").write_text(
+            f'"""Module {i}."""\n\nALPHA = {i}\n\n\ndef alpha_{i}(x):\n    return x + {i}\n\n\n'
+            f"class Beta{i}:\n    def gamma(self):\n        return 'helper value {i}'\n"
+        )
+        (root / f"notes{i}.md").write_text(f"# Notes {i}\n\nnotes text {i}\n\n## Section\n\nx\n")
+    (root / "broken.py").write_text("def broken(:\n")
+    return root
+
+
 def write_tree(root: Path, tree: Tree) -> None:
     for rel, content in tree.items():
         path = root / rel

@@ -22,30 +22,9 @@ from chunkls.cache import cache_dir, cache_home, store_path
 from chunkls.chunking import CorpusRules
 from chunkls.cli import main
 from chunkls.index import WorkspaceIndex, build_index
+from tests.unit.strategies import small_corpus
 
 QUERIES = ["alpha return", "beta gamma", "notes section text", "helper value"]
-
-
-def _tree(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    for i in range(12):
-        (root / "pkg" / f"m{i}.py").write_text(
-            f'"""Module {i}."""\n\nALPHA = {i}\n\n\ndef alpha_{i}(x):\n    return x + {i}\n\n\n'
-            f"class Beta{i}:\n    def gamma(self):\n        return 'helper value {i}'\n"
-        )
-        (root / f"notes{i}.md").write_text(f"# Notes {i}\n\nnotes text {i}\n\n## Section\n\nx\n")
-    (root / "broken.py").write_text("def broken(:\n")
-    return root
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    return _tree(tmp_path / "ws")
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
 
 
 @pytest.fixture
@@ -278,7 +257,7 @@ def test_cli_no_cache(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_two_folders_warm_equal_cold(tmp_path: Path, cache: Path, parsed: list[str]) -> None:
-    first = _tree(tmp_path / "one")
+    first = small_corpus(tmp_path / "one")
     second = tmp_path / "two"
     second.mkdir()
     (second / "extra.py").write_text("def alpha_extra():\n    return 'beta gamma helper'\n")

@@ -15,17 +15,7 @@ import chunkls.saved_postings
 from chunkls.cache import store_path
 from chunkls.index import WorkspaceIndex, build_index
 from chunkls.mapped import HEADER, Mapped, file_path, remove_others
-from tests.unit.test_cache import _state, _tree
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    return _tree(tmp_path / "ws")
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
+from tests.unit.test_cache import _state
 
 
 def _files(tree: Path, cache: Path) -> list[Path]:

@@ -122,15 +122,21 @@ class SearchChurn(Tuned):
     @rule(data=st.data())
     def snapshot_and_load(self, data: st.DataObject) -> None:
         """Save some files' postings and load them into a new index (as a warm
-        start does), the other files tokenized again; maybe through ``select_files``."""
+        start does), the other files tokenized again; maybe only some of them, through
+        ``select_files`` or loaded whole with the others ``gone`` (as a server does)."""
         keys = sorted(self.files)
         part = data.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]))
         snapshot = self.index.snapshot(data.draw(st.permutations(part)))
-        if data.draw(st.booleans(), label="select"):
+        how = data.draw(st.sampled_from(["whole", "select", "gone"]), label="how")
+        gone: set[FileKey] = set()
+        if how != "whole":
             chosen = data.draw(
                 st.lists(st.sampled_from(part), unique=True) if part else st.just([])
             )
-            snapshot = select_files(snapshot, lambda key: key if key in chosen else None)
+            if how == "select":
+                snapshot = select_files(snapshot, lambda key: key if key in chosen else None)
+            else:
+                gone = set(part) - set(chosen)
         loaded: BM25Index[Item] = BM25Index()
         first = data.draw(st.lists(st.sampled_from(keys), unique=True) if keys else st.just([]))
         first = [key for key in first if key not in {key for key, _ in snapshot.files}]
@@ -138,8 +144,8 @@ class SearchChurn(Tuned):
             version, docs = self.files[key]
             loaded.add_file(key, [(text, (key, version, i)) for i, text in enumerate(docs)])
         items = [(key, self.files[key][0], i) for key, n in snapshot.files for i in range(n)]
-        loaded.load_snapshot(snapshot, items)
-        done = set(first) | {key for key, _ in snapshot.files}
+        loaded.load_snapshot(snapshot, items, gone)
+        done = set(first) | {key for key, _ in snapshot.files if key not in gone}
         for key in keys:
             if key not in done:
                 version, docs = self.files[key]
