@@ -2,12 +2,12 @@
 
 ``chunk_one`` is the whole per-file job (read, chunk, count terms, hash): the
 serial path and the workers run exactly that function, so their results are
-equal (workers let a Python file's cached bytecode vouch that it parses, which
-spares most of ``ast.parse``'s time and gives the same chunks: see
-``chunking/bytecode.py``). ``chunk_many`` hands files to a pool, largest first
-and in batches, and yields each file's result as soon as its batch is done (in
-no particular order), so the caller can stream them into the index and report
-progress.
+equal (workers let CPython vouch that a Python file parses, its cached bytecode
+or else its symbol table, which spares all or a part of ``ast.parse``'s time and
+gives the same chunks: see ``chunking/bytecode.py`` and ``chunking/symbols.py``).
+``chunk_many`` hands files to a pool, largest first and in batches, and yields
+each file's result as soon as its batch is done (in no particular order), so
+the caller can stream them into the index and report progress.
 
 A worker that dies (the OOM killer, ``kill -9``) breaks the pool: the batches
 without a result are then chunked in this process, so every file still gets
@@ -78,14 +78,14 @@ def content_digest(data: bytes) -> bytes:
 
 
 def chunk_one(
-    root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+    root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> Chunked:
     """Read and chunk one corpus file, as ``chunk_corpus_file`` does, and count
     its terms for search. Never raises for a file: an unexpected error (a bug,
-    ``MemoryError``) skips it with the error as the reason. ``use_bytecode``:
+    ``MemoryError``) skips it with the error as the reason. ``skip_ast``:
     see ``read_and_chunk`` (workers only: the same chunks, for less)."""
     try:
-        entry, data = read_and_chunk(root_resolved, file, rules, use_bytecode)
+        entry, data = read_and_chunk(root_resolved, file, rules, skip_ast)
         terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks).packed()
         stored = pack(entry)
     except FileSkipped as error:
@@ -178,7 +178,7 @@ def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:
     results: list[Chunked] = []
     for position, file in enumerate(batch):
         marks[2 * index + 1] = position
-        results.append(chunk_one(root_resolved, file, rules, use_bytecode=True))
+        results.append(chunk_one(root_resolved, file, rules, skip_ast=True))
     return results
 
 

@@ -198,7 +198,7 @@ def test_workers_using_bytecode_chunk_as_the_parser_does(tmp_path: Path) -> None
     serial = {f.rel_path: chunk_one(resolved, f, rules) for f in files}  # no bytecode
     bytecode.outline = counting  # type: ignore[assignment]
     try:
-        vouched = {f.rel_path: chunk_one(resolved, f, rules, use_bytecode=True) for f in files}
+        vouched = {f.rel_path: chunk_one(resolved, f, rules, skip_ast=True) for f in files}
     finally:
         bytecode.outline = real  # type: ignore[assignment]
     assert vouched == serial
@@ -227,5 +227,5 @@ def test_a_deep_text_the_compiler_accepted_is_still_parsed(tmp_path: Path) -> No
     assert _outline(deep) is None
     rules = CorpusRules()
     (file,) = walk_corpus(tmp_path, rules).files
-    result = chunk_one(tmp_path.resolve(), file, rules, use_bytecode=True)
+    result = chunk_one(tmp_path.resolve(), file, rules, skip_ast=True)
     assert result.skipped == "RecursionError: nesting too deep for ast.parse"

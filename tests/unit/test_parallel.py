@@ -101,7 +101,7 @@ def test_workers_run_below_the_editor_process(
     files = walk_corpus(root, rules).files
 
     def niceness(
-        root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+        root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
     ) -> Chunked:
         return Chunked(file.rel_path, None, None, f"nice {os.nice(0)}", None)
 

@@ -106,11 +106,11 @@ def test_a_worker_killed_mid_batch_loses_no_file(
     real = parallel.read_and_chunk
 
     def read_and_chunk(
-        root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+        root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
     ) -> tuple[FileChunks, bytes]:
         if file.rel_path == doomed and _in_worker(parent):
             os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
-        return real(root_resolved, file, rules, use_bytecode)
+        return real(root_resolved, file, rules, skip_ast)
 
     monkeypatch.setattr(parallel, "read_and_chunk", read_and_chunk)
     _fork(monkeypatch)
@@ -172,11 +172,11 @@ def test_an_unexpected_error_in_a_worker_skips_only_that_file(
     real = parallel.read_and_chunk
 
     def read_and_chunk(
-        root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+        root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
     ) -> tuple[FileChunks, bytes]:
         if file.rel_path == doomed:
             raise RuntimeError("a bug in the chunker")
-        return real(root_resolved, file, rules, use_bytecode)
+        return real(root_resolved, file, rules, skip_ast)
 
     monkeypatch.setattr(parallel, "read_and_chunk", read_and_chunk)
     serial = {file.rel_path: chunk_one(root, file, rules) for file in files}
@@ -202,11 +202,11 @@ def test_a_batch_that_fails_in_a_worker_is_chunked_in_this_process(
     real = parallel.chunk_one
 
     def chunk_one_(
-        root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+        root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
     ) -> Chunked:
         if file.rel_path == doomed and _in_worker(parent):
             raise MemoryError("worker only")
-        return real(root_resolved, file, rules, use_bytecode)
+        return real(root_resolved, file, rules, skip_ast)
 
     monkeypatch.setattr(parallel, "chunk_one", chunk_one_)
     _fork(monkeypatch)

@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from chunkls.chunking import bytecode
+from chunkls.chunking import bytecode, symbols
 from chunkls.chunking.chunker import (
     ChunkingError,
     chunk_markdown_source,
@@ -92,13 +92,14 @@ class Scan(NamedTuple):
 
 
 def read_and_chunk(
-    root_resolved: Path, file: CorpusFile, rules: CorpusRules, use_bytecode: bool = False
+    root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> tuple[FileChunks, bytes]:
     """Read and chunk one corpus file, returning the bytes chunked too (for a
     content hash); raises ``FileSkipped`` with the reason.
 
-    ``use_bytecode``: a Python file whose cached bytecode vouches that it parses
-    is outlined without ``ast.parse`` (``bytecode.outline``; same chunks).
+    ``skip_ast``: a Python file that CPython vouches parses is outlined without
+    ``ast.parse``, the same chunks for less: its cached bytecode
+    (``bytecode.outline``), else its symbol table (``symbols.outline``).
     """
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
@@ -107,8 +108,10 @@ def read_and_chunk(
     try:
         text = decode_source(source.data)
         outline = None
-        if use_bytecode and file_type_for(name) == "code":
+        if skip_ast and file_type_for(name) == "code":
             outline = bytecode.outline(file.path, source.data, source.mtime_ns, source.size)
+            if outline is None:
+                outline = symbols.outline(text, source.data, file.rel_path)
         if outline is not None:
             chunks = chunk_python_outline(outline, text, source.source_path)
         else:
