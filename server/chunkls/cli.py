@@ -510,7 +510,12 @@ def _check_targets(
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from chunkls.lsp.setup import run
+    from chunkls.cache import cache_dir
+    from chunkls.lsp.kept_code import attrs_code_cached
+
+    # lsprotocol's ~1,000 attrs classes: their methods' code kept between starts
+    with attrs_code_cached(cache_dir() / f"attrs-code-{sys.implementation.cache_tag}.bin"):
+        from chunkls.lsp.setup import run
 
     return run(tcp=args.tcp)
 

@@ -11,6 +11,7 @@ import json
 from concurrent.futures import Future
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -95,3 +96,48 @@ def test_freed_futures_can_be_cancelled_while_iterated() -> None:
     pending["a"] = Future()  # the same id again: the first one's end removes nothing
     kept.set_result(None)
     assert "a" in pending
+
+
+# -- attrs: where it compiles generated methods ---------------------------------------
+
+
+def test_attrs_still_compiles_generated_methods_where_compat_assumes() -> None:
+    """If this fails, attrs renamed or changed ``_compile_and_eval``
+    (python-attrs/attrs#575 may have been fixed): look at ``chunkls.lsp.kept_code``."""
+    import attr._make
+    import attrs
+
+    function = getattr(attr._make, compat.ATTRS_COMPILE, None)
+    assert callable(function), f"attrs has no {compat.ATTRS_COMPILE}"
+    assert compat.swap_attrs_compile(None) is function, "its parameters changed"
+    calls: list[str] = []
+
+    def spy(script: str, globs: Any, locs: Any = None, filename: str = "") -> None:
+        calls.append(filename)
+        function(script, globs, locs, filename)
+
+    assert compat.swap_attrs_compile(spy) is function
+    try:
+
+        @attrs.define
+        class Probe:
+            a: int = 1
+
+    finally:
+        assert compat.swap_attrs_compile(function) is spy
+    assert any("Probe" in name for name in calls), calls  # its methods went through it
+    assert Probe() == Probe(1) and repr(Probe(2)) == "Probe(a=2)"
+
+
+def test_attrs_not_as_assumed_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attr._make
+
+    def other(script: str, globs: Any) -> None:
+        raise AssertionError("not to be wrapped")
+
+    monkeypatch.setattr(attr._make, compat.ATTRS_COMPILE, other)
+    assert compat.swap_attrs_compile(None) is None
+    assert compat.swap_attrs_compile(lambda *args: None) is None
+    assert getattr(attr._make, compat.ATTRS_COMPILE) is other
+    monkeypatch.delattr(attr._make, compat.ATTRS_COMPILE)
+    assert compat.swap_attrs_compile(None) is None

@@ -1,17 +1,20 @@
-"""The one place where chunkls reaches into pygls's private state.
+"""The one place where chunkls reaches into a dependency's private state.
 
-Everything else in ``chunkls`` uses pygls, lsprotocol and cattrs through their
-public API only (``tests/unit/test_public_api.py`` fails otherwise). Each private
-name used here has a test in ``tests/unit/test_compat.py`` that fails loudly when
-the installed pygls changes it.
+Everything else uses pygls, lsprotocol, cattrs and attrs through their public API
+only (``tests/unit/test_public_api.py``). Each private name here has a test in
+``tests/unit/test_compat.py`` that fails loudly when pygls or attrs changes it.
+This module imports neither pygls nor lsprotocol (``kept_code`` runs before).
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pygls.protocol import JsonRPCProtocol
+if TYPE_CHECKING:
+    from pygls.protocol import JsonRPCProtocol
 
 PENDING_FUTURES = "_request_futures"
 """``JsonRPCProtocol._request_futures``: the futures of handlers that are still
@@ -66,3 +69,32 @@ def pending_futures(protocol: JsonRPCProtocol) -> dict[Any, Any]:
     """The futures of ``protocol``'s handlers still running, by message id."""
     pending: dict[Any, Any] = getattr(protocol, PENDING_FUTURES)
     return pending
+
+
+ATTRS_COMPILE = "_compile_and_eval"
+"""``attr._make._compile_and_eval(script, globs, locs=None, filename="")``: where
+attrs compiles and runs the source it generates for a class's methods (attrs
+24.3-26.1), at every start: no bytecode cache keeps it (python-attrs/attrs#575,
+open; microsoft/lsprotocol#441). ``kept_code`` runs kept code objects instead."""
+
+CompileAndEval = Callable[[str, Any, Any, str], None]
+
+
+def swap_attrs_compile(function: CompileAndEval | None) -> CompileAndEval | None:
+    """Put ``function`` in attrs's place (``None``: leave it); returns the one that
+    was there, or ``None`` (and changes nothing) if attrs is not as assumed."""
+    try:
+        import attr._make as made
+    except ImportError:
+        return None
+    current: CompileAndEval | None = getattr(made, ATTRS_COMPILE, None)
+    if not callable(current):
+        return None
+    try:
+        if list(inspect.signature(current).parameters) != ["script", "globs", "locs", "filename"]:
+            return None
+    except (TypeError, ValueError):
+        return None
+    if function is not None:
+        setattr(made, ATTRS_COMPILE, function)
+    return current

@@ -1,0 +1,147 @@
+"""The code attrs generates for lsprotocol's classes, kept between server starts.
+
+Importing ``lsprotocol.types`` builds about 1,000 attrs classes, and attrs
+compiles the source of each class's methods (561 ``compile()`` calls), about
+0.25 s of the language server's 1.1 s start here, at every start: no bytecode
+cache keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the
+code objects in a file of the chunkls cache, keyed by a hash of each script and
+its file name. For a given interpreter a code object is a function of those two,
+so running a kept one is running what ``compile()`` would return; the file's
+header names the interpreter's bytecode (its magic number) and a hash of the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import logging
+import marshal
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from chunkls.lsp import compat
+
+logger = logging.getLogger("chunkls")
+
+VERSION = b"chunkls-attrs-code-1"
+_DIGEST = 16
+_HEADER = len(importlib.util.MAGIC_NUMBER) + len(VERSION) + _DIGEST
+MAX_BYTES = 16 << 20
+"""A larger file is not read (lsprotocol's methods make about 1.2 MB)."""
+SAVE_AFTER_MISSES = 8
+"""Scripts compiled in a run from which the file is written again. attrs salts
+each ``__hash__`` it generates with ``hash()`` of a string, which differs from
+one process to the next, so a start always compiles a few."""
+
+
+class AttrsCodeUse:
+    """How a run of ``attrs_code_cached`` went."""
+
+    __slots__ = ("hits", "installed", "misses")
+
+    def __init__(self) -> None:
+        self.installed = False
+        """Whether attrs was as assumed (else nothing was cached)."""
+        self.hits = 0
+        """Scripts whose kept code ran."""
+        self.misses = 0
+        """Scripts compiled."""
+
+
+def script_key(script: str, filename: str) -> bytes:
+    """What a compiled script is kept under."""
+    key = hashlib.blake2b(filename.encode("utf-8", "surrogatepass"), digest_size=_DIGEST)
+    key.update(b"\0")
+    key.update(script.encode("utf-8", "surrogatepass"))
+    return key.digest()
+
+
+def read(path: Path) -> dict[bytes, CodeType]:
+    """The code objects kept in ``path`` (none when it is missing, of another
+    Python, damaged or too large)."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_BYTES + 1)
+    except OSError:
+        return {}
+    head = importlib.util.MAGIC_NUMBER + VERSION
+    payload = data[_HEADER:]
+    if (
+        len(data) > MAX_BYTES
+        or not data.startswith(head)
+        or data[len(head) : _HEADER] != hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+    ):
+        return {}
+    try:
+        codes = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(codes, dict):
+        return {}
+    return {
+        key: code
+        for key, code in codes.items()
+        if isinstance(key, bytes) and isinstance(code, CodeType)
+    }
+
+
+def write(path: Path, codes: Mapping[bytes, CodeType]) -> None:
+    """Keep ``codes`` in ``path`` (written aside, then renamed into place)."""
+    payload = marshal.dumps(dict(codes))
+    digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(importlib.util.MAGIC_NUMBER + VERSION + digest + payload)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def attrs_code_cached(path: Path) -> Iterator[AttrsCodeUse]:
+    """While inside, attrs runs kept code for the scripts it generates instead of
+    compiling them; on leaving, attrs is as it was, and this run's code is kept in
+    ``path`` if enough of it was new. Does nothing when attrs is not as assumed; a
+    file that cannot be read or written only costs the compiling."""
+    use = AttrsCodeUse()
+    if compat.swap_attrs_compile(None) is None:
+        logger.debug("attrs is not as chunkls.lsp.compat assumes: its code is not kept")
+        yield use
+        return
+    kept = read(path)
+    used: dict[bytes, CodeType] = {}
+
+    def compile_and_eval(
+        script: str, globs: Any, locs: Mapping[str, object] | None = None, filename: str = ""
+    ) -> None:
+        key = script_key(script, filename)
+        code = kept.get(key)
+        if code is None:
+            code = compile(script, filename, "exec")
+            use.misses += 1
+        else:
+            use.hits += 1
+        used[key] = code
+        eval(code, globs, locs)
+
+    original = compat.swap_attrs_compile(compile_and_eval)
+    use.installed = original is not None
+    try:
+        yield use
+    finally:
+        if original is not None and compat.swap_attrs_compile(None) is compile_and_eval:
+            compat.swap_attrs_compile(original)
+        if use.misses >= SAVE_AFTER_MISSES:
+            try:
+                write(path, used)
+            except OSError as error:
+                logger.debug("could not keep attrs's compiled code in %s: %s", path, error)
