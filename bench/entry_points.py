@@ -203,6 +203,7 @@ def measure(corpus: Path, baseline: Path | None, repeat: int, rss: bool = True) 
         for side in sides:  # settled: files confirmed by hash are recorded as such
             side.cli("search", "warm up", "--root", str(repo))
             side.cli("search", "warm up", "--root", str(corpus))
+            side.first_lens(repo, document)  # and the server's own start-up cache
         rows: Result = {}
         query = "chunk id source path"
         rows["search_repo"] = _interleaved(
