@@ -1,5 +1,5 @@
 """``python -m chunkls``: the same as the ``chunkls`` console script."""
 
-from chunkls.cli import main
+from chunkls.cli import run
 
-raise SystemExit(main())
+run()

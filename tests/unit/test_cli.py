@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -435,3 +436,61 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path, size: str) -> None:
     assert "Traceback" not in stderr
     assert "BrokenPipe" not in stderr
     assert "Exception ignored" not in stderr
+
+
+def test_the_quick_exit_flushes_every_line(tmp_path: Path) -> None:
+    """``run`` skips the interpreter's teardown: the output is all there first,
+    through a pipe (block-buffered) as much as to a terminal."""
+    root = tmp_path / "repo"
+    write_tree(root, {f"m{i:04d}.py": f"def f{i}():\n    return {i}\n" for i in range(1500)})
+    done = subprocess.run(
+        [sys.executable, "-m", "chunkls", "chunks", "--format", "ids", str(root)],
+        env=program_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == [f"m{i:04d}.py#function-f{i}" for i in range(1500)]
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_run_exits_with_mains_code_quickly_only_when_alone(
+    code: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exits: list[int] = []
+
+    def quick(status: int) -> None:
+        exits.append(status)
+        raise SystemExit(status)
+
+    monkeypatch.setattr(cli, "main", lambda: code)
+    monkeypatch.setattr(cli.os, "_exit", quick)
+    for alone in (True, False):
+        exits.clear()
+        monkeypatch.setattr(cli, "_alone", lambda alone=alone: alone)
+        with pytest.raises(SystemExit) as stop:
+            cli.run()
+        assert stop.value.code == code
+        assert exits == ([code] if alone else [])  # else the usual exit, which waits
+
+
+def test_another_thread_or_a_child_process_is_not_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not cli._alone()
+    finally:
+        release.set()
+        other.join()
+    import multiprocessing
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [object()])
+    assert not cli._alone()
+    monkeypatch.setattr(multiprocessing, "active_children", lambda: [])
+    assert cli._alone()
