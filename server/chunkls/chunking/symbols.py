@@ -61,7 +61,7 @@ def outline(text: str, data: bytes, filename: str) -> Outline | None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # as parse_module: no warning is an error
             table = symtable.symtable(text, filename, "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except Exception:  # SyntaxError, RecursionError, MemoryError...: ast.parse decides
         return None
     found, line_at = scanned
     return outline_by_table(data, table, found, line_at)
