@@ -77,3 +77,34 @@ def test_ids_that_are_not_utf8_and_near_misses() -> None:
     assert ids.get(odd + " ") == []
     ids.sort()
     assert ids.get(odd) == ["caf\udce9.py"]
+
+
+def test_lookups_while_another_thread_adds() -> None:
+    """A server adds a saved file's IDs while a request looks IDs up: no error,
+    and each ID is found once its file was added."""
+    import threading
+
+    ids = IdMap()
+    added = threading.Event()
+    errors: list[BaseException] = []
+
+    def adder() -> None:
+        try:
+            for n in range(3_000):
+                ids.add(f"f{n}.py", [f"f{n}.py#function-g{m}" for m in range(5)])
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+        finally:
+            added.set()
+
+    thread = threading.Thread(target=adder)
+    thread.start()
+    seen = 0
+    while not added.is_set():
+        found = ids.get(f"f{seen}.py#function-g0")
+        if found:
+            assert found == [f"f{seen}.py"]
+            seen += 1
+    thread.join()
+    assert not errors
+    assert all(ids.get(f"f{n}.py#function-g4") == [f"f{n}.py"] for n in range(3_000))

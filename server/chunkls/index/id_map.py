@@ -4,8 +4,10 @@ A dict from the stdlib's 96,756 chunk IDs to their files held 20 MB (the IDs),
 and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here each
 ID is two numbers, its ``hash`` (64 bits, SipHash) and its CRC-32, kept with its
 file's number in numpy arrays sorted by hash (a lookup is a binary search);
-what was added since they were last sorted is in plain arrays beside them (a
-lookup scans them, in C), sorted in when they grow (``TAIL``). A file's chunks
+what was added since they were last sorted is in plain arrays beside them,
+sorted in when they grow (``TAIL``); once looked up, they are also indexed by
+hash (a save adds one file's IDs and then looks up hundreds: the diagnostics of
+every note that cites chunks). A file's chunks
 are added and removed together: removing a file forgets its number, and its
 entries are dropped at the next sort.
 
@@ -16,6 +18,7 @@ file's stubs all the same (``ChunkStore._holding``).
 
 from __future__ import annotations
 
+import threading
 import zlib
 from array import array
 from collections.abc import Iterable
@@ -48,6 +51,11 @@ class IdMap:
         """... CRC-32s ..."""
         self._tail_numbers = array("i")
         """... and file numbers."""
+        self._tail_at: dict[int, list[int]] = {}
+        """Hash -> where in the tail it is, for the first ``_tail_indexed`` entries:
+        a lookup indexes what was added since (a bulk load that looks nothing up
+        never does)."""
+        self._tail_indexed = 0
         self._paths: list[str | None] = []
         """File number -> its path (``None`` once the file is removed)."""
         self._number_of: dict[str, int] = {}
@@ -56,6 +64,8 @@ class IdMap:
         """Entries of removed files still in the arrays."""
         self._counts: list[int] = []
         """File number -> how many entries it has."""
+        self._lock = threading.Lock()
+        """Held while the tail is indexed or replaced."""
 
     def __len__(self) -> int:
         """How many files."""
@@ -96,12 +106,14 @@ class IdMap:
                 high = int(np.searchsorted(hashes, key, "right"))
                 same = self._checks[low:high] == check
                 numbers += self._numbers[low:high][same].tolist()
-        if self._tail_hashes:
-            # a copy: an array exporting its buffer cannot grow (another thread may add)
-            tail = np.frombuffer(self._tail_hashes.tobytes(), dtype=np.int64)
-            at = np.flatnonzero(tail == key)
-            checks = self._tail_checks
-            numbers += [self._tail_numbers[i] for i in at.tolist() if checks[i] == check]
+        with self._lock:  # another thread may add meanwhile
+            tail_hashes, checks = self._tail_hashes, self._tail_checks
+            tail_numbers, at = self._tail_numbers, self._tail_at
+            end = min(len(tail_hashes), len(checks), len(tail_numbers))
+            for i in range(self._tail_indexed, end):
+                at.setdefault(tail_hashes[i], []).append(i)
+            self._tail_indexed = max(self._tail_indexed, end)
+            numbers += [tail_numbers[i] for i in at.get(key, ()) if checks[i] == check]
         paths = self._paths
         found = []
         for number in sorted(set(numbers)):
@@ -125,9 +137,12 @@ class IdMap:
             numbers = np.concatenate([self._numbers, numbers])
         else:  # copies: the tail arrays' buffers are let go of
             hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
-        self._tail_hashes = array("q")
-        self._tail_checks = array("I")
-        self._tail_numbers = array("i")
+        with self._lock:
+            self._tail_hashes = array("q")
+            self._tail_checks = array("I")
+            self._tail_numbers = array("i")
+            self._tail_at = {}
+            self._tail_indexed = 0
         if self._dropped or len(self._paths) > 2 * len(self._number_of):
             live = np.array([path is not None for path in self._paths], dtype=bool)
             keep = live[numbers]
