@@ -292,8 +292,18 @@ class ChunkServer(LanguageServer):
             for chunk in self.index.file_chunks(folder, rel_path)
         }
         changed = self.index.refresh(folder, rel_paths)
+        # the IDs the files still have need no lookup (a save usually keeps all but one)
+        kept = {
+            chunk.chunk_id
+            for rel_path in rel_paths
+            for chunk in self.index.file_chunks(folder, rel_path)
+        }
         self.history.forget_ids(
-            {cid: text for cid, text in before.items() if not self.index.has_id(cid)}
+            {
+                cid: text
+                for cid, text in before.items()
+                if cid not in kept and not self.index.has_id(cid)
+            }
         )
         self.citations.refresh(folder, rel_paths)
         for rel_path in changed:
