@@ -167,7 +167,8 @@ def test_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _outline(path) is None
 
 
-def _tree(root: Path) -> Path:
+def module_tree(root: Path) -> Path:
+    """Enough small modules for workers, a long table, and a file that does not parse."""
     for i in range(SERIAL_BELOW + 10):
         body = "\n\n".join(f"@d{j}\ndef f{i}_{j}(x):\n    return x + {j}\n" for j in range(i % 7))
         (root / f"mod{i}.py").write_text(f'"""Module {i}."""\nimport os\n\n{body}\n# end\n')
@@ -179,7 +180,7 @@ def _tree(root: Path) -> Path:
 
 
 def test_workers_using_bytecode_chunk_as_the_parser_does(tmp_path: Path) -> None:
-    root = _tree(tmp_path)
+    root = module_tree(tmp_path)
     assert compileall.compile_dir(str(root), quiet=2) is False  # broken.py does not compile
     stale = root / "mod3.py"
     stale.write_text(stale.read_text() + "\ndef late(): pass\n")  # its bytecode is stale now

@@ -374,15 +374,26 @@ def program_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_python_dash_m_chunkls(tree: Path, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "chunkls", "search", "greeter hello", "--top-k", "1"],
-        cwd=tree,
+def run_program(
+    command: list[str], tmp_path: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command run to its end as a user runs it, its output captured."""
+    return subprocess.run(
+        command,
+        cwd=cwd,
         env=program_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+    )
+
+
+def test_python_dash_m_chunkls(tree: Path, tmp_path: Path) -> None:
+    done = run_program(
+        [sys.executable, "-m", "chunkls", "search", "greeter hello", "--top-k", "1"],
+        tmp_path,
+        cwd=tree,
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines()[0] == "Indexed 7 chunks"
@@ -393,24 +404,12 @@ def test_the_console_script(tree: Path, tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "chunkls"
     if not script.exists():
         pytest.skip(f"no console script next to {sys.executable}")
-    done = subprocess.run(
-        [str(script), "resolve", "README.md#heading-setpu", "--root", str(tree)],
-        env=program_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = run_program(
+        [str(script), "resolve", "README.md#heading-setpu", "--root", str(tree)], tmp_path
     )
     assert done.returncode == 1
     assert "  README.md#heading-setup\n" in done.stderr
-    done = subprocess.run(
-        [str(script), "chunks", "--root-typo"],
-        env=program_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_program([str(script), "chunks", "--root-typo"], tmp_path)
     assert done.returncode == 2
     assert "unrecognized arguments: --root-typo" in done.stderr
 
@@ -443,13 +442,8 @@ def test_the_quick_exit_flushes_every_line(tmp_path: Path) -> None:
     through a pipe (block-buffered) as much as to a terminal."""
     root = tmp_path / "repo"
     write_tree(root, {f"m{i:04d}.py": f"def f{i}():\n    return {i}\n" for i in range(1500)})
-    done = subprocess.run(
-        [sys.executable, "-m", "chunkls", "chunks", "--format", "ids", str(root)],
-        env=program_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = run_program(
+        [sys.executable, "-m", "chunkls", "chunks", "--format", "ids", str(root)], tmp_path
     )
     assert done.returncode == 0
     assert done.stdout.splitlines() == [f"m{i:04d}.py#function-f{i}" for i in range(1500)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,10 @@ def scan_outline(source: str) -> Outline | None:
     return bytecode.outline_by_code(data, code)
 
 
-def agrees(source: str) -> bool:
-    """The scan equals the full parse, or declines; whether it answered."""
-    got = scan_outline(source)
+def agrees(source: str, outliner: Callable[[str], Outline | None] = scan_outline) -> bool:
+    """The outline (by default: the scan checked against the compiled module)
+    equals the full parse, or declines; whether it answered."""
+    got = outliner(source)
     if got is not None:
         assert got == defs(full(source)), source
     return got is not None
@@ -219,33 +221,35 @@ def test_tricky_lines_are_often_scanned() -> None:
     assert answered > parsed // 4  # the differential tests above test the scan itself
 
 
-def test_the_compiled_module_catches_a_scan_gone_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
-    source = "def f(): pass\nclass C: pass\nx = [i for i in y]\n"
+Found = list[tuple[scan.Statement, int]]
+WRONG_SCANS: dict[str, Callable[[Found], Found]] = {
+    "missing_one": lambda found: found[1:],
+    "misnamed": lambda found: [(s._replace(name=s.name + "_"), line) for s, line in found],
+    "first_moved": lambda found: [(s._replace(first=s.first + 1), line) for s, line in found],
+    "keyword_moved": lambda found: [(s, line + 1) for s, line in found],
+}
+"""Ways a scan could go wrong: each turns the functions and classes it found into others."""
+
+
+def scan_gone_wrong(monkeypatch: pytest.MonkeyPatch, wrong: str) -> None:
+    """Make ``scan.statements`` answer as ``WRONG_SCANS[wrong]`` has it."""
     real = scan.statements
+
+    def statements(data: bytes) -> object:
+        found = real(data)
+        assert found is not None
+        return WRONG_SCANS[wrong](found[0]), found[1]
+
+    monkeypatch.setattr(scan, "statements", statements)
+
+
+@pytest.mark.parametrize("wrong", ["missing_one", "misnamed", "first_moved"])
+def test_the_compiled_module_catches_a_scan_gone_wrong(
+    wrong: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = "def f(): pass\nclass C: pass\nx = [i for i in y]\n"
     assert scan_outline(source) is not None
-
-    def missing_one(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return found[0][1:], found[1]
-
-    monkeypatch.setattr(scan, "statements", missing_one)
-    assert scan_outline(source) is None
-
-    def misnamed(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return [(s._replace(name=s.name + "_"), line) for s, line in found[0]], found[1]
-
-    monkeypatch.setattr(scan, "statements", misnamed)
-    assert scan_outline(source) is None
-
-    def moved(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return [(s._replace(first=s.first + 1), line) for s, line in found[0]], found[1]
-
-    monkeypatch.setattr(scan, "statements", moved)
+    scan_gone_wrong(monkeypatch, wrong)
     assert scan_outline(source) is None
 
 

@@ -10,12 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunking import CorpusRules, scan, symbols, walk_corpus
+from chunkls.chunking import CorpusRules, symbols, walk_corpus
 from chunkls.chunking.outline import Outline
-from chunkls.parallel import SERIAL_BELOW, chunk_many, chunk_one
+from chunkls.parallel import chunk_many, chunk_one
 
+from .test_bytecode import module_tree
 from .test_outline import full
-from .test_scan import LINES, defs, edit, sources
+from .test_scan import LINES, edit, scan_gone_wrong, sources
+from .test_scan import agrees as scan_agrees
 
 pytestmark = pytest.mark.skipif(not symbols.ENABLED, reason="the scan models Python 3.11 only")
 
@@ -26,10 +28,7 @@ def outline(source: str) -> Outline | None:
 
 def agrees(source: str) -> bool:
     """The symbol table's outline equals the full parse, or declines; whether it answered."""
-    got = outline(source)
-    if got is not None:
-        assert got == defs(full(source)), source
-    return got is not None
+    return scan_agrees(source, outline)
 
 
 @pytest.mark.parametrize(
@@ -94,29 +93,12 @@ def test_real_files_and_random_edits_of_them_agree(path: Path) -> None:
         agrees(text)
 
 
-def test_the_table_catches_a_scan_gone_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("wrong", ["missing_one", "misnamed", "keyword_moved"])
+def test_the_table_catches_a_scan_gone_wrong(wrong: str, monkeypatch: pytest.MonkeyPatch) -> None:
     source = "def f(): pass\nclass C: pass\nx = [i for i in y]\n"
-    real = scan.statements
     assert outline(source) is not None
-
-    def missing_one(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return found[0][1:], found[1]
-
-    def misnamed(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return [(s._replace(name=s.name + "_"), line) for s, line in found[0]], found[1]
-
-    def moved(data: bytes) -> object:
-        found = real(data)
-        assert found is not None
-        return [(s, line + 1) for s, line in found[0]], found[1]
-
-    for wrong in (missing_one, misnamed, moved):
-        monkeypatch.setattr(scan, "statements", wrong)
-        assert outline(source) is None, wrong.__name__
+    scan_gone_wrong(monkeypatch, wrong)
+    assert outline(source) is None
 
 
 def test_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,10 +109,7 @@ def test_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_workers_outlining_by_the_table_chunk_as_the_parser_does(tmp_path: Path) -> None:
     """No bytecode anywhere (a fresh clone): workers outline by the symbol table."""
-    for i in range(SERIAL_BELOW + 10):
-        body = "\n\n".join(f"@d{j}\ndef f{i}_{j}(x):\n    return x + {j}\n" for j in range(i % 7))
-        (tmp_path / f"mod{i}.py").write_text(f'"""Module {i}."""\nimport os\n\n{body}\n# end\n')
-    (tmp_path / "broken.py").write_text("def broken(:\n")
+    module_tree(tmp_path)  # modules, a table, and broken.py
     (tmp_path / "nonlocal.py").write_text("def f(): pass\n\nnonlocal x\n")
     (tmp_path / "deep.py").write_text("x = a" + ".b" * 3_500 + "\n\ndef f(): pass\n")
     rules = CorpusRules()
