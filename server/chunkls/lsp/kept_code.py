@@ -113,10 +113,6 @@ def attrs_code_cached(path: Path) -> Iterator[AttrsCodeUse]:
     ``path`` if enough of it was new. Does nothing when attrs is not as assumed; a
     file that cannot be read or written only costs the compiling."""
     use = AttrsCodeUse()
-    if compat.swap_attrs_compile(None) is None:
-        logger.debug("attrs is not as chunkls.lsp.compat assumes: its code is not kept")
-        yield use
-        return
     kept = read(path)
     used: dict[bytes, CodeType] = {}
 
@@ -134,11 +130,15 @@ def attrs_code_cached(path: Path) -> Iterator[AttrsCodeUse]:
         eval(code, globs, locs)
 
     original = compat.swap_attrs_compile(compile_and_eval)
-    use.installed = original is not None
+    if original is None:
+        logger.debug("attrs is not as chunkls.lsp.compat assumes: its code is not kept")
+        yield use
+        return
+    use.installed = True
     try:
         yield use
     finally:
-        if original is not None and compat.swap_attrs_compile(None) is compile_and_eval:
+        if compat.swap_attrs_compile(None) is compile_and_eval:
             compat.swap_attrs_compile(original)
         if use.misses >= SAVE_AFTER_MISSES:
             try:
