@@ -511,13 +511,20 @@ def _check_targets(
 
 def _serve(args: argparse.Namespace) -> int:
     from chunkls.cache import cache_dir
+
+    early = None
+    if not args.tcp:
+        from chunkls.lsp.early import start_early
+
+        # answers initialize and the first code lenses while the rest loads
+        early = start_early(cache_dir())
     from chunkls.lsp.kept_code import attrs_code_cached
 
     # lsprotocol's ~1,000 attrs classes: their methods' code kept between starts
     with attrs_code_cached(cache_dir() / f"attrs-code-{sys.implementation.cache_tag}.bin"):
         from chunkls.lsp.setup import run
 
-    return run(tcp=args.tcp)
+    return run(tcp=args.tcp, early=early)
 
 
 def _mcp(args: argparse.Namespace) -> int:

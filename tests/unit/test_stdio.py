@@ -196,3 +196,31 @@ def test_dev_null_as_stdin_ends_the_server(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     assert b"reading stdin in a thread" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_framing_handles_a_prelude_before_what_the_pipe_brings() -> None:
+    """What the early reader read (``chunkls.lsp.early``) comes first, its
+    trailing bytes joined with the pipe's next ones."""
+    import asyncio
+    import threading
+
+    from chunkls.lsp.early import Prelude
+    from chunkls.lsp.stdio import _NO_TRANSPORT, Framing
+
+    third = _frame(MESSAGES[2])
+    prelude = Prelude(
+        bodies=[json.dumps(MESSAGES[0]).encode(), json.dumps(MESSAGES[1]).encode()],
+        rest=third[:10],
+    )
+
+    async def run() -> _Server:
+        server = _Server()
+        framing = Framing(server, threading.Event(), prelude)  # type: ignore[arg-type]
+        framing.connection_made(_NO_TRANSPORT)
+        assert server.protocol.handled == MESSAGES[:2]
+        framing.data_received(third[10:])
+        return server
+
+    server = asyncio.run(run())
+    assert server.protocol.handled == MESSAGES
+    assert not server.errors

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple, overload
@@ -95,6 +95,17 @@ class Folder:
     def absolute(self, rel_path: str) -> Path:
         """The path of a root-relative file."""
         return self.root / rel_path
+
+
+def innermost(folders: Iterable[Folder], path: str | Path) -> tuple[Folder, str] | None:
+    """The innermost of ``folders`` containing an absolute path, and the path
+    relative to it."""
+    best: tuple[Folder, str] | None = None
+    for folder in folders:
+        rel = folder.relative(path)
+        if rel is not None and (best is None or len(rel) < len(best[1])):
+            best = (folder, rel)
+    return best
 
 
 class IndexedChunk(NamedTuple):

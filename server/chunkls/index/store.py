@@ -23,7 +23,7 @@ from typing import Protocol
 from chunkls.bm25 import Hit
 from chunkls.cache import FolderCache, store_path
 from chunkls.chunking import ConfigProblem, CorpusRules, FileChunks, LocatedChunk, load_rules
-from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk
+from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk, innermost
 from chunkls.search import BM25Index, LearnedTerms
 from chunkls.store import StoredFile, Stub, pack, unpack
 from chunkls.tokens import FileTerms
@@ -329,12 +329,7 @@ class ChunkStore:
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
         """The innermost folder containing an absolute path, and the relative path."""
-        best: tuple[Folder, str] | None = None
-        for folder in self.folders:
-            rel = folder.relative(path)
-            if rel is not None and (best is None or len(rel) < len(best[1])):
-                best = (folder, rel)
-        return best
+        return innermost(self.folders, path)
 
     def file_count(self) -> int:
         """How many files have chunks."""

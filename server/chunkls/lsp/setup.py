@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from chunkls.lsp import (
     commands,
@@ -17,6 +18,9 @@ from chunkls.lsp import (
 )
 from chunkls.lsp.server import ChunkServer
 from chunkls.lsp.stdio import serve_stdio
+
+if TYPE_CHECKING:
+    from chunkls.lsp.early import EarlyReader
 
 logger = logging.getLogger("chunkls")
 
@@ -32,8 +36,9 @@ def create_server() -> ChunkServer:
     return server
 
 
-def run(tcp: str | None = None) -> int:
-    """Serve LSP over stdio, or over TCP (``HOST:PORT``) for debugging."""
+def run(tcp: str | None = None, early: EarlyReader | None = None) -> int:
+    """Serve LSP over stdio, or over TCP (``HOST:PORT``) for debugging.
+    ``early``: what read stdin while the server was loading (``chunkls.lsp.early``)."""
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="chunkls %(levelname)s: %(message)s"
     )
@@ -46,5 +51,5 @@ def run(tcp: str | None = None) -> int:
             return 2
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        serve_stdio(server)
+        serve_stdio(server, early=early)
     return 0

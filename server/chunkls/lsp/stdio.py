@@ -31,11 +31,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+
+    from chunkls.lsp.early import EarlyReader, Prelude
 
 logger = logging.getLogger("chunkls")
 
@@ -56,8 +59,13 @@ class Framing(asyncio.Protocol):
     """LSP base-protocol framing over a pipe: each complete message is parsed
     and handed to the server's protocol as soon as its last byte arrives."""
 
-    def __init__(self, server: LanguageServer, stop: threading.Event) -> None:
+    def __init__(
+        self, server: LanguageServer, stop: threading.Event, prelude: Prelude | None = None
+    ) -> None:
         self.server = server
+        self.prelude = prelude
+        """Messages read before the server was ready (``chunkls.lsp.early``),
+        handled before anything else."""
         self.stop = stop
         self.whole = bool(getattr(server.protocol, "types_whole_messages", False))
         """The protocol types whole messages itself: bodies are parsed without a hook."""
@@ -77,6 +85,14 @@ class Framing(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        prelude, self.prelude = self.prelude, None
+        if prelude is not None:  # before the pipe is read: the messages keep their order
+            for body in prelude.bodies:
+                if self.done.done():
+                    return
+                self.handle(body)
+            if prelude.rest:
+                self.data_received(prelude.rest)
 
     def data_received(self, data: bytes) -> None:
         buffer = self.buffer
@@ -179,6 +195,10 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
+_NO_TRANSPORT = asyncio.BaseTransport()
+"""What a framing that only replays a prelude is connected to."""
+
+
 def _pollable(source: BinaryIO) -> bool:
     """Whether the event loop can wait on this input: a pipe or a socket."""
     mode = os.fstat(source.fileno()).st_mode
@@ -186,9 +206,15 @@ def _pollable(source: BinaryIO) -> bool:
 
 
 def serve_stdio(
-    server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    server: LanguageServer,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    early: EarlyReader | None = None,
 ) -> None:
     """Serve until ``exit`` or end of input (what ``LanguageServer.start_io`` does).
+
+    ``early``: the reader that read stdin while the server was loading
+    (``chunkls.lsp.early``); the server takes over what it read.
 
     ``exit`` without a ``shutdown`` before it ends the process with exit code 1,
     as the LSP specification asks (pygls raises ``SystemExit(1)``, which
@@ -196,7 +222,18 @@ def serve_stdio(
     """
     code: int | str | None = None
     stop = threading.Event()
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    writer: Any = StdoutWriter(stdout or sys.stdout.buffer)
+    prelude = None
+    if early is not None:
+        from chunkls.lsp.early import AnswerFilter, early_summary
+
+        prelude = early.hand_over()
+        writer = AnswerFilter(writer, prelude, early.answers)
+    server.protocol.set_writer(writer)
+    if prelude is not None and prelude.answered:
+        message = early_summary(prelude.answered)
+        logger.info(message)
+        server.window_log_message(types.LogMessageParams(types.MessageType.Info, message))
 
     async def main() -> None:
         source = stdin or sys.stdin.buffer
@@ -208,9 +245,13 @@ def serve_stdio(
                     # character device, then epoll refuses it later, in a callback,
                     # and the server would wait for input forever
                     raise ValueError("not a pipe or a socket")
-                _, framing = await loop.connect_read_pipe(lambda: Framing(server, stop), source)
+                _, framing = await loop.connect_read_pipe(
+                    lambda: Framing(server, stop, prelude), source
+                )
             except (OSError, ValueError) as error:  # the above, a closed descriptor
                 logger.info("reading stdin in a thread (%s)", error)
+                if prelude is not None:  # early reading needs a pipe: not met here
+                    Framing(server, stop, prelude).connection_made(_NO_TRANSPORT)
             else:
                 await framing.done
                 return
