@@ -91,7 +91,7 @@ async def test_a_second_start_answers_early_what_the_server_answered(
     cache = tmp_path / "cache"
     first = await _start(cache, spec, workspace, files)
     assert not any(EARLY in line for line in first[2])
-    kept = json.loads((cache / "chunkls" / "lsp-initialize.json").read_text("utf-8"))
+    kept = json.loads((cache / "chunkls" / "lsp-answers.json").read_text("utf-8"))
     assert list(kept["answers"].values()) == [first[0]]
     second = await _start(cache, spec, workspace, files)
     assert f"{EARLY} {len(files)} code lens requests while loading" in second[2]

@@ -38,7 +38,7 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from chunkls.lsp.early import EarlyReader, Prelude
+    from chunkls.early import EarlyReader, Prelude
 
 logger = logging.getLogger("chunkls")
 
@@ -225,13 +225,12 @@ def serve_stdio(
     writer: Any = StdoutWriter(stdout or sys.stdout.buffer)
     prelude = None
     if early is not None:
-        from chunkls.lsp.early import AnswerFilter, early_summary
+        from chunkls.lsp.early import early_summary, take_over
 
-        prelude = early.hand_over()
-        writer = AnswerFilter(writer, prelude, early.answers)
+        prelude, writer = take_over(early, writer)
     server.protocol.set_writer(writer)
     if prelude is not None and prelude.answered:
-        message = early_summary(prelude.answered)
+        message = early_summary(prelude)
         logger.info(message)
         server.window_log_message(types.LogMessageParams(types.MessageType.Info, message))
 

@@ -1,0 +1,328 @@
+"""Answering a client's first requests while its server is still loading.
+
+``chunkls serve`` and ``chunkls mcp`` spend most of their start importing their
+protocol libraries (pygls and lsprotocol; the MCP SDK and pydantic) before they
+can read a message. Here the process reads the first request with only the
+standard library loaded, answers it if the server's answer to the same request
+was kept (``KeptAnswers``, tied to a digest of the code: ``code_fingerprint``),
+and reads on in a thread (``EarlyReader``) while the main thread imports the
+server. Each front door's module says what it answers early
+(``chunkls.lsp.early``, ``chunkls.mcp.early``) through an ``EarlyProtocol``;
+every other message is kept, in order, and handed over with the bytes read after
+it (``Prelude``) when the server is ready (``EarlyReader.hand_over``).
+
+Nothing is lost: a message that is not answered early goes to the server as it
+came; anything unexpected (headers or lines this does not read, an exception,
+a write that fails) turns early answers off and keeps the rest for the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import select
+import stat
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+logger = logging.getLogger("chunkls")
+
+READ_SIZE = 1 << 16
+KEPT_ANSWERS = 16
+"""Answers kept per file (the least recently kept go first)."""
+ANSWERS_VERSION = 1
+
+
+def tree_digest(folders: Sequence[Path], salt: str = "") -> str:
+    """A digest of the path, size and modification time of every ``.py`` file
+    under ``folders`` (``__pycache__`` aside)."""
+    digest = hashlib.sha256(salt.encode("utf-8", "surrogateescape"))
+    for folder in folders:
+        digest.update(os.fsencode(folder) + b"\0")
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(root, name)
+                    info = os.stat(path)
+                    digest.update(
+                        b"%s\0%d\0%d\0" % (os.fsencode(path), info.st_size, info.st_mtime_ns)
+                    )
+    return digest.hexdigest()
+
+
+def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
+    """What a server's answers depend on besides the request: chunkls's version,
+    the interpreter, and every module of ``own`` and of ``packages`` (found
+    without importing them); ``""`` if a package is not found."""
+    from importlib.util import find_spec
+
+    from chunkls import __version__
+
+    folders = [own]
+    for name in packages:
+        spec = find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            return ""
+        folders.extend(Path(location) for location in spec.submodule_search_locations)
+    return tree_digest(folders, f"{__version__}\0{sys.version}")
+
+
+def request_key(kind: str, value: Any) -> str:
+    """What an answer is kept under: the kind of request and a digest of the
+    parts of it the answer depends on."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=True)
+    return f"{kind}:{hashlib.sha256(text.encode('ascii')).hexdigest()}"
+
+
+class KeptAnswers:
+    """A server's earlier answers, in a JSON file of the cache directory."""
+
+    def __init__(self, path: Path, fingerprint: str) -> None:
+        self.path = path
+        """The file."""
+        self.fingerprint = fingerprint
+        """The code the answers are valid for (``code_fingerprint``)."""
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != ANSWERS_VERSION
+            or data.get("fingerprint") != self.fingerprint
+            or not isinstance(data.get("answers"), dict)
+        ):
+            return {}
+        answers: dict[str, Any] = data["answers"]
+        return answers
+
+    def get(self, key: str) -> Any:
+        """The answer kept for ``key``, or ``None``."""
+        if not key or not self.fingerprint:
+            return None
+        answer = self._read().get(key)
+        return answer if isinstance(answer, dict) else None
+
+    def put(self, key: str, answer: Any) -> None:
+        """Keep an answer (beyond ``KEPT_ANSWERS``, the oldest go); never raises."""
+        if not key or not self.fingerprint or not isinstance(answer, dict):
+            return
+        answers = self._read()
+        answers.pop(key, None)
+        answers[key] = answer
+        while len(answers) > KEPT_ANSWERS:
+            answers.pop(next(iter(answers)))
+        data = {"version": ANSWERS_VERSION, "fingerprint": self.fingerprint, "answers": answers}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".answers-")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(json.dumps(data).encode("ascii"))
+                os.replace(temporary, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        except OSError as error:
+            logger.warning("could not keep a server answer in %s: %s", self.path, error)
+
+
+def parse(body: bytes) -> dict[str, Any] | None:
+    """A message body as a JSON object, or ``None``."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+class EarlyProtocol(Protocol):
+    """What a front door answers early, and how its messages are framed."""
+
+    def cut(self, buffer: bytearray) -> bytes | None:
+        """Take the first whole message's body off ``buffer`` (``None``: none
+        yet); raise ``ValueError`` on framing this does not read."""
+
+    def frame(self, message: dict[str, Any]) -> bytes:
+        """A message framed as the server frames it."""
+
+    def first(self, message: dict[str, Any]) -> Any:
+        """The result to answer the first message with (``None``: nothing is
+        answered early in this session)."""
+
+    def answer(self, message: dict[str, Any]) -> Any:
+        """The result to answer a later message with (``None``: the server's)."""
+
+
+@dataclass
+class Prelude:
+    """What the server takes over: the messages read early that it must handle,
+    in order, and the bytes read after them."""
+
+    bodies: list[bytes] = field(default_factory=list)
+    """Message bodies, in the order they came."""
+    rest: bytes = b""
+    """Bytes read after the last whole message (part of the next one)."""
+    first_answer: Any = None
+    """The result sent early to the first message (its body is ``bodies[0]``)."""
+    answered: list[str] = field(default_factory=list)
+    """The methods of the requests answered early, in order."""
+
+
+class EarlyReader:
+    """Reads stdin until the server is ready, answering what ``protocol`` can;
+    ``hand_over`` stops it and returns the rest."""
+
+    def __init__(self, fd_in: int, fd_out: int, protocol: EarlyProtocol) -> None:
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+        self.protocol = protocol
+        self.prelude = Prelude()
+        self.buffer = bytearray()
+        self.answering = False
+        """Whether later requests may be answered (the first one was)."""
+        self.framing_lost = False
+        """Framing this does not read was met: the rest is only kept."""
+        self.eof = False
+        self.thread: threading.Thread | None = None
+        self.wake_read, self.wake_write = os.pipe()
+
+    # -- the main thread ----------------------------------------------------------
+
+    def start(self) -> None:
+        """Read the first message (answer it if the protocol can), then read on
+        in a thread."""
+        self._read_first()
+        self.thread = threading.Thread(target=self._run, name="chunkls-early", daemon=True)
+        self.thread.start()
+
+    def hand_over(self) -> Prelude:
+        """Stop reading; what the server must handle from here."""
+        if self.thread is not None:
+            os.write(self.wake_write, b"x")
+            self.thread.join()
+        os.close(self.wake_read)
+        os.close(self.wake_write)
+        self.prelude.rest = bytes(self.buffer)
+        return self.prelude
+
+    def _read_first(self) -> None:
+        body = None
+        while body is None and not self.eof and not self.framing_lost:
+            if not self._read():
+                return
+            body = self._cut()
+        if body is None:
+            return
+        self.prelude.bodies.append(body)
+        message = parse(body)
+        if message is None or "id" not in message or not isinstance(message.get("method"), str):
+            return
+        try:
+            result = self.protocol.first(message)
+        except Exception:  # the server answers
+            logger.exception("could not answer %.100r early", message["method"])
+            return
+        if result is not None and self._send(message["id"], result):
+            self.prelude.first_answer = result
+            self.prelude.answered.append(message["method"])
+            self.answering = True
+
+    # -- the thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while True:
+                while not self.framing_lost:  # what came with the first message, first
+                    body = self._cut()
+                    if body is None:
+                        break
+                    self._take(body)
+                if self.eof:
+                    return
+                ready, _, _ = select.select([self.fd_in, self.wake_read], [], [])
+                if self.wake_read in ready:
+                    return
+                self._read()
+        except Exception:  # never lose a message: what is read stays for the server
+            logger.exception("early reader failed; the server reads on")
+            self.framing_lost = True
+
+    def _take(self, body: bytes) -> None:
+        message = parse(body) if self.answering else None
+        if message is not None:
+            method = message.get("method")
+            try:
+                result = self.protocol.answer(message)
+            except Exception:  # the server answers it
+                logger.exception("could not answer %.100r early", method)
+                result = None
+            if result is not None and "id" in message and self._send(message["id"], result):
+                self.prelude.answered.append(str(method))
+                return
+        self.prelude.bodies.append(body)
+
+    # -- input and output -----------------------------------------------------------
+
+    def _read(self) -> bool:
+        """Read what stdin has; ``False`` at its end."""
+        try:
+            data = os.read(self.fd_in, READ_SIZE)
+        except OSError:
+            data = b""
+        if not data:
+            self.eof = True
+            return False
+        self.buffer += data
+        return True
+
+    def _cut(self) -> bytes | None:
+        if self.framing_lost:
+            return None
+        try:
+            return self.protocol.cut(self.buffer)
+        except ValueError:
+            self.framing_lost = True
+            return None
+
+    def _send(self, message_id: Any, result: Any) -> bool:
+        """Write a response; ``False`` (and no more early answers) if it could
+        not be written whole."""
+        data = memoryview(
+            self.protocol.frame({"jsonrpc": "2.0", "id": message_id, "result": result})
+        )
+        try:
+            while data:
+                data = data[os.write(self.fd_out, data) :]
+        except OSError:
+            logger.warning("could not answer early; the server answers")
+            self.answering = False
+            return False
+        return True
+
+
+def readable_pipe() -> tuple[int, int] | None:
+    """stdin's and stdout's descriptors, if stdin is a pipe or a socket that
+    ``select`` can wait on (not on Windows); ``None`` otherwise."""
+    if sys.platform == "win32":
+        return None
+    try:
+        fd_in, fd_out = sys.stdin.fileno(), sys.stdout.fileno()
+        mode = os.fstat(fd_in).st_mode
+    except (AttributeError, OSError, ValueError):
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return None
+    return fd_in, fd_out
