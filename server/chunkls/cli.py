@@ -528,9 +528,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from chunkls.mcp.early import start_early
+
+    # answers initialize, the tool list and tool calls while the SDK loads
+    early = start_early(args.root, args.exclude, cache=not args.no_cache)
     from chunkls.mcp.server import run  # the MCP SDK loads only for this command
 
-    return run(args.root, args.exclude, cache=not args.no_cache)
+    return run(args.root, args.exclude, cache=not args.no_cache, early=early)
 
 
 def _discard_output(stream: TextIO) -> None:

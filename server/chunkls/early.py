@@ -165,6 +165,9 @@ class EarlyProtocol(Protocol):
     def answer(self, message: dict[str, Any]) -> Any:
         """The result to answer a later message with (``None``: the server's)."""
 
+    def finish(self) -> None:
+        """The reader stops (called in its thread, which alone answered)."""
+
 
 @dataclass
 class Prelude:
@@ -259,6 +262,11 @@ class EarlyReader:
         except Exception:  # never lose a message: what is read stays for the server
             logger.exception("early reader failed; the server reads on")
             self.framing_lost = True
+        finally:
+            try:
+                self.protocol.finish()
+            except Exception:
+                logger.exception("early reader: could not finish")
 
     def _take(self, body: bytes) -> None:
         message = parse(body) if self.answering else None

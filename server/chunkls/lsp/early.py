@@ -260,6 +260,9 @@ class LspEarly:
             return None
         return early_lenses(self.source, uri, text)
 
+    def finish(self) -> None:
+        """Nothing to let go of."""
+
 
 def early_summary(prelude: Prelude) -> str:
     """What the server logs when it takes over from the early reader."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,30 +30,25 @@ from mcp.server.stdio import stdio_server
 from chunkls import __version__
 from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
+from chunkls.early import EarlyReader
 from chunkls.index import WorkspaceIndex
 from chunkls.index.ondisk import DiskIndex, Stale, open_current
 from chunkls.mcp.freshness import Freshness
-from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, Tools, error
+from chunkls.mcp.tools import (
+    INSTRUCTIONS,
+    SPECS,
+    Answer,
+    Tools,
+    checked,
+    error,
+    root_problem,
+)
 
 logger = logging.getLogger("chunkls")
 
 INDEX_ELSEWHERE_FROM = 2_000
 """Files to chunk from which a root is indexed in a separate process (as the
 language server does): the server's heap stays that of a warm start."""
-
-
-def root_problem(root: Path) -> str | None:
-    """Why a root cannot be served (``None``: it can)."""
-    if not root.exists():
-        return f"root {os.fspath(root)!r} does not exist"
-    if not root.is_dir():
-        return f"root {os.fspath(root)!r} is not a folder"
-    try:
-        with os.scandir(root):
-            pass
-    except OSError as problem:
-        return f"root {os.fspath(root)!r} is not readable: {problem.strerror or problem}"
-    return None
 
 
 class ChunkService:
@@ -140,14 +134,7 @@ class ChunkService:
 
     def _checked(self, name: str, answer: Answer) -> Answer:
         """The answer, or why there is nothing to answer from."""
-        if answer.is_error or name == "check_citations" or self.tools.index.file_count():
-            return answer
-        roots = ", ".join(os.fspath(folder.root) for folder in self.folders)
-        return error(
-            f"no chunkable files under {roots}: chunkls indexes Python (.py) and "
-            "Markdown (.md) files; check the root (chunkls mcp --root DIR) and "
-            "[tool.chunkls] exclude"
-        )
+        return checked(name, answer, self.tools.index, [folder.root for folder in self.folders])
 
     def close(self) -> None:
         """Stop watching; save the index's cache."""
@@ -195,11 +182,17 @@ def make_server(service: ChunkService) -> Server[Any, Any]:
     return server
 
 
-async def _serve(service: ChunkService) -> None:
+async def _serve(service: ChunkService, early: EarlyReader | None = None) -> None:
     server = make_server(service)
+    stdin = stdout = None
+    if early is not None:  # what was read while the SDK loaded comes first
+        from chunkls.mcp.early import take_over
+
+        text_in, text_out = take_over(early)
+        stdin, stdout = anyio.wrap_file(text_in), anyio.wrap_file(text_out)
     service.start()
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
         # the client went away with a call in flight: its answer has nowhere to go
@@ -209,11 +202,17 @@ async def _serve(service: ChunkService) -> None:
         service.close()
 
 
-def run(roots: Sequence[str], exclude: Sequence[str] = (), cache: bool = True) -> int:
-    """Serve MCP over stdio until the client goes; returns the exit code."""
+def run(
+    roots: Sequence[str],
+    exclude: Sequence[str] = (),
+    cache: bool = True,
+    early: EarlyReader | None = None,
+) -> int:
+    """Serve MCP over stdio until the client goes; returns the exit code.
+    ``early``: what read stdin while the SDK loaded (``chunkls.mcp.early``)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True)
     logger.setLevel(logging.INFO)
     service = ChunkService([Path(root) for root in roots or ["."]], exclude, cache)
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(_serve, service)
+        anyio.run(_serve, service, early)
     return 0

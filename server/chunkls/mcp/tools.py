@@ -12,9 +12,11 @@ never opened. No MCP SDK code is here (``chunkls.mcp.server`` wires it).
 
 from __future__ import annotations
 
+import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunk_ids import candidate_ids, find_chunk_refs, find_chunk_refs_in
@@ -280,6 +282,45 @@ class BadArguments(Exception):
 def error(message: str) -> Answer:
     """An error result."""
     return Answer(message, None, True)
+
+
+def root_problem(root: Path) -> str | None:
+    """Why a root cannot be served (``None``: it can)."""
+    if not root.exists():
+        return f"root {os.fspath(root)!r} does not exist"
+    if not root.is_dir():
+        return f"root {os.fspath(root)!r} is not a folder"
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as problem:
+        return f"root {os.fspath(root)!r} is not readable: {problem.strerror or problem}"
+    return None
+
+
+def checked(
+    name: str, answer: Answer, index: WorkspaceIndex | DiskIndex, roots: Sequence[Path]
+) -> Answer:
+    """A tool's answer, or why there is nothing to answer from (no chunkable
+    file under the roots)."""
+    if answer.is_error or name == "check_citations" or index.file_count():
+        return answer
+    shown = ", ".join(os.fspath(root) for root in roots)
+    return error(
+        f"no chunkable files under {shown}: chunkls indexes Python (.py) and "
+        "Markdown (.md) files; check the root (chunkls mcp --root DIR) and "
+        "[tool.chunkls] exclude"
+    )
+
+
+def call_result(answer: Answer) -> dict[str, Any]:
+    """An answer as the JSON of an MCP ``CallToolResult`` (what the SDK sends
+    for ``chunkls.mcp.server``'s result)."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}]}
+    if answer.structured is not None:
+        result["structuredContent"] = answer.structured
+    result["isError"] = answer.is_error
+    return result
 
 
 class Tools:

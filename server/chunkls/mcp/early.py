@@ -1,0 +1,301 @@
+"""Answers before the MCP SDK has loaded: ``initialize``, ``tools/list``,
+``ping`` and tool calls, while the SDK and pydantic are still being imported
+(the reader and the kept answers: ``chunkls.early``).
+
+``chunkls mcp`` spends about 0.6 s importing the SDK (pydantic models of the
+whole protocol) before it reads a message, and an agent waits that long at
+every session start. Here ``initialize`` and ``tools/list`` are answered at
+once when the SDK's answers to the same requests were kept: they are functions
+of the request (its protocol version and capabilities; the list's cursor) and
+of the code (the fingerprint: chunkls's version, every module of ``chunkls.mcp``
+and of the SDK). A tool call is answered as the server answers one while its
+index loads (``ChunkService._answer_in_place``): from the root's cache read in
+place, when there is one root and its cache holds it as it is on disk
+(``open_current``, the check the CLI makes), by the same ``Tools``. The answers
+are those of the files as they were when the cache was checked, at the start,
+as a CLI command's are; the server, once loaded, watches the files as always.
+
+The SDK then reads the messages not answered (``initialize`` and
+``notifications/initialized`` among them) before the rest of stdin
+(``take_over``); its answer to ``initialize`` is compared with the one sent and
+not sent again, and its answers to ``initialize`` and ``tools/list`` are kept for
+the next start (``AnswerFilter``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chunkls.early import (
+    EarlyReader,
+    KeptAnswers,
+    Prelude,
+    code_fingerprint,
+    parse,
+    readable_pipe,
+    request_key,
+)
+
+if TYPE_CHECKING:
+    from chunkls.index.ondisk import DiskIndex
+    from chunkls.mcp.tools import Tools
+
+logger = logging.getLogger("chunkls")
+
+LINE_LIMIT = 1 << 26
+"""Longest line read early (a longer one is left to the SDK)."""
+ANSWERS_FILE = "mcp-answers.json"
+"""The kept answers' file in the cache directory."""
+
+
+def cut_line(buffer: bytearray) -> bytes | None:
+    """Take the first line (a message, newline-delimited) off ``buffer``."""
+    end = buffer.find(b"\n")
+    if end < 0:
+        if len(buffer) > LINE_LIMIT:
+            raise ValueError("line too long")
+        return None
+    line = bytes(buffer[:end])
+    del buffer[: end + 1]
+    return line
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    """A message as one line."""
+    return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def mcp_fingerprint() -> str:
+    """The MCP server's code (``chunkls.early.code_fingerprint``)."""
+    return code_fingerprint(Path(__file__).parent, ("mcp",))
+
+
+def initialize_key(params: Any) -> str:
+    """What an initialize answer is kept under: the protocol version and the
+    capabilities asked for (the rest, such as the client's name, changes nothing)."""
+    if not isinstance(params, dict):
+        return ""
+    wanted = {
+        "protocolVersion": params.get("protocolVersion"),
+        "capabilities": params.get("capabilities"),
+    }
+    return request_key("initialize", wanted)
+
+
+def list_key(params: Any) -> str:
+    """What a ``tools/list`` answer is kept under: its parameters."""
+    return request_key("tools/list", params if params is not None else {})
+
+
+class McpEarly:
+    """What the MCP server answers early (an ``EarlyProtocol``)."""
+
+    def __init__(
+        self, answers: KeptAnswers, roots: Sequence[str], exclude: Sequence[str], cache: bool
+    ) -> None:
+        self.answers = answers
+        self.roots = [Path(root) for root in roots or ["."]]
+        self.exclude = list(exclude)
+        self.cache = cache
+        self.disk: DiskIndex | None = None
+        """The root's cache read in place (``None``: tool calls are the server's)."""
+        self.tools: Tools | None = None
+        self.opened = False
+        """Whether the cache was looked at (at the first tool call)."""
+
+    cut = staticmethod(cut_line)
+    frame = staticmethod(frame)
+
+    def first(self, message: dict[str, Any]) -> Any:
+        """The kept answer to an ``initialize`` request."""
+        if message.get("method") != "initialize":
+            return None
+        return self.answers.get(initialize_key(message.get("params")))
+
+    def _open(self) -> None:
+        """Read the root's cache in place, if it holds the root as it is (once,
+        at the first call: in the reader's thread, which alone uses it)."""
+        if self.opened:
+            return
+        self.opened = True
+        if not self.cache or len(self.roots) != 1:
+            return
+        from chunkls.cache import cache_dir
+        from chunkls.chunking import CorpusRules
+        from chunkls.index.ondisk import open_current
+        from chunkls.mcp.tools import Tools, root_problem
+
+        if root_problem(self.roots[0]) is not None:
+            return
+        base = CorpusRules().extended(exclude_globs=self.exclude)
+        self.disk = open_current(self.roots[0], base, cache_dir())
+        if self.disk is not None:
+            self.tools = Tools(self.disk)
+
+    def answer(self, message: dict[str, Any]) -> Any:
+        """``ping``, the kept ``tools/list`` and tool calls from the cache."""
+        method = message.get("method")
+        if "id" not in message:
+            return None
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self.answers.get(list_key(message.get("params")))
+        if method == "tools/call":
+            return self._call(message.get("params"))
+        return None
+
+    def _call(self, params: Any) -> Any:
+        from chunkls.index.ondisk import Stale
+        from chunkls.mcp.tools import call_result, checked
+
+        self._open()
+        if self.tools is None or self.disk is None or not isinstance(params, dict):
+            return None
+        name = params.get("name")
+        if not isinstance(name, str):
+            return None
+        try:
+            answer = self.tools.call(name, params.get("arguments"))
+        except Stale as stale:  # not what the cache should hold: the server answers
+            logger.info("chunkls mcp: the cache read in place is stale (%s)", stale)
+            self.close()
+            return None
+        return call_result(checked(name, answer, self.disk, self.roots))
+
+    def finish(self) -> None:
+        """The reader stops (in its thread): let go of the cache read in place."""
+        self.close()
+
+    def close(self) -> None:
+        """Let go of the cache read in place."""
+        if self.disk is not None:
+            self.disk.close()
+        self.disk = None
+        self.tools = None
+
+
+def start_early(roots: Sequence[str], exclude: Sequence[str], cache: bool) -> EarlyReader | None:
+    """Start reading stdin early, if it is a pipe this can wait on; ``None`` otherwise."""
+    from chunkls.cache import cache_dir
+
+    pipe = readable_pipe()
+    if pipe is None:
+        return None
+    answers = KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint())
+    reader = EarlyReader(*pipe, McpEarly(answers, roots, exclude, cache))
+    reader.start()
+    return reader
+
+
+# -- the SDK takes over -------------------------------------------------------------
+
+
+class PreludeInput(io.RawIOBase):
+    """stdin as the SDK reads it: the lines kept early, then the bytes read
+    after them, then the rest of stdin."""
+
+    def __init__(self, prelude: Prelude, fd: int) -> None:
+        super().__init__()
+        self.pending = b"".join(body + b"\n" for body in prelude.bodies) + prelude.rest
+        self.fd = fd
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self.pending:
+            size = min(len(view), len(self.pending))
+            view[:size] = self.pending[:size]
+            self.pending = self.pending[size:]
+            return size
+        data = os.read(self.fd, len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+class AnswerFilter:
+    """stdout as the SDK writes it (a line per message): its answers to the
+    requests kept early (``initialize``, ``tools/list``) are kept for the next
+    start, and the answer to ``initialize`` dropped if one was sent early."""
+
+    def __init__(self, out: Any, prelude: Prelude, answers: KeptAnswers) -> None:
+        self.out = out
+        self.prelude = prelude
+        self.answers = answers
+        self.keys: dict[Any, str] = {}
+        """Request id -> the key its answer is kept under."""
+        self.initialize_id: Any = None
+        for number, body in enumerate(prelude.bodies):
+            message = parse(body)
+            if message is None or not _plain_id(message.get("id")):
+                continue
+            if number == 0 and message.get("method") == "initialize":
+                self.keys[message["id"]] = initialize_key(message.get("params"))
+                self.initialize_id = message["id"]
+            elif message.get("method") == "tools/list":
+                self.keys[message["id"]] = list_key(message.get("params"))
+
+    def write(self, text: str) -> int:
+        message = parse(text.encode("utf-8", "surrogatepass")) if self.keys else None
+        if (
+            message is not None
+            and "method" not in message
+            and _plain_id(message.get("id"))
+            and message["id"] in self.keys
+            and self._answered(message)
+        ):
+            return len(text)  # answered already
+        written: int = self.out.write(text)
+        return written
+
+    def _answered(self, message: dict[str, Any]) -> bool:
+        """Keep an answer; whether it was sent early (then it is not sent again)."""
+        key = self.keys.pop(message["id"])
+        result = message.get("result")
+        early = message["id"] == self.initialize_id and self.prelude.first_answer is not None
+        if early and result != self.prelude.first_answer:
+            logger.warning("chunkls mcp: the initialize answer kept earlier was stale")
+        if isinstance(result, dict) and not (early and result == self.prelude.first_answer):
+            self.answers.put(key, result)
+        return early
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether a message id is one a dict can hold (a string or a number)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def take_over(reader: EarlyReader) -> tuple[Any, Any]:
+    """Stop the early reader; stdin and stdout for the SDK's ``stdio_server``
+    (text files: anyio wraps them)."""
+    import sys
+
+    prelude = reader.hand_over()
+    protocol = reader.protocol
+    answers = KeptAnswers(Path(), "")
+    if isinstance(protocol, McpEarly):
+        answers = protocol.answers
+    if prelude.answered:
+        calls = prelude.answered.count("tools/call")
+        logger.info(
+            "chunkls mcp: answered %s while loading (%d tool call%s)",
+            ", ".join(dict.fromkeys(prelude.answered)),
+            calls,
+            "" if calls == 1 else "s",
+        )
+    stdin = io.TextIOWrapper(
+        io.BufferedReader(PreludeInput(prelude, reader.fd_in)), encoding="utf-8", errors="replace"
+    )
+    stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+    return stdin, AnswerFilter(stdout, prelude, answers)
