@@ -518,6 +518,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         # answers initialize and the first code lenses while the rest loads
         early = start_early(cache_dir())
+        if early is not None:
+            early.wait_idle()
     from chunkls.lsp.kept_code import attrs_code_cached
 
     # lsprotocol's ~1,000 attrs classes: their methods' code kept between starts
@@ -532,6 +534,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
     # answers initialize, the tool list and tool calls while the SDK loads
     early = start_early(args.root, args.exclude, cache=not args.no_cache)
+    if early is not None:
+        early.wait_idle()
     from chunkls.mcp.server import run  # the MCP SDK loads only for this command
 
     return run(args.root, args.exclude, cache=not args.no_cache, early=early)

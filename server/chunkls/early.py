@@ -28,6 +28,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,10 @@ from typing import Any, Protocol
 logger = logging.getLogger("chunkls")
 
 READ_SIZE = 1 << 16
+QUIET = 0.02
+"""Seconds the reader waits for input before it counts as idle (``wait_idle``)."""
+WAIT_LIMIT = 1.0
+"""Longest ``wait_idle`` waits for a reader that keeps answering."""
 KEPT_ANSWERS = 16
 """Answers kept per file (the least recently kept go first)."""
 ANSWERS_VERSION = 1
@@ -199,6 +204,8 @@ class EarlyReader:
         self.framing_lost = False
         """Framing this does not read was met: the rest is only kept."""
         self.eof = False
+        self.idle_since: float | None = None
+        """When the reader began waiting for input with nothing left to handle."""
         self.thread: threading.Thread | None = None
         self.wake_read, self.wake_write = os.pipe()
 
@@ -210,6 +217,19 @@ class EarlyReader:
         self._read_first()
         self.thread = threading.Thread(target=self._run, name="chunkls-early", daemon=True)
         self.thread.start()
+
+    def wait_idle(self, quiet: float = QUIET, limit: float = WAIT_LIMIT) -> None:
+        """Let the reader answer what came with or right after the first message
+        before the server is imported (the import would take turns with it on
+        the interpreter, doubling the time to each early answer): return once it
+        has waited ``quiet`` seconds for input, after ``limit`` at the latest,
+        and at once if it answers nothing."""
+        deadline = time.monotonic() + limit
+        while self.answering and not self.eof and time.monotonic() < deadline:
+            since = self.idle_since
+            if since is not None and time.monotonic() - since >= quiet:
+                return
+            time.sleep(quiet / 4)
 
     def hand_over(self) -> Prelude:
         """Stop reading; what the server must handle from here."""
@@ -255,7 +275,9 @@ class EarlyReader:
                     self._take(body)
                 if self.eof:
                     return
+                self.idle_since = time.monotonic()
                 ready, _, _ = select.select([self.fd_in, self.wake_read], [], [])
+                self.idle_since = None
                 if self.wake_read in ready:
                     return
                 self._read()

@@ -3,13 +3,19 @@ kept between starts and the digest of the code they belong to."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chunkls.early import (
     KEPT_ANSWERS,
+    EarlyReader,
     KeptAnswers,
     code_fingerprint,
     request_key,
@@ -96,3 +102,97 @@ def test_the_code_fingerprint_follows_the_packages(tmp_path: Path) -> None:
     assert code_fingerprint(tmp_path, ("no_such_package_here",)) == ""
     (tmp_path / "own.py").write_text("changed = True\n")
     assert code_fingerprint(tmp_path, ("json",)) != first
+
+
+# -- the reader: waiting for it before the server is imported ------------------------
+
+
+class LineProtocol:
+    """A newline-delimited protocol that answers ``slow`` once ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def cut(self, buffer: bytearray) -> bytes | None:
+        end = buffer.find(b"\n")
+        if end < 0:
+            return None
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
+        return line
+
+    def frame(self, message: dict[str, Any]) -> bytes:
+        return json.dumps(message).encode() + b"\n"
+
+    def first(self, message: dict[str, Any]) -> Any:
+        return {"hello": True} if message.get("method") == "hello" else None
+
+    def answer(self, message: dict[str, Any]) -> Any:
+        if message.get("method") != "slow":
+            return None
+        self.started.set()
+        assert self.release.wait(30)
+        return {"slow": True}
+
+    def finish(self) -> None:
+        pass
+
+
+def _line(method: str, message_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": message_id, "method": method}).encode() + b"\n"
+
+
+@pytest.fixture
+def pipes() -> Iterator[tuple[int, int, int, int]]:
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    yield in_read, in_write, out_read, out_write
+    for fd in (in_read, in_write, out_read, out_write):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def test_wait_idle_waits_for_the_answers_under_way(pipes: tuple[int, int, int, int]) -> None:
+    in_read, in_write, out_read, out_write = pipes
+    protocol = LineProtocol()
+    reader = EarlyReader(in_read, out_write, protocol)
+    os.write(in_write, _line("hello", 1) + _line("slow", 2))
+    reader.start()
+    waited = threading.Thread(target=reader.wait_idle, kwargs={"limit": 60})
+    waited.start()
+    assert protocol.started.wait(30)
+    assert waited.is_alive()  # the reader is answering: not idle
+    protocol.release.set()
+    waited.join(30)
+    assert not waited.is_alive()
+    answers = os.read(out_read, 1 << 16).splitlines()
+    assert [json.loads(line)["id"] for line in answers] == [1, 2]  # both sent before
+    prelude = reader.hand_over()
+    assert prelude.answered == ["hello", "slow"]
+
+
+def test_wait_idle_gives_up_at_its_limit(pipes: tuple[int, int, int, int]) -> None:
+    in_read, in_write, out_read, out_write = pipes
+    protocol = LineProtocol()
+    reader = EarlyReader(in_read, out_write, protocol)
+    os.write(in_write, _line("hello", 1) + _line("slow", 2))
+    reader.start()
+    assert protocol.started.wait(30)
+    reader.wait_idle(limit=0.05)  # returns while the answer is still under way
+    assert [json.loads(line)["id"] for line in os.read(out_read, 1 << 16).splitlines()] == [1]
+    protocol.release.set()
+    prelude = reader.hand_over()
+    assert prelude.answered == ["hello", "slow"]
+
+
+def test_wait_idle_returns_at_once_when_nothing_is_answered(
+    pipes: tuple[int, int, int, int],
+) -> None:
+    in_read, in_write, _, out_write = pipes
+    reader = EarlyReader(in_read, out_write, LineProtocol())
+    os.write(in_write, _line("other", 1))  # not answered: nothing else will be
+    reader.start()
+    assert not reader.answering
+    reader.wait_idle(limit=60)  # would hang for a minute if it waited
+    assert [json.loads(body)["method"] for body in reader.hand_over().bodies] == ["other"]
