@@ -7,8 +7,8 @@
   work: the floor); and of the first searches after the start, answered from
   the cache read in place while the index loads;
 - process start to the first answered search on a warm cache, beside the start
-  of a Python that only imports the MCP SDK's server (the floor no SDK server
-  beats);
+  of a Python that only imports the MCP SDK's server (what a start costs that
+  waits for the SDK; ``chunkls mcp`` answers before it has loaded);
 - freshness lag on a generated 2,000-file tree: a file written, then
   ``read_chunk`` asked for its new ID until it resolves; beside what the
   alternative design costs per call (one ``os.stat`` of every indexed file).
