@@ -224,3 +224,27 @@ def test_framing_handles_a_prelude_before_what_the_pipe_brings() -> None:
     server = asyncio.run(run())
     assert server.protocol.handled == MESSAGES
     assert not server.errors
+
+
+def test_a_prelude_replayed_without_a_pipe_can_end_the_session() -> None:
+    """Where the pipe cannot be watched after all, the prelude is still handled,
+    and an ``exit`` in it ends the session as it would from the pipe."""
+    import asyncio
+    import threading
+
+    from chunkls.early import Prelude
+    from chunkls.lsp.stdio import _NO_TRANSPORT, Framing
+
+    stop = threading.Event()
+    stop.set()  # the first message handled is an ``exit``
+    prelude = Prelude(bodies=[json.dumps(MESSAGES[1]).encode(), json.dumps(MESSAGES[0]).encode()])
+
+    async def run() -> tuple[_Server, bool]:
+        server = _Server()
+        framing = Framing(server, stop, prelude)  # type: ignore[arg-type]
+        framing.connection_made(_NO_TRANSPORT)
+        return server, framing.done.done()
+
+    server, done = asyncio.run(run())
+    assert done and server.protocol.handled == [MESSAGES[1]]
+    assert not server.errors

@@ -195,8 +195,14 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
-_NO_TRANSPORT = asyncio.BaseTransport()
-"""What a framing that only replays a prelude is connected to."""
+class _NoTransport(asyncio.BaseTransport):
+    """What a framing that only replays a prelude is connected to."""
+
+    def close(self) -> None:
+        pass
+
+
+_NO_TRANSPORT = _NoTransport()
 
 
 def _pollable(source: BinaryIO) -> bool:
