@@ -248,3 +248,49 @@ def test_a_prelude_replayed_without_a_pipe_can_end_the_session() -> None:
     server, done = asyncio.run(run())
     assert done and server.protocol.handled == [MESSAGES[1]]
     assert not server.errors
+
+
+def test_an_exit_while_indexing_sends_nothing_to_the_closed_output(tmp_path: Path) -> None:
+    """``shutdown`` and ``exit`` while the index waits for the client's answer to
+    its progress token: the indexing task, cancelled as the server stops, logs
+    to stderr only (it used to write to the closed stdout, and log tracebacks)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    capabilities = {"window": {"workDoneProgress": True}}
+    start = _frame(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities},
+        }
+    ) + _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "chunkls", "serve"],
+        cwd=REPO,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(start)
+        server.stdin.flush()
+        seen = b""
+        while b"window/workDoneProgress/create" not in seen:  # the index waits for it
+            chunk = os.read(server.stdout.fileno(), 1 << 16)
+            assert chunk, "the server ended early"
+            seen += chunk
+        end = _frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        server.stdin.write(end + _frame({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.close()
+        stderr = server.stderr.read() if server.stderr else b""
+        assert server.wait(120) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert b"Traceback" not in stderr, stderr.decode()[-3000:]
+    assert b"Error sending data" not in stderr

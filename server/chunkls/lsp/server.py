@@ -133,8 +133,10 @@ class ChunkServer(LanguageServer):
         return task
 
     def log(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
-        """Log to stderr and, once connected, to the client's log."""
+        """Log to stderr and, once connected and until ``shutdown``, to the client's log."""
         logger.log(logging.ERROR if level == types.MessageType.Error else logging.INFO, message)
+        if self.shutting_down:  # the output may be closed already (after ``exit``)
+            return
         try:
             self.window_log_message(types.LogMessageParams(type=level, message=message))
         except Exception:  # not connected (unit use) or the pipe is gone
@@ -237,8 +239,9 @@ class ChunkServer(LanguageServer):
             self.indexing -= 1
             elapsed = time.perf_counter() - started
             message = f"Indexed {len(self.index)} chunks in {elapsed:.1f} s"
-            if token is not None:
+            if token is not None and not self.shutting_down:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+            if token is not None:
                 self.work_done_progress.tokens.pop(token, None)  # pygls keeps it otherwise
             self.log(message)
             gc.collect()
