@@ -199,10 +199,6 @@ def test_the_sdk_reads_the_kept_lines_then_the_rest_of_stdin() -> None:
             os.close(write)
 
 
-class Written(io.StringIO):
-    pass
-
-
 def _prelude(first_answer: Any) -> Prelude:
     return Prelude(
         bodies=[
@@ -224,7 +220,7 @@ def _line(message_id: Any, result: Any) -> str:
 
 def test_the_sdk_answers_are_kept_and_the_early_one_not_sent_again(tmp_path: Path) -> None:
     kept = KeptAnswers(tmp_path / "answers.json", "code")
-    out = Written()
+    out = io.StringIO()
     writer = AnswerFilter(out, _prelude(ANSWER), kept)
     writer.write(_line(0, ANSWER))
     writer.write(_line("L", TOOLS))
@@ -238,17 +234,29 @@ def test_the_sdk_answers_are_kept_and_the_early_one_not_sent_again(tmp_path: Pat
 
 def test_without_an_early_answer_the_sdk_answer_is_sent_and_kept(tmp_path: Path) -> None:
     kept = KeptAnswers(tmp_path / "answers.json", "code")
-    out = Written()
+    out = io.StringIO()
     AnswerFilter(out, _prelude(None), kept).write(_line(0, ANSWER))
     assert out.getvalue() == _line(0, ANSWER)
     assert kept.get(initialize_key(INITIALIZE)) == ANSWER
+
+
+def test_a_refusal_after_an_early_answer_is_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = KeptAnswers(tmp_path / "answers.json", "code")
+    out = io.StringIO()
+    refusal = {"jsonrpc": "2.0", "id": 0, "error": {"code": -32602, "message": "bad"}}
+    AnswerFilter(out, _prelude(ANSWER), kept).write(json.dumps(refusal) + "\n")
+    assert out.getvalue() == ""  # answered already
+    assert "refused an initialize answered early" in caplog.text
+    assert kept.get(initialize_key(INITIALIZE)) is None
 
 
 def test_a_stale_early_answer_is_reported_and_replaced(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     kept = KeptAnswers(tmp_path / "answers.json", "code")
-    out = Written()
+    out = io.StringIO()
     AnswerFilter(out, _prelude({"old": True}), kept).write(_line(0, ANSWER))
     assert out.getvalue() == ""
     assert "kept earlier was stale" in caplog.text

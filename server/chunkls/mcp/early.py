@@ -261,7 +261,9 @@ class AnswerFilter:
         key = self.keys.pop(message["id"])
         result = message.get("result")
         early = message["id"] == self.initialize_id and self.prelude.first_answer is not None
-        if early and result != self.prelude.first_answer:
+        if early and not isinstance(result, dict):
+            logger.warning("chunkls mcp: the SDK refused an initialize answered early: %r", message)
+        elif early and result != self.prelude.first_answer:
             logger.warning("chunkls mcp: the initialize answer kept earlier was stale")
         if isinstance(result, dict) and not (early and result == self.prelude.first_answer):
             self.answers.put(key, result)
