@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -96,6 +96,8 @@ class KeptAnswers:
         """The file."""
         self.fingerprint = fingerprint
         """The code the answers are valid for (``code_fingerprint``)."""
+        self._answers: dict[str, Any] | None = None
+        """The file's answers, once read."""
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -116,18 +118,21 @@ class KeptAnswers:
         """The answer kept for ``key``, or ``None``."""
         if not key or not self.fingerprint:
             return None
-        answer = self._read().get(key)
+        if self._answers is None:
+            self._answers = self._read()
+        answer = self._answers.get(key)
         return answer if isinstance(answer, dict) else None
 
     def put(self, key: str, answer: Any) -> None:
         """Keep an answer (beyond ``KEPT_ANSWERS``, the oldest go); never raises."""
         if not key or not self.fingerprint or not isinstance(answer, dict):
             return
-        answers = self._read()
+        answers = self._read()  # afresh: another start may have kept answers since
         answers.pop(key, None)
         answers[key] = answer
         while len(answers) > KEPT_ANSWERS:
             answers.pop(next(iter(answers)))
+        self._answers = answers
         data = {"version": ANSWERS_VERSION, "fingerprint": self.fingerprint, "answers": answers}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,6 +160,10 @@ def parse(body: bytes) -> dict[str, Any] | None:
 
 class EarlyProtocol(Protocol):
     """What a front door answers early, and how its messages are framed."""
+
+    answers: KeptAnswers
+    """The server's answers kept from earlier starts (the server keeps its own
+    answers there when it takes over)."""
 
     def cut(self, buffer: bytearray) -> bytes | None:
         """Take the first whole message's body off ``buffer`` (``None``: none
@@ -341,6 +350,18 @@ class EarlyReader:
             self.answering = False
             return False
         return True
+
+
+def start_reader(protocol: Callable[[], EarlyProtocol]) -> EarlyReader | None:
+    """An early reader on stdin, started (the first message read, and answered
+    if the protocol ``protocol()`` makes can), if stdin is a pipe it can wait
+    on; ``None`` otherwise (and no protocol is made)."""
+    pipe = readable_pipe()
+    if pipe is None:
+        return None
+    reader = EarlyReader(*pipe, protocol())
+    reader.start()
+    return reader
 
 
 def readable_pipe() -> tuple[int, int] | None:

@@ -46,8 +46,8 @@ from chunkls.early import (
     Prelude,
     code_fingerprint,
     parse,
-    readable_pipe,
     request_key,
+    start_reader,
 )
 
 logger = logging.getLogger("chunkls")
@@ -318,19 +318,11 @@ class AnswerFilter:
 
 def start_early(cache: Path) -> EarlyReader | None:
     """Start reading stdin early, if it is a pipe this can wait on; ``None`` otherwise."""
-    pipe = readable_pipe()
-    if pipe is None:
-        return None
-    answers = KeptAnswers(cache / ANSWERS_FILE, lsp_fingerprint())
-    reader = EarlyReader(*pipe, LspEarly(answers))
-    reader.start()
-    return reader
+    return start_reader(lambda: LspEarly(KeptAnswers(cache / ANSWERS_FILE, lsp_fingerprint())))
 
 
 def take_over(reader: EarlyReader, writer: Any) -> tuple[Prelude, AnswerFilter]:
     """Stop the early reader: what the server must handle, and ``writer`` wrapped
     to keep (or drop) the server's answer to ``initialize``."""
     prelude = reader.hand_over()
-    protocol = reader.protocol
-    answers = protocol.answers if isinstance(protocol, LspEarly) else KeptAnswers(Path(), "")
-    return prelude, AnswerFilter(writer, prelude, answers)
+    return prelude, AnswerFilter(writer, prelude, reader.protocol.answers)

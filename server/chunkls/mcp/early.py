@@ -38,8 +38,8 @@ from chunkls.early import (
     Prelude,
     code_fingerprint,
     parse,
-    readable_pipe,
     request_key,
+    start_reader,
 )
 
 if TYPE_CHECKING:
@@ -185,13 +185,11 @@ def start_early(roots: Sequence[str], exclude: Sequence[str], cache: bool) -> Ea
     """Start reading stdin early, if it is a pipe this can wait on; ``None`` otherwise."""
     from chunkls.cache import cache_dir
 
-    pipe = readable_pipe()
-    if pipe is None:
-        return None
-    answers = KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint())
-    reader = EarlyReader(*pipe, McpEarly(answers, roots, exclude, cache))
-    reader.start()
-    return reader
+    def protocol() -> McpEarly:
+        answers = KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint())
+        return McpEarly(answers, roots, exclude, cache)
+
+    return start_reader(protocol)
 
 
 # -- the SDK takes over -------------------------------------------------------------
@@ -284,10 +282,7 @@ def take_over(reader: EarlyReader) -> tuple[Any, Any]:
     import sys
 
     prelude = reader.hand_over()
-    protocol = reader.protocol
-    answers = KeptAnswers(Path(), "")
-    if isinstance(protocol, McpEarly):
-        answers = protocol.answers
+    answers = reader.protocol.answers
     if prelude.answered:
         calls = prelude.answered.count("tools/call")
         logger.info(
