@@ -1,5 +1,5 @@
-"""Fixtures of the persistent index's tests (``test_cache``, ``test_mapped``); a
-module with a fixture of the same name uses its own."""
+"""Fixtures of the persistent index's tests (``test_cache``, ``test_mapped``,
+the MCP server's); a module with a fixture of the same name uses its own."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import chunkls.cache
 from tests.unit.strategies import small_corpus
 
 
@@ -20,3 +21,12 @@ def tree(tmp_path: Path) -> Path:
 def cache(tmp_path: Path) -> Path:
     """A cache directory of the test's own."""
     return tmp_path / "cache"
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's cache directory in ``tmp_path`` (``XDG_CACHE_HOME``), where a
+    cache of files written a moment ago counts as current (``RACY_NS`` 0)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)
+    return tmp_path / "xdg"

@@ -153,12 +153,19 @@ def pipes() -> Iterator[tuple[int, int, int, int]]:
             os.close(fd)
 
 
-def test_wait_idle_waits_for_the_answers_under_way(pipes: tuple[int, int, int, int]) -> None:
-    in_read, in_write, out_read, out_write = pipes
+def _answering_slowly(pipes: tuple[int, int, int, int]) -> tuple[EarlyReader, LineProtocol]:
+    """A reader that answered ``hello`` and is (or will be) answering ``slow``."""
+    in_read, in_write, _, out_write = pipes
     protocol = LineProtocol()
     reader = EarlyReader(in_read, out_write, protocol)
     os.write(in_write, _line("hello", 1) + _line("slow", 2))
     reader.start()
+    return reader, protocol
+
+
+def test_wait_idle_waits_for_the_answers_under_way(pipes: tuple[int, int, int, int]) -> None:
+    reader, protocol = _answering_slowly(pipes)
+    out_read = pipes[2]
     waited = threading.Thread(target=reader.wait_idle, kwargs={"limit": 60})
     waited.start()
     assert protocol.started.wait(30)
@@ -173,11 +180,8 @@ def test_wait_idle_waits_for_the_answers_under_way(pipes: tuple[int, int, int, i
 
 
 def test_wait_idle_gives_up_at_its_limit(pipes: tuple[int, int, int, int]) -> None:
-    in_read, in_write, out_read, out_write = pipes
-    protocol = LineProtocol()
-    reader = EarlyReader(in_read, out_write, protocol)
-    os.write(in_write, _line("hello", 1) + _line("slow", 2))
-    reader.start()
+    reader, protocol = _answering_slowly(pipes)
+    out_read = pipes[2]
     assert protocol.started.wait(30)
     reader.wait_idle(limit=0.05)  # returns while the answer is still under way
     assert [json.loads(line)["id"] for line in os.read(out_read, 1 << 16).splitlines()] == [1]

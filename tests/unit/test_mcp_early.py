@@ -74,10 +74,8 @@ def kept(tmp_path: Path) -> KeptAnswers:
 
 
 @pytest.fixture
-def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A root whose cache holds it as it is (``XDG_CACHE_HOME`` in ``tmp_path``)."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)  # written a moment ago
+def tree(tmp_path: Path, cache_home: Path) -> Path:
+    """A root whose cache (in ``cache_home``) holds it as it is."""
     root = tmp_path / "root"
     root.mkdir()
     (root / "m.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")

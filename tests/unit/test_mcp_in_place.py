@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-import chunkls.cache
 from chunkls.cli import main as cli
 from chunkls.index.ondisk import DiskIndex
 from chunkls.mcp.server import ChunkService
@@ -36,9 +35,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.fixture
-def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)  # written a moment ago
+def tree(tmp_path: Path, cache_home: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     write_tree(root, TREE)
