@@ -95,6 +95,9 @@ _KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
 """What every written ID holds, ``#identity`` alone included: a text without it
 has none, told by one scan for ``#`` (a licence, a log, most of a workspace's
 text), and a JSON string without it is not decoded (``_json_refs``)."""
+_JSON_KIND_AFTER_HASH = re.compile(r"(?:#|\\u0023)(?:module|function|class|heading)-")
+"""The same in raw JSON text, where the ``#`` may also be written ``\\u0023`` (by an
+encoder that escapes it): a JSON string with neither is not decoded."""
 
 
 def find_chunk_refs(text: str) -> list[ChunkRef]:
@@ -363,7 +366,7 @@ def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
     """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
     offsets. ``#identity`` alone is none: a JSON file has no chunks."""
     refs: list[ChunkRef] = []
-    for string in json_strings.json_strings(text, start, end, _KIND_AFTER_HASH):
+    for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH):
         for ref in find_chunk_refs(string.value):
             if ref.form != "local":
                 refs.append(

@@ -49,6 +49,16 @@ def written(text: str, language: str = "jsonl") -> list[tuple[str, str]]:
             r'{"a": "app/x\u002epy#function-f"}',
             [(r"app/x\u002epy#function-f", "app/x.py#function-f")],
         ),
+        # the # itself escaped (an encoder that escapes it), and the rest of the ID too
+        (
+            r'{"a": "see app/x.py\u0023function-f."}',
+            [(r"app/x.py\u0023function-f", "app/x.py#function-f")],
+        ),
+        (
+            r'{"a": "app\/x.py\u0023class-C, then x#y"}',
+            [(r"app\/x.py\u0023class-C", "app/x.py#class-C")],
+        ),
+        (r'{"a": "\u0023function-f"}', []),
         # backticks and Markdown links inside a string (a chat message's Markdown)
         (
             r'{"a": "`app/x.py#function-f` and [x](docs/y.md#heading-setup)"}',
