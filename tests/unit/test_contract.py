@@ -200,6 +200,14 @@ def disagreements(server: ServerSide, client: ClientSide) -> list[str]:
         if key not in properties:
             out.append(f"restricted setting {key}: not in package.json")
 
+    # activation: opening a document the extension works on activates it (lenses in
+    # Python and Markdown, navigation in the default navigation languages)
+    activation = set(client.manifest.get("activationEvents", []))
+    navigation = properties.get(f"{SECTION}.navigation.languages", {}).get("default", [])
+    for language in sorted({"python", "markdown", *navigation}):
+        if f"onLanguage:{language}" not in activation:
+            out.append(f"activation: no onLanguage:{language}")
+
     # commands
     ts_commands = set((ts_object(client.constants, "Commands") or {}).values())
     ts_server_commands = set((ts_object(client.constants, "ServerCommands") or {}).values())
@@ -334,6 +342,16 @@ def altered_source(name: str, old: str, new: str) -> ClientSide:
                 )
             ),
             "command chunkls.showOutput: a client command missing from package.json",
+        ),
+        (
+            altered_manifest(lambda m: m["activationEvents"].remove("onLanguage:jsonc")),
+            "activation: no onLanguage:jsonc",
+        ),
+        (
+            altered_manifest(
+                lambda m: props(m)["chunkls.navigation.languages"]["default"].append("log")
+            ),
+            "activation: no onLanguage:log",
         ),
         (
             altered_constants("  chunks: 'chunkls.chunks',\n", ""),

@@ -11,8 +11,9 @@
 //    an AI feature, so run.mjs leaves chat.disableAIFeatures off). A build without
 //    the command fails with the palette's answer as evidence.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { chunklsPids } from './processes.mjs';
 
 const TOOLS = ['search_chunks', 'read_chunk', 'outline', 'check_citations'];
 
@@ -34,25 +35,6 @@ function logsWith(dir, needle) {
   };
   walk(dir);
   return out;
-}
-
-/** Pids of `python -m chunkls mcp` processes whose working directory is `cwd`. */
-function mcpPids(cwd) {
-  const pids = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) {
-      continue;
-    }
-    try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (cmdline.includes('chunkls') && cmdline.includes('mcp') && readlinkSync(`/proc/${name}/cwd`) === cwd) {
-        pids.push(Number(name));
-      }
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return pids;
 }
 
 /** Runs a stdio MCP server, initializes it and returns the names of its tools. */
@@ -156,7 +138,7 @@ export async function mcpScenarios(ctx) {
       .catch((e) => {
         throw new Error(`VS Code's MCP output never said "Discovered ${TOOLS.length} tools": ${e.message.split('\n')[0]}`);
       });
-    const pids = mcpPids(workspace);
+    const pids = chunklsPids('mcp', workspace);
     if (pids.length === 0) {
       throw new Error('no chunkls mcp process runs in the workspace');
     }

@@ -15,12 +15,13 @@
 //                           `initialize`, skip the VS Code tests and exit 0
 //                           (default: that is a failure)
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selectedTarget, vsixName } from '../scripts/targets.mjs';
+import { chunklsPids } from './processes.mjs';
 import { terminalSettings, terminalTests, writeChunklsWrapper } from './terminal.mjs';
 import { mcpScenarios } from './mcp.mjs';
 
@@ -449,21 +450,7 @@ async function waitChunkCount() {
 
 /** Pids of `python -m chunkls serve` processes running in the test workspace. */
 function serverPids() {
-  const pids = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) {
-      continue;
-    }
-    try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (cmdline.includes('chunkls') && cmdline.includes('serve') && readlinkSync(`/proc/${name}/cwd`) === workspace) {
-        pids.push(Number(name));
-      }
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return pids;
+  return chunklsPids('serve', workspace);
 }
 
 /** The chunkls output channel's log files under `dir`. */
@@ -501,6 +488,50 @@ async function waitLens(id) {
   ).catch(async (e) => {
     throw new Error(`${e.message}; lenses: ${JSON.stringify(await lensTexts())}`);
   });
+}
+
+/**
+ * Hovers the first `needle` in the active editor until a hover holding one of
+ * `anyOf` shows (lenses appearing above the text move it: each try re-aims).
+ */
+async function waitHover(needle, anyOf, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const pos = await textPosition(needle, 0);
+    await page.mouse.move(pos.x - 40, pos.y + 60);
+    await page.mouse.move(pos.x, pos.y, { steps: 4 });
+    const shown = await page
+      .waitForFunction(
+        (texts) =>
+          [...document.querySelectorAll('.monaco-hover')].some(
+            (h) => h.offsetParent !== null && texts.some((t) => (h.textContent || '').includes(t)),
+          ),
+        anyOf,
+        { timeout: 4000, polling: 100 },
+      )
+      .then(() => true, () => false);
+    if (shown) {
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+  }
+}
+
+/** Waits until `fn` (run here, not in the page) returns a truthy value; returns it. */
+async function waitHere(fn, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = fn();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }
 
 const greetLine = lineOf('app/greet.py', 'def greet');
@@ -571,30 +602,7 @@ try {
 
   await test('hover over an ID in a Markdown transcript shows the preview', async () => {
     await openFile('notes/transcript.md');
-    // Lenses appearing above the first line move the text: re-aim until the hover shows.
-    const deadline = Date.now() + timeout;
-    for (;;) {
-      const pos = await textPosition('app/greet.py#function-greet', 0);
-      await page.mouse.move(pos.x - 40, pos.y + 60);
-      await page.mouse.move(pos.x, pos.y, { steps: 4 });
-      const shown = await page
-        .waitForFunction(
-          () => {
-            const hover = [...document.querySelectorAll('.monaco-hover')].find((h) => h.offsetParent !== null);
-            const text = hover?.textContent || '';
-            return text.includes('greet') && (text.includes('Say hello') || text.includes('def greet'));
-          },
-          undefined,
-          { timeout: 4000, polling: 100 },
-        )
-        .then(() => true, () => false);
-      if (shown) {
-        break;
-      }
-      if (Date.now() > deadline) {
-        throw new Error('timed out waiting for a hover with the preview of function greet');
-      }
-    }
+    await waitHover('app/greet.py#function-greet', ['Say hello', 'def greet'], 'a hover with the preview of function greet');
     await shot('hover');
     await page.mouse.move(5, 5);
   });
@@ -684,6 +692,34 @@ try {
     }
   });
 
+  await test('a navigation language added in the settings restarts the server once and gets hovers and F12', async () => {
+    const before = serverPids();
+    const settingsFile = join(workspace, '.vscode', 'settings.json');
+    const defaults = ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'];
+    writeFileSync(settingsFile, JSON.stringify({ 'chunkls.navigation.languages': [...defaults, 'log'] }));
+    await waitHere(() => serverPids().some((pid) => !before.includes(pid)), 'a new server process');
+    await waitChunkCount();
+    await openFile('notes/agent.log');
+    await waitHover('app/greet.py#function-shout', ['Upper-case a greeting'], 'the hover of app/greet.py#function-shout in a .log file');
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+    const pos = await textPosition('app/greet.py#function-shout', 0);
+    await page.mouse.click(pos.x, pos.y);
+    await page.keyboard.press('F12');
+    await waitActiveTab('greet.py');
+    await waitCursorLine(shoutLine, 'F12 in the .log file');
+    // taking the language out again needs no restart (the lenses going away show
+    // that the same server got the change)
+    const restarted = serverPids();
+    writeFileSync(settingsFile, JSON.stringify({ 'chunkls.codeLens.enabled': false }));
+    await waitInPage(() => document.querySelectorAll('.codelens-decoration a').length === 0, undefined, 'the lenses to go away');
+    writeFileSync(settingsFile, JSON.stringify({}));
+    await waitLens('app/greet.py#function-greet');
+    if (JSON.stringify(serverPids()) !== JSON.stringify(restarted)) {
+      throw new Error(`removing a language restarted the server: ${JSON.stringify(restarted)} -> ${JSON.stringify(serverPids())}`);
+    }
+  });
+
   await test('clicking the status bar item opens Search Chunks', async () => {
     await page.locator('.statusbar-item', { hasText: /^\s*\d+ chunks?\s*$/ }).first().click();
     await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
@@ -722,7 +758,7 @@ try {
     }
   });
 
-  await terminalTests({ page, test, shot, waitInPage, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf });
+  await terminalTests({ page, test, shot, waitInPage, waitHover, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf });
   await mcpScenarios({ test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs });
 } catch (error) {
   failed++;

@@ -33,7 +33,7 @@ export function writeChunklsWrapper(binDir, python, pythonPath) {
 
 /** Runs the terminal and JSONL tests with run.mjs's helpers. */
 export async function terminalTests(h) {
-  const { page, test, shot, waitInPage, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf } = h;
+  const { page, test, shot, waitInPage, waitHover, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf } = h;
   const shoutLine = lineOf('app/greet.py', 'def shout');
   const greetLine = lineOf('app/greet.py', 'def greet');
 
@@ -211,25 +211,7 @@ export async function terminalTests(h) {
   await test('hover and F12 work in a JSONL session log', async () => {
     await openFile('notes/session.jsonl');
     const needle = 'app\\/greet.py#function-shout';
-    const deadline = Date.now() + timeout;
-    for (;;) {
-      const pos = await textPosition(needle, 0);
-      await page.mouse.move(pos.x - 40, pos.y + 60);
-      await page.mouse.move(pos.x, pos.y, { steps: 4 });
-      const shown = await page
-        .waitForFunction(
-          () => [...document.querySelectorAll('.monaco-hover')].some((h) => h.offsetParent !== null && (h.textContent || '').includes('Upper-case a greeting')),
-          undefined,
-          { timeout: 4000, polling: 100 },
-        )
-        .then(() => true, () => false);
-      if (shown) {
-        break;
-      }
-      if (Date.now() > deadline) {
-        throw new Error('timed out waiting for the hover of app/greet.py#function-shout in the JSONL log');
-      }
-    }
+    await waitHover(needle, ['Upper-case a greeting'], 'the hover of app/greet.py#function-shout in the JSONL log');
     await shot('jsonl-hover');
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');

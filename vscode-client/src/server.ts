@@ -28,24 +28,15 @@ import { readLayout, SERVER_ARGS, serverEnv, type ServerLayout } from './launch'
 import { TraceChannel } from './traceChannel';
 import { ClientChannel } from './clientChannel';
 import { ServerLog } from './serverLog';
-import { needsNotification, toDidChangeConfigurationParams, toServerSettings } from './settings';
+import {
+  documentLanguages,
+  documentSelector,
+  languagesNotSent,
+  needsNotification,
+  toDidChangeConfigurationParams,
+  toServerSettings,
+} from './settings';
 import { parseStatus, type ClientPhase, type IndexStatus } from './status';
-
-/** Documents the server works on. */
-export const DOCUMENT_SELECTOR = [
-  { scheme: 'file', language: 'python' },
-  { scheme: 'file', language: 'markdown' },
-  { scheme: 'file', language: 'plaintext' },
-  { scheme: 'untitled', language: 'python' },
-  { scheme: 'untitled', language: 'markdown' },
-  { scheme: 'untitled', language: 'plaintext' },
-  // JSON transcripts: chat exports, agents' JSON Lines session logs
-  { scheme: 'file', language: 'json' },
-  { scheme: 'file', language: 'jsonc' },
-  { scheme: 'file', language: 'jsonl' },
-  { scheme: 'untitled', language: 'json' },
-  { scheme: 'untitled', language: 'jsonl' },
-];
 
 export interface ServerEvents {
   onPhase(phase: ClientPhase): void;
@@ -68,6 +59,8 @@ export class ServerManager implements vscode.Disposable {
   private readonly trace: TraceChannel;
   private readonly serverLog: ServerLog;
   private readonly clientChannel: ClientChannel;
+  /** The languages whose documents the running client sends (its document selector's). */
+  private sentLanguages: readonly string[] = [];
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -193,8 +186,10 @@ export class ServerManager implements vscode.Disposable {
         env,
       },
     };
+    // fixed for the client's life: a navigation language added later restarts it
+    const languages = documentLanguages(toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)));
     const clientOptions: LanguageClientOptions = {
-      documentSelector: DOCUMENT_SELECTOR,
+      documentSelector: documentSelector(languages),
       outputChannel: this.clientChannel,
       stdioOptions: {
         stdout: (input) => eachLine(input, (line) => this.output.info(line)),
@@ -249,6 +244,7 @@ export class ServerManager implements vscode.Disposable {
       }
     });
     this.client = client;
+    this.sentLanguages = languages;
     this.stopping = false;
     this.statusNotified = false;
     try {
@@ -313,6 +309,17 @@ export class ServerManager implements vscode.Disposable {
       return;
     }
     const client = this.client;
+    if (client !== undefined && affects(`${CONFIG_SECTION}.${Settings.navigationLanguages}`)) {
+      const settings = toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION));
+      const added = languagesNotSent(this.sentLanguages, settings);
+      if (added.length > 0) {
+        this.output.info(
+          `${CONFIG_SECTION}.${Settings.navigationLanguages} added ${added.join(', ')}: restarting the server so that VS Code sends those documents`,
+        );
+        void this.lifecycle.restart();
+        return;
+      }
+    }
     if (needsNotification(affects) && client?.state === State.Running) {
       const params = toDidChangeConfigurationParams(vscode.workspace.getConfiguration(CONFIG_SECTION));
       void client.sendNotification(DidChangeConfigurationNotification.type, params).catch((error: unknown) => {

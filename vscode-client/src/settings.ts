@@ -53,6 +53,40 @@ export function needsRestart(affects: (section: string) => boolean): boolean {
   return affects(`${CONFIG_SECTION}.${Settings.pythonPath}`);
 }
 
+/**
+ * Languages whose documents the client always sends the server: Python and Markdown
+ * (code lenses) and the default navigation languages.
+ */
+export const ALWAYS_SENT_LANGUAGES: readonly string[] = [...new Set(['python', 'markdown', ...SettingDefaults.navigationLanguages])];
+
+/** The languages whose documents the client sends: those always sent, plus every navigation language set. */
+export function documentLanguages(settings: ServerSettings): string[] {
+  return [...new Set([...ALWAYS_SENT_LANGUAGES, ...settings.navigation.languages])].sort();
+}
+
+/** One entry of the client's document selector. */
+export interface LanguageFilter {
+  scheme: 'file' | 'untitled';
+  language: string;
+}
+
+/** The client's document selector: saved files and untitled buffers of each language. */
+export function documentSelector(languages: readonly string[]): LanguageFilter[] {
+  return languages.flatMap((language): LanguageFilter[] => [
+    { scheme: 'file', language },
+    { scheme: 'untitled', language },
+  ]);
+}
+
+/**
+ * Navigation languages now set whose documents a client started with `sent`
+ * (its `documentLanguages`) does not send: a document selector is fixed when the
+ * client starts, so these need a restart.
+ */
+export function languagesNotSent(sent: readonly string[], settings: ServerSettings): string[] {
+  return documentLanguages(settings).filter((language) => !sent.includes(language));
+}
+
 /** Settings whose change the running server can apply. */
 export function needsNotification(affects: (section: string) => boolean): boolean {
   return Object.values(ServerSettingKeys).some((key) => affects(`${CONFIG_SECTION}.${key}`));

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { needsNotification, needsRestart, toDidChangeConfigurationParams, toServerSettings, type ConfigReader } from '../src/settings';
+import {
+  documentLanguages,
+  documentSelector,
+  languagesNotSent,
+  needsNotification,
+  needsRestart,
+  toDidChangeConfigurationParams,
+  toServerSettings,
+  type ConfigReader,
+} from '../src/settings';
 
 function config(values: Record<string, unknown>): ConfigReader {
   return { get: (key: string) => values[key] };
@@ -70,5 +79,37 @@ describe('settings to initialization options', () => {
     assert.equal(needsNotification(affects('chunkls.diagnostics.severity')), true);
     assert.equal(needsNotification(affects('chunkls.diagnostics.enabled')), true);
     assert.equal(needsNotification(affects('chunkls.trace.server')), false);
+  });
+});
+
+describe('the documents the client sends', () => {
+  const defaults = ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'];
+
+  it('sends the default navigation languages and Python and Markdown', () => {
+    assert.deepEqual(documentLanguages(toServerSettings(config({}))), defaults);
+  });
+
+  it('adds every navigation language set, and keeps sending the defaults left out', () => {
+    // Python and Markdown get code lenses whatever the navigation languages are
+    const settings = toServerSettings(config({ 'navigation.languages': ['restructuredtext', 'log', 'markdown'] }));
+    assert.deepEqual(documentLanguages(settings), ['json', 'jsonc', 'jsonl', 'log', 'markdown', 'plaintext', 'python', 'restructuredtext']);
+  });
+
+  it('selects saved files and untitled buffers of each language', () => {
+    assert.deepEqual(documentSelector(['log', 'python']), [
+      { scheme: 'file', language: 'log' },
+      { scheme: 'untitled', language: 'log' },
+      { scheme: 'file', language: 'python' },
+      { scheme: 'untitled', language: 'python' },
+    ]);
+  });
+
+  it('names the languages a running client does not send (a restart widens its selector)', () => {
+    const started = documentLanguages(toServerSettings(config({})));
+    const added = toServerSettings(config({ 'navigation.languages': [...defaults, 'log', 'asciidoc'] }));
+    assert.deepEqual(languagesNotSent(started, added), ['asciidoc', 'log']);
+    const fewer = toServerSettings(config({ 'navigation.languages': ['markdown'] }));
+    assert.deepEqual(languagesNotSent(started, fewer), []);
+    assert.deepEqual(languagesNotSent(documentLanguages(added), added), []);
   });
 });
