@@ -71,9 +71,16 @@ local function attach(args)
   end
 end
 
+local group = vim.api.nvim_create_augroup("chunkls", { clear = true })
+-- JSON Lines session logs (an agent's): a Neovim that gives them no filetype gets one
+vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, {
+  group = group,
+  pattern = { "*.jsonl", "*.ndjson" },
+  command = "setfiletype jsonl",
+})
 vim.api.nvim_create_autocmd("FileType", {
-  group = vim.api.nvim_create_augroup("chunkls", { clear = true }),
-  pattern = { "python", "markdown", "text" },
+  group = group,
+  pattern = { "python", "markdown", "text", "json", "jsonc", "jsonl" },
   callback = attach,
 })
 

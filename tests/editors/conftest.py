@@ -33,6 +33,12 @@ The greeting: app/greet.py#function-greet.
 Renamed: app/greet.py#function-salute.
 """
 """A Markdown note: one ID that resolves, one that resolves after the rename."""
+SESSION = (
+    '{"type": "user", "text": "Where is the greeting?"}\n'
+    '{"type": "assistant", "text": "In app\\/greet.py#function-greet.\\nDone."}\n'
+)
+"""An agent's JSON Lines session log citing a chunk (``/`` escaped, as some
+encoders write it)."""
 
 
 def editor(binary: str, probe: list[str] | None = None) -> str:
@@ -61,6 +67,7 @@ def make_workspace(base: Path) -> Path:
     shutil.copytree(FIXTURE, root)
     (root / "notes" / "editor.md").write_text(NOTE, encoding="utf-8")
     (root / "notes" / "editor.txt").write_text(NOTE.replace("# ", ""), encoding="utf-8")
+    (root / "notes" / "session.jsonl").write_text(SESSION, encoding="utf-8")
     # a project root for editors that look for one (eglot: project.el's VC roots)
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
     return root

@@ -93,6 +93,11 @@
   (let ((note (chunkls-open "notes/editor.md")))
     (chunkls-put 'md_mode major-mode)
     (chunkls-put 'definition (chunkls-definition "app/greet.py#function-greet"))
+    ;; an agent's JSON Lines session log: its escaped ID resolves
+    (chunkls-open "notes/session.jsonl")
+    (chunkls-put 'jsonl_mode major-mode)
+    (chunkls-put 'jsonl_definition (chunkls-definition "app\\/greet.py#function-greet"))
+    (switch-to-buffer note)
     (chunkls-goto "app/greet.py#function-greet")
     (let ((hover (jsonrpc-request (eglot-current-server) :textDocument/hover
                                   (eglot--TextDocumentPositionParams))))

@@ -108,6 +108,18 @@ local function run()
   results.jump = { path = vim.api.nvim_buf_get_name(0), line = vim.api.nvim_win_get_cursor(0)[1] }
   vim.cmd("buffer " .. note)
 
+  -- an agent's JSON Lines session log: attached, its escaped ID resolves
+  vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/notes/session.jsonl"))
+  local session = vim.api.nvim_get_current_buf()
+  results.jsonl_filetype = vim.bo[session].filetype
+  local in_log = {}
+  vim.wait(STEP, function()
+    in_log = locations(session, "app\\/greet.py#function-greet")
+    return #in_log > 0
+  end, 200)
+  results.jsonl_definition = in_log
+  vim.cmd("buffer " .. note)
+
   local hover = request(note, "textDocument/hover", at(note, "app/greet.py#function-greet"))
   results.hover = hover and hover.contents and (hover.contents.value or hover.contents) or vim.NIL
 

@@ -42,6 +42,9 @@ def test_emacs_with_the_documented_configuration(tmp_path: Path) -> None:
     # the Markdown note (labelled "text" too, by eglot < 1.15)
     assert found["definition"] == [{"path": greet, "line": GREET}]
     assert "def greet(name: str = DEFAULT_NAME)" in found["hover"]
+    # a JSON Lines session log (text-mode without a JSON mode) and its escaped ID
+    assert found["jsonl_mode"] in ("text-mode", "json-mode", "js-json-mode")
+    assert found["jsonl_definition"] == [{"path": greet, "line": GREET}]
     assert any("fetch_greeting" in summary for summary in found["symbols"])
     assert [d["line"] for d in found["diagnostics_before"]] == [4]
     assert "app/greet.py#function-salute" in found["diagnostics_before"][0]["message"]

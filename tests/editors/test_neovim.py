@@ -38,6 +38,9 @@ def test_neovim_with_the_documented_configuration(tmp_path: Path) -> None:
     # go to definition: the request and what `gd` does (jump)
     assert found["definition"] == [{"path": greet, "line": GREET}]
     assert found["jump"] == {"path": greet, "line": GREET}
+    # a JSON Lines session log gets a filetype, the server, and its escaped ID resolves
+    assert found["jsonl_filetype"] == "jsonl"
+    assert found["jsonl_definition"] == [{"path": greet, "line": GREET}]
     # hover previews the chunk
     assert "def greet(name: str = DEFAULT_NAME)" in found["hover"]
     # workspace symbols search the chunks
