@@ -437,13 +437,34 @@ def _call(request_id: int, query: str) -> dict[str, Any]:
     }
 
 
+def test_a_call_in_flight_when_stdin_closes_is_answered_first(workspace: Path) -> None:
+    # a cold cache: the call waits for the index, and stdin closes meanwhile
+    server = _raw_server(workspace)
+    _initialize(server)
+    _send(server, _call(1, "greet"))
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.close()  # as `printf ... | chunkls mcp` does
+    answer = _receive(server, 1)
+    assert answer["result"]["isError"] is False
+    assert answer["result"]["structuredContent"]["results"]
+    assert server.stdout.read() == b""  # then the server ends
+    stderr = _hang_up(server)
+    assert server.returncode == 0
+    assert b"answering the calls in flight first" in stderr
+    assert b"Traceback" not in stderr, stderr.decode(errors="replace")
+
+
 def test_a_client_that_goes_away_mid_call_ends_the_server_cleanly(workspace: Path) -> None:
     server = _raw_server(workspace)
     _initialize(server)
     _send(server, _call(1, "greet"))
-    stderr = _hang_up(server)  # gone before the answer
+    assert server.stdout is not None
+    server.stdout.close()  # gone before the answer: it has nowhere to go
+    stderr = _hang_up(server)
     assert server.returncode == 0
+    assert b"the client closed stdout" in stderr
     assert b"Traceback" not in stderr, stderr.decode(errors="replace")
+    assert b"Exception ignored" not in stderr, stderr.decode(errors="replace")
 
 
 def test_a_cancelled_call_leaves_the_server_answering(workspace: Path) -> None:

@@ -8,19 +8,22 @@ index is loaded, a call on a single root whose cache is current (and where
 nothing changed since it was checked) is answered from the cache read in
 place, as the CLI answers (``chunkls.index.ondisk``): an agent's first call
 does not wait for the load. A bad root is reported in every answer rather
-than ending the process: the agent sees why. stdout is the protocol: logs go
-to stderr.
+than ending the process: the agent sees why. A call still in flight when the
+client closes stdin is answered before the server exits
+(``chunkls.mcp.inflight``). stdout is the protocol: logs go to stderr.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import anyio
 import mcp.types as types
@@ -34,6 +37,7 @@ from chunkls.early import EarlyReader
 from chunkls.index import WorkspaceIndex
 from chunkls.index.ondisk import DiskIndex, Stale, open_current
 from chunkls.mcp.freshness import Freshness
+from chunkls.mcp.inflight import DrainingInput, InFlight, TrackingOutput
 from chunkls.mcp.tools import (
     INSTRUCTIONS,
     SPECS,
@@ -182,14 +186,35 @@ def make_server(service: ChunkService) -> Server[Any, Any]:
     return server
 
 
+def _stdout_to_null() -> None:
+    """Point stdout at the null device (its reader is gone): what is left in its
+    buffers, and anything written later, goes nowhere instead of failing."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (a test's capture): nothing to point
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
 async def _serve(service: ChunkService, early: EarlyReader | None = None) -> None:
     server = make_server(service)
-    stdin = stdout = None
+    text_in: Any
+    text_out: Any
     if early is not None:  # what was read while the SDK loaded comes first
         from chunkls.mcp.early import take_over
 
         text_in, text_out = take_over(early)
-        stdin, stdout = anyio.wrap_file(text_in), anyio.wrap_file(text_out)
+    else:  # what the SDK's stdio_server reads and writes by default
+        text_in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        text_out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+    # the calls in flight when stdin ends are answered before the SDK sees its end
+    inflight = InFlight()
+    stdin = anyio.wrap_file(cast("IO[str]", DrainingInput(text_in, inflight)))
+    stdout = anyio.wrap_file(cast("IO[str]", TrackingOutput(text_out, inflight, _stdout_to_null)))
     service.start()
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):

@@ -1,0 +1,164 @@
+"""Calls in flight when the client closes stdin still get their answers.
+
+The SDK ends the session when stdin ends and cancels the requests it is still
+handling (``mcp.server.lowlevel.Server.run``), so a client that writes its
+requests and closes stdin (``printf '...' | chunkls mcp``, a script, a CI step)
+never sees the answer to a call that waits for the index. ``DrainingInput``
+holds back the end of stdin until every request the SDK has read is answered,
+or cancelled by the client (``notifications/cancelled``), for ``DRAIN_LIMIT``
+seconds at most; ``TrackingOutput`` sees the answers leave. With nothing in
+flight the end of stdin passes at once, and the server exits as before.
+
+Both wrap the text files the SDK's ``stdio_server`` reads and writes (one JSON
+message a line), through its public ``stdin``/``stdout`` parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+logger = logging.getLogger("chunkls")
+
+DRAIN_LIMIT = 60.0
+"""Seconds the end of stdin waits at most for the calls in flight (an index of a
+large tree takes tens of seconds; a client in a hurry stops the server anyway)."""
+
+
+class _Lines(Protocol):
+    def readline(self) -> str: ...
+
+
+class _Out(Protocol):
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+def _message(line: str) -> dict[str, Any] | None:
+    """A JSON-RPC message's object, or ``None`` (not JSON, not an object)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _request_id(value: Any) -> bool:
+    """Whether ``value`` is an id the SDK answers under (a string or an integer)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+class InFlight:
+    """The ids of the requests read and not yet answered (thread-safe: the SDK
+    reads and writes in worker threads)."""
+
+    def __init__(self) -> None:
+        self._ids: set[str | int] = set()
+        self._changed = threading.Condition()
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._ids)
+
+    def read(self, line: str) -> None:
+        """Note a message the client sent: a request is in flight, a cancellation
+        ends one (the SDK does not answer a cancelled request)."""
+        message = _message(line)
+        if message is None or message.get("jsonrpc") != "2.0":
+            return
+        method = message.get("method")
+        if not isinstance(method, str):
+            return  # an answer to the server's own request
+        if "id" in message:
+            if _request_id(message["id"]):
+                with self._changed:
+                    self._ids.add(message["id"])
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and _request_id(params.get("requestId")):
+                self._done(params["requestId"])
+
+    def written(self, line: str) -> None:
+        """Note a message the server sent: an answer ends its request."""
+        message = _message(line)
+        if message is not None and "method" not in message and _request_id(message.get("id")):
+            self._done(message["id"])
+
+    def _done(self, request_id: str | int) -> None:
+        with self._changed:
+            self._ids.discard(request_id)
+            self._changed.notify_all()
+
+    def wait(self, limit: float) -> bool:
+        """Wait until nothing is in flight, ``limit`` seconds at most; whether so."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._ids, limit)
+
+
+class DrainingInput:
+    """stdin as the SDK reads it: each line noted, its end held back while
+    requests are in flight (see the module)."""
+
+    def __init__(self, lines: _Lines, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
+        self.lines = lines
+        self.inflight = inflight
+        self.limit = limit
+
+    def readline(self) -> str:
+        line = self.lines.readline()
+        if line:
+            self.inflight.read(line)  # before the SDK has it: its answer comes after
+            return line
+        if len(self.inflight):
+            logger.info("chunkls mcp: stdin closed: answering the calls in flight first")
+            if not self.inflight.wait(self.limit):
+                logger.warning(
+                    "chunkls mcp: %d request(s) still unanswered %g s after stdin closed",
+                    len(self.inflight),
+                    self.limit,
+                )
+        return line
+
+
+class TrackingOutput:
+    """stdout as the SDK writes it (a message a line, each followed by a flush):
+    an answer counts as sent once flushed. Once the client has closed its end
+    (a broken pipe), answers have nowhere to go: they count as sent, are
+    dropped, and ``gone`` is called once (to point stdout at the null device, so
+    nothing fails at exit either)."""
+
+    def __init__(self, out: _Out, inflight: InFlight, gone: Callable[[], None]) -> None:
+        self.out = out
+        self.inflight = inflight
+        self.gone = gone
+        self.closed = False
+        """The client closed stdout."""
+        self._unflushed: list[str] = []
+
+    def write(self, text: str) -> int:
+        self._unflushed.append(text)
+        if not self.closed:
+            try:
+                self.out.write(text)
+            except OSError:
+                self._client_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed:
+            try:
+                self.out.flush()
+            except OSError:
+                self._client_gone()
+        lines, self._unflushed = self._unflushed, []
+        for line in lines:
+            self.inflight.written(line)
+
+    def _client_gone(self) -> None:
+        self.closed = True
+        logger.info("chunkls mcp: the client closed stdout: answers have nowhere to go")
+        self.gone()
