@@ -541,21 +541,6 @@ def _mcp(args: argparse.Namespace) -> int:
     return run(args.root, args.exclude, cache=not args.no_cache, early=early)
 
 
-def _discard_output(stream: TextIO) -> None:
-    """Point a stream whose reader has gone at /dev/null, so the interpreter's
-    final flush of what is still buffered does not fail again (the recipe in
-    Python's ``signal`` documentation)."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)
-
-
 def run() -> NoReturn:
     """The ``chunkls`` command (and ``python -m chunkls``): ``main``, then exit.
 
@@ -621,7 +606,9 @@ def main(
         print(f"chunkls: error: {error}", file=err)
         return 2
     except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone
-        _discard_output(out)
+        from chunkls.streams import discard_output
+
+        discard_output(out)
         return 0
     finally:
         if args.collecting:

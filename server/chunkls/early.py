@@ -149,7 +149,7 @@ class KeptAnswers:
             logger.warning("could not keep a server answer in %s: %s", self.path, error)
 
 
-def parse(body: bytes) -> dict[str, Any] | None:
+def parse(body: bytes | str) -> dict[str, Any] | None:
     """A message body as a JSON object, or ``None``."""
     try:
         message = json.loads(body)

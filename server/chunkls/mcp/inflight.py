@@ -15,11 +15,12 @@ message a line), through its public ``stdin``/``stdout`` parameters.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from chunkls.early import parse
 
 logger = logging.getLogger("chunkls")
 
@@ -36,15 +37,6 @@ class _Out(Protocol):
     def write(self, text: str, /) -> int: ...
 
     def flush(self) -> None: ...
-
-
-def _message(line: str) -> dict[str, Any] | None:
-    """A JSON-RPC message's object, or ``None`` (not JSON, not an object)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    return message if isinstance(message, dict) else None
 
 
 def _request_id(value: Any) -> bool:
@@ -67,7 +59,7 @@ class InFlight:
     def read(self, line: str) -> None:
         """Note a message the client sent: a request is in flight, a cancellation
         ends one (the SDK does not answer a cancelled request)."""
-        message = _message(line)
+        message = parse(line)
         if message is None or message.get("jsonrpc") != "2.0":
             return
         method = message.get("method")
@@ -84,7 +76,7 @@ class InFlight:
 
     def written(self, line: str) -> None:
         """Note a message the server sent: an answer ends its request."""
-        message = _message(line)
+        message = parse(line)
         if message is not None and "method" not in message and _request_id(message.get("id")):
             self._done(message["id"])
 

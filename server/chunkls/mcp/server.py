@@ -19,9 +19,9 @@ import asyncio
 import contextlib
 import io
 import logging
-import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -47,6 +47,7 @@ from chunkls.mcp.tools import (
     error,
     root_problem,
 )
+from chunkls.streams import discard_output
 
 logger = logging.getLogger("chunkls")
 
@@ -186,20 +187,6 @@ def make_server(service: ChunkService) -> Server[Any, Any]:
     return server
 
 
-def _stdout_to_null() -> None:
-    """Point stdout at the null device (its reader is gone): what is left in its
-    buffers, and anything written later, goes nowhere instead of failing."""
-    try:
-        fd = sys.stdout.fileno()
-    except (OSError, ValueError):  # not a file (a test's capture): nothing to point
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, fd)
-    finally:
-        os.close(null)
-
-
 async def _serve(service: ChunkService, early: EarlyReader | None = None) -> None:
     server = make_server(service)
     text_in: Any
@@ -214,7 +201,9 @@ async def _serve(service: ChunkService, early: EarlyReader | None = None) -> Non
     # the calls in flight when stdin ends are answered before the SDK sees its end
     inflight = InFlight()
     stdin = anyio.wrap_file(cast("IO[str]", DrainingInput(text_in, inflight)))
-    stdout = anyio.wrap_file(cast("IO[str]", TrackingOutput(text_out, inflight, _stdout_to_null)))
+    # once the client has closed stdout, what is left to write goes to /dev/null
+    gone = partial(discard_output, sys.stdout)
+    stdout = anyio.wrap_file(cast("IO[str]", TrackingOutput(text_out, inflight, gone)))
     service.start()
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):
