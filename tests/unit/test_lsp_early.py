@@ -439,8 +439,14 @@ def test_end_of_input_hands_over_what_was_read(kept: KeptAnswers, workspace: Pat
     pipes.in_write = os.open(os.devnull, os.O_WRONLY)  # closed again by hand_over
     pipes.started.start()
     assert pipes.answers(1)[0]["id"] == 1
+    # the reader sees the end on the read after the last bytes: wait for it, or
+    # hand_over's wake-up may stop it first (then the server reads the end itself)
+    deadline = time.monotonic() + 30
+    while not pipes.reader.eof:
+        assert time.monotonic() < deadline, "the reader never saw the end of its input"
+        time.sleep(0.01)
     prelude = pipes.hand_over()
-    assert pipes.reader.eof and prelude.rest == b"Content-Length: 10\r\n\r\n{}"
+    assert prelude.rest == b"Content-Length: 10\r\n\r\n{}"
 
 
 def test_an_answer_that_cannot_be_written_is_left_to_the_server(
