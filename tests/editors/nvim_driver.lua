@@ -63,6 +63,16 @@ local function locations(bufnr, needle)
   return out
 end
 
+-- The definition of the ID at `needle`, waiting (bounded) until it resolves.
+local function eventual_locations(bufnr, needle)
+  local found = {}
+  vim.wait(STEP, function()
+    found = locations(bufnr, needle)
+    return #found > 0
+  end, 200)
+  return found
+end
+
 local function diagnostics(bufnr)
   local out = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
@@ -92,12 +102,7 @@ local function run()
   results.attached = attached
 
   -- definition: wait until the server has indexed (every wait bounded)
-  local first = {}
-  vim.wait(STEP, function()
-    first = locations(note, "app/greet.py#function-greet")
-    return #first > 0
-  end, 200)
-  results.definition = first
+  results.definition = eventual_locations(note, "app/greet.py#function-greet")
 
   -- `gd`, as a user types it, jumps to it
   vim.api.nvim_win_set_cursor(0, { position_of(note, "app/greet.py#function-greet").line + 1, 20 })
@@ -112,12 +117,7 @@ local function run()
   vim.cmd("edit " .. vim.fn.fnameescape(workspace .. "/notes/session.jsonl"))
   local session = vim.api.nvim_get_current_buf()
   results.jsonl_filetype = vim.bo[session].filetype
-  local in_log = {}
-  vim.wait(STEP, function()
-    in_log = locations(session, "app\\/greet.py#function-greet")
-    return #in_log > 0
-  end, 200)
-  results.jsonl_definition = in_log
+  results.jsonl_definition = eventual_locations(session, "app\\/greet.py#function-greet")
   vim.cmd("buffer " .. note)
 
   local hover = request(note, "textDocument/hover", at(note, "app/greet.py#function-greet"))
@@ -144,12 +144,7 @@ local function run()
   vim.cmd("write")
   vim.cmd("buffer " .. note)
 
-  local renamed = {}
-  vim.wait(STEP, function()
-    renamed = locations(note, "app/greet.py#function-salute")
-    return #renamed > 0
-  end, 200)
-  results.definition_after_save = renamed
+  results.definition_after_save = eventual_locations(note, "app/greet.py#function-salute")
   results.old_definition_after_save = locations(note, "app/greet.py#function-greet")
   vim.wait(STEP, function()
     return not any_on(diagnostics(note), salute)

@@ -519,6 +519,15 @@ async function waitHover(needle, anyOf, what) {
   }
 }
 
+/** Clicks the `occurrence`-th `needle`, presses F12, and waits for greet.py at `line`. */
+async function goToDefinition(needle, occurrence, line, what) {
+  const pos = await textPosition(needle, occurrence);
+  await page.mouse.click(pos.x, pos.y);
+  await page.keyboard.press('F12');
+  await waitActiveTab('greet.py');
+  await waitCursorLine(line, what);
+}
+
 /** Waits until `fn` (run here, not in the page) returns a truthy value; returns it. */
 async function waitHere(fn, what) {
   const deadline = Date.now() + timeout;
@@ -609,11 +618,7 @@ try {
 
   await test('F12 on an ID lands on the chunk line', async () => {
     await page.keyboard.press('Escape');
-    const pos = await textPosition('app/greet.py#function-greet', 1);
-    await page.mouse.click(pos.x, pos.y);
-    await page.keyboard.press('F12');
-    await waitActiveTab('greet.py');
-    await waitCursorLine(greetLine, 'F12 to open greet');
+    await goToDefinition('app/greet.py#function-greet', 1, greetLine, 'F12 to open greet');
   });
 
   await test('Search Chunks lists results and Enter opens the chunk', async () => {
@@ -703,11 +708,7 @@ try {
     await waitHover('app/greet.py#function-shout', ['Upper-case a greeting'], 'the hover of app/greet.py#function-shout in a .log file');
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');
-    const pos = await textPosition('app/greet.py#function-shout', 0);
-    await page.mouse.click(pos.x, pos.y);
-    await page.keyboard.press('F12');
-    await waitActiveTab('greet.py');
-    await waitCursorLine(shoutLine, 'F12 in the .log file');
+    await goToDefinition('app/greet.py#function-shout', 0, shoutLine, 'F12 in the .log file');
     // taking the language out again needs no restart (the lenses going away show
     // that the same server got the change)
     const restarted = serverPids();
