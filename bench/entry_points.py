@@ -32,7 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 SETTLE_S = 2.5
 """After a cache is filled: files changed within 2 s of their row being written
-are confirmed by hash (``chunkls.cache.RACY_NS``), which a warm run would pay."""
+are confirmed by hash (``chunkls.storage.cache.RACY_NS``), which a warm run would pay."""
 
 Result = dict[str, Any]
 

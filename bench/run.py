@@ -146,7 +146,7 @@ def child_parse_floor(corpus: Path, workers: int | None) -> Result:
 
     from chunkls.chunking import CorpusRules, walk_corpus
     from chunkls.chunking.suffixes import file_type_for
-    from chunkls.parallel import _batches, default_workers
+    from chunkls.runtime.workers import _batches, default_workers
 
     workers = workers or default_workers()
     walk = walk_corpus(corpus, CorpusRules())
@@ -173,7 +173,7 @@ def run_child(kind: str, corpus: Path, *extra: str, env: dict[str, str] | None =
 
 def make_queries(index: Any, count: int) -> list[str]:
     """Code-like queries: a symbol plus a word from its chunk, deterministic."""
-    from chunkls.tokens import tokenize
+    from chunkls.search.tokens import tokenize
 
     rng = random.Random(6)
     chunks = [e.chunk for e in index.chunks() if e.chunk.symbol not in (None, "<module>")]
@@ -212,7 +212,7 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
 
     from chunkls.chunking import FileChunks
     from chunkls.index import build_index
-    from chunkls.tokens import tokenize
+    from chunkls.search.tokens import tokenize
 
     index = build_index([corpus], cache_dir=Path(cache))
     queries = make_queries(index, queries_count)
@@ -344,7 +344,7 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
     from lsp_client import Client
 
     from chunkls.chunking import CorpusRules, walk_corpus
-    from chunkls.parallel import chunk_one
+    from chunkls.runtime.workers import chunk_one
 
     work = Path(tempfile.mkdtemp(prefix="chunkls-bench-ws-"))
     try:

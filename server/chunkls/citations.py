@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from chunkls.chunk_ids import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.chunking.models import LocatedChunk
 from chunkls.chunking.suffixes import suffix_of
-from chunkls.ignore_markers import unignored
+from chunkls.ids.grammar import ChunkRef, candidate_ids, find_chunk_refs_in
+from chunkls.ids.ignore_markers import unignored
+from chunkls.ids.json_strings import JSON_SUFFIXES
 from chunkls.index import Folder
-from chunkls.json_strings import JSON_SUFFIXES
 
 
 class Lookups(Protocol):

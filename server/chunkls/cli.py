@@ -190,8 +190,8 @@ def _index(
     root: Path, args: argparse.Namespace, err: TextIO, report: bool = True
 ) -> WorkspaceIndex:
     from chunkls import index as workspace_index
-    from chunkls.cache import cache_dir
     from chunkls.chunking import CorpusRules
+    from chunkls.storage.cache import cache_dir
 
     if getattr(args, "collecting", False):  # (``main`` stops collections for an answer in place)
         import gc
@@ -210,9 +210,9 @@ def _index(
 
 
 def _tune_allocator() -> None:
-    """Before indexing or serving: large arrays from mmap (``chunkls.memory``).
+    """Before indexing or serving: large arrays from mmap (``chunkls.runtime.memory``).
     A question the cache answers in place allocates little and skips it."""
-    from chunkls.memory import tune_allocator
+    from chunkls.runtime.memory import tune_allocator
 
     tune_allocator()
 
@@ -236,9 +236,9 @@ def _on_disk(root: Path, args: argparse.Namespace, err: TextIO) -> DiskIndex | N
     (``chunkls.index.ondisk``): nothing is loaded but what the answer needs."""
     if args.no_cache:
         return None
-    from chunkls.cache import cache_dir
     from chunkls.chunking import CorpusRules
     from chunkls.index.ondisk import open_current
+    from chunkls.storage.cache import cache_dir
 
     disk = open_current(root, CorpusRules().extended(exclude_globs=args.exclude), cache_dir())
     if disk is not None:
@@ -325,7 +325,7 @@ class _ProgressBar:
 def _search(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import json
 
-    from chunkls.tokens import tokenize
+    from chunkls.search.tokens import tokenize
 
     root = _check_root(args.root)
     if not tokenize(args.query):
@@ -428,7 +428,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         real_inside,
         real_relative,
     )
-    from chunkls.positions import TextLines
+    from chunkls.ids.positions import TextLines
 
     root = _check_root(args.root)
 
@@ -510,7 +510,7 @@ def _check_targets(
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from chunkls.cache import cache_dir
+    from chunkls.storage.cache import cache_dir
 
     early = None
     if not args.tcp:
@@ -606,7 +606,7 @@ def main(
         print(f"chunkls: error: {error}", file=err)
         return 2
     except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone
-        from chunkls.streams import discard_output
+        from chunkls.runtime.streams import discard_output
 
         discard_output(out)
         return 0

@@ -20,8 +20,8 @@ import pytest
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TIMEOUT = 120
 SERVE = (
-    "import sys, chunkls.cache\n"
-    "chunkls.cache.RACY_NS = 0  # the files were written a moment ago\n"
+    "import sys, chunkls.storage.cache\n"
+    "chunkls.storage.cache.RACY_NS = 0  # the files were written a moment ago\n"
     "from chunkls.cli import run\n"
     "sys.argv[0] = 'chunkls'\n"
     "run()\n"

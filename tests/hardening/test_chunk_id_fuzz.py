@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunk_ids import MAX_IDENTITY, MAX_PATH, find_chunk_refs, find_chunk_refs_in, ref_at
+from chunkls.ids.grammar import MAX_IDENTITY, MAX_PATH, find_chunk_refs, find_chunk_refs_in, ref_at
 from tests.hardening.conftest import scaled
 from tests.unit.test_chunk_ids import reference_find_chunk_refs_in, tokenize_is_the_reference
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import chunkls.cache
+import chunkls.storage.cache
 from tests.unit.strategies import small_corpus
 
 
@@ -28,5 +28,5 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The user's cache directory in ``tmp_path`` (``XDG_CACHE_HOME``), where a
     cache of files written a moment ago counts as current (``RACY_NS`` 0)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)
+    monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", 0)
     return tmp_path / "xdg"

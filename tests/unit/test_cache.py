@@ -13,15 +13,15 @@ from typing import NoReturn
 
 import pytest
 
-import chunkls.cache
 import chunkls.chunking.corpus
 import chunkls.index.bulk
-import chunkls.index.disk
-import chunkls.parallel
-from chunkls.cache import cache_dir, cache_home, store_path
+import chunkls.index.refresh
+import chunkls.runtime.workers
+import chunkls.storage.cache
 from chunkls.chunking import CorpusRules
 from chunkls.cli import main
 from chunkls.index import WorkspaceIndex, build_index
+from chunkls.storage.cache import cache_dir, cache_home, store_path
 from tests.unit.strategies import small_corpus
 
 QUERIES = ["alpha return", "beta gamma", "notes section text", "helper value"]
@@ -146,7 +146,7 @@ def test_a_cache_from_other_version_or_settings_is_not_used(
     if change == "version":
         monkeypatch.setattr(chunkls, "__version__", "999.0")
     elif change == "tokenizer":
-        monkeypatch.setattr(chunkls.cache, "TOKENIZER", 999)
+        monkeypatch.setattr(chunkls.storage.cache, "TOKENIZER", 999)
     else:
         base = CorpusRules().extended(exclude_globs=["notes1.md"])
     warm = build_index([tree], base, cache_dir=cache, workers=1)
@@ -182,7 +182,7 @@ def test_a_corrupt_cache_is_rebuilt(
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     _corrupt(path, how)
-    with caplog.at_level(logging.WARNING, logger="chunkls.cache"):
+    with caplog.at_level(logging.WARNING, logger="chunkls.storage.cache"):
         rebuilt = build_index([tree], cache_dir=cache, workers=1)
     if how == "texts":  # found only when a text is needed: recovered from the files
         assert _state(rebuilt) != cold
@@ -290,7 +290,7 @@ def test_a_cache_of_an_older_schema_is_replaced_quietly(
     )
     old.commit()
     old.close()
-    with caplog.at_level(logging.INFO, logger="chunkls.cache"):
+    with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         index = build_index([tree], cache_dir=cache, workers=1)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("other version or settings" in r.getMessage() for r in caplog.records)
@@ -367,14 +367,14 @@ def _no_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raise AssertionError("a lookup read a file, chunked or wrote the cache")
 
     with monkeypatch.context() as patch:
-        for module in (chunkls.index.disk, chunkls.parallel):
+        for module in (chunkls.index.refresh, chunkls.runtime.workers):
             patch.setattr(module, "chunk_one", refuse)
-        for module in (chunkls.index.bulk, chunkls.parallel):
+        for module in (chunkls.index.bulk, chunkls.runtime.workers):
             patch.setattr(module, "chunk_many", refuse)
-        for module in (chunkls.index.disk, chunkls.chunking.corpus):
+        for module in (chunkls.index.refresh, chunkls.chunking.corpus):
             patch.setattr(module, "read_regular", refuse)
         for method in ("put", "delete", "touch", "flush", "save_snapshot"):
-            patch.setattr(chunkls.cache.FolderCache, method, refuse)
+            patch.setattr(chunkls.storage.cache.FolderCache, method, refuse)
         patch.setattr(builtins, "open", refuse)
         patch.setattr(os, "open", refuse)
         yield
@@ -482,10 +482,10 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
 def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Path) -> None:
     """``texts`` answers from the row waiting to be written, then from the table
     (the texts are the last column: start-ups read every other one)."""
-    from chunkls.cache import FolderCache
     from chunkls.chunking.ingest import FileChunks
     from chunkls.chunking.models import LocatedChunk
-    from chunkls.store import pack
+    from chunkls.storage.cache import FolderCache
+    from chunkls.storage.packed import pack
 
     chunk = LocatedChunk("a.py#function-f", "def f():\n    pass", "a.py", "code", "f", 1, 2)
     stored = pack(FileChunks("a.py", (chunk,), 123, 17))
@@ -585,7 +585,7 @@ def test_a_symlink_replaced_by_a_copy_of_its_target_gets_its_own_chunks(
 
 
 NOW = 100 * 10**9
-ROW = chunkls.cache.Row(
+ROW = chunkls.storage.cache.Row(
     mtime_ns=NOW - 50 * 10**9,
     size=10,
     digest=b"d",
@@ -610,6 +610,6 @@ ROW = chunkls.cache.Row(
     ],
 )
 def test_which_rows_stat_can_settle(
-    row: chunkls.cache.Row, mtime_ns: int, size: int, ctime_ns: int, expected: bool | None
+    row: chunkls.storage.cache.Row, mtime_ns: int, size: int, ctime_ns: int, expected: bool | None
 ) -> None:
-    assert chunkls.cache.FolderCache.unchanged(row, mtime_ns, size, ctime_ns) is expected
+    assert chunkls.storage.cache.FolderCache.unchanged(row, mtime_ns, size, ctime_ns) is expected

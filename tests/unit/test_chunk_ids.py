@@ -26,7 +26,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunk_ids import (
+from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.citations import check_text
+from chunkls.ids.grammar import (
     _LOCAL_ID,
     _PATH_ID,
     _SCHEME_BEFORE,
@@ -41,8 +43,6 @@ from chunkls.chunk_ids import (
     typed_id_at,
     written_as,
 )
-from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
-from chunkls.citations import check_text
 from chunkls.index import build_index
 from tests.unit.strategies import write_tree
 from tests.unit.tokenize_reference import reference_python_literal_spans, tokenize_is_the_reference

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunk_ids import find_chunk_refs
 from chunkls.chunking import CorpusRules
 from chunkls.citations import (
     ChunkHistory,
@@ -20,6 +19,7 @@ from chunkls.citations import (
     walk_citation_files,
 )
 from chunkls.cli import main
+from chunkls.ids.grammar import find_chunk_refs
 from chunkls.index import Folder, build_index
 from tests.unit.strategies import write_tree
 

@@ -1,4 +1,4 @@
-"""Answering before the server has loaded (``chunkls.early``): the answers
+"""Answering before the server has loaded (``chunkls.runtime.early_reader``): the answers
 kept between starts and the digest of the code they belong to."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chunkls.early import (
+from chunkls.runtime.early_reader import (
     KEPT_ANSWERS,
     EarlyReader,
     KeptAnswers,

@@ -372,7 +372,7 @@ def test_bulk_search_pass_survives_searches_and_deletions_mid_pass(
     """Files chunked in bulk become searchable at the end of the pass; searches
     meanwhile merge segments and drop the terms learned for files not added yet
     (renumbering the others), a file goes: the result is a fresh build's."""
-    import chunkls.search as search_module
+    import chunkls.search.inverted as search_module
 
     monkeypatch.setattr(search_module, "_MERGE_AT", 1)
     tree = {

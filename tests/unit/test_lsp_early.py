@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from chunkls.chunking import chunk_source
-from chunkls.early import EarlyReader, KeptAnswers, Prelude
 from chunkls.lsp import contract
 from chunkls.lsp.early import (
     AnswerFilter,
@@ -30,6 +29,7 @@ from chunkls.lsp.early import (
     lens_source,
     lsp_fingerprint,
 )
+from chunkls.runtime.early_reader import EarlyReader, KeptAnswers, Prelude
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CAPABILITIES = {"textDocument": {"codeLens": {}}, "window": {"workDoneProgress": True}}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
+from chunkls.ids.positions import Encoding
 from chunkls.lsp.ranges import overlaps, range_before
-from chunkls.positions import Encoding
 
 
 def _range(a: tuple[int, int], b: tuple[int, int]) -> types.Range:

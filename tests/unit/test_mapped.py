@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import chunkls.saved_postings
-from chunkls.cache import store_path
+import chunkls.storage.snapshot
 from chunkls.index import WorkspaceIndex, build_index
-from chunkls.mapped import HEADER, Mapped, file_path, remove_others
+from chunkls.storage.cache import store_path
+from chunkls.storage.mapped import HEADER, Mapped, file_path, remove_others
 from tests.unit.test_cache import _state
 
 
@@ -52,9 +52,9 @@ def test_the_mapped_arrays_are_those_of_the_tables(tree: Path, cache: Path) -> N
     build_index([tree], cache_dir=cache, workers=1)
     db = sqlite3.connect(store_path(tree.resolve(), cache))
     directory = store_path(tree.resolve(), cache).parent
-    mapped, _ = chunkls.saved_postings.load(db, directory)
+    mapped, _ = chunkls.storage.snapshot.load(db, directory)
     db.execute("UPDATE snapshot SET mapped = NULL")
-    tables, _ = chunkls.saved_postings.load(db, directory)
+    tables, _ = chunkls.storage.snapshot.load(db, directory)
     db.close()
     assert mapped is not None and tables is not None
     assert mapped.mapped is not None and tables.mapped is None
@@ -92,7 +92,7 @@ def test_a_bad_postings_file_is_not_used(
     cold = _state(build_index([tree], cache_dir=cache, workers=1))
     (path,) = _files(tree, cache)
     _damage(path, how)
-    with caplog.at_level(logging.INFO, logger="chunkls.cache"):
+    with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         warm = _server_index(tree, cache)
     assert not warm.search_index.mapped
     assert _state(warm) == cold
@@ -138,8 +138,8 @@ def test_an_unwritable_postings_file_leaves_the_tables(
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(chunkls.saved_postings.MappedWriter, "put", refuse)
-    with caplog.at_level(logging.INFO, logger="chunkls.cache"):
+    monkeypatch.setattr(chunkls.storage.snapshot.MappedWriter, "put", refuse)
+    with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         cold = _state(build_index([tree], cache_dir=cache, workers=1))
     assert _token(tree, cache) is None and _files(tree, cache) == []
     assert any("not written" in r.getMessage() for r in caplog.records)
@@ -152,14 +152,14 @@ def test_an_unwritable_postings_file_leaves_the_tables(
 def test_a_failed_stream_gives_the_file_up_and_keeps_the_rows(
     tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = chunkls.saved_postings.MappedWriter.put
+    real = chunkls.storage.snapshot.MappedWriter.put
 
-    def put(self: chunkls.saved_postings.MappedWriter, name: str, data: object) -> None:
+    def put(self: chunkls.storage.snapshot.MappedWriter, name: str, data: object) -> None:
         if name == "docs":
             raise OSError(28, "No space left on device")
         real(self, name, data)
 
-    monkeypatch.setattr(chunkls.saved_postings.MappedWriter, "put", put)
+    monkeypatch.setattr(chunkls.storage.snapshot.MappedWriter, "put", put)
     cold = _state(build_index([tree], cache_dir=cache, workers=1))
     assert _token(tree, cache) is None and _files(tree, cache) == []
     monkeypatch.undo()

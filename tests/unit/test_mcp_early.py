@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-import chunkls.cache
+import chunkls.storage.cache
 from chunkls.chunking import CorpusRules
-from chunkls.early import KeptAnswers, Prelude
 from chunkls.index import WorkspaceIndex
 from chunkls.mcp.early import (
     AnswerFilter,
@@ -27,6 +26,7 @@ from chunkls.mcp.early import (
     mcp_fingerprint,
 )
 from chunkls.mcp.tools import Tools, call_result, checked
+from chunkls.runtime.early_reader import KeptAnswers, Prelude
 
 INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "a"}}
 ANSWER = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "chunkls"}}
@@ -80,7 +80,7 @@ def tree(tmp_path: Path, cache_home: Path) -> Path:
     root.mkdir()
     (root / "m.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
     (root / "notes.md").write_text("# Notes\n\nSee m.py#function-alpha.\n")
-    index = WorkspaceIndex(chunkls.cache.cache_dir())
+    index = WorkspaceIndex(chunkls.storage.cache.cache_dir())
     folder = index.add_folder(root, CorpusRules())
     index.index_folder(folder)
     index.close()

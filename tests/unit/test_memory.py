@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.memory import _libc, release_memory, tune_allocator
+from chunkls.runtime.memory import _libc, release_memory, tune_allocator
 
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import numpy as np
-from chunkls.memory import tune_allocator, release_memory
+from chunkls.runtime.memory import tune_allocator, release_memory
 
 def rss():
     for line in open("/proc/self/status"):

@@ -13,19 +13,19 @@ from pathlib import Path
 
 import pytest
 
-import chunkls.buckets
-import chunkls.cache
 import chunkls.index.ondisk
-import chunkls.postings
+import chunkls.search.buckets
+import chunkls.search.postings
+import chunkls.storage.cache
 from chunkls import cli
-from chunkls.buckets import bucket_of
-from chunkls.cache import cache_dir, store_path
 from chunkls.chunking import CorpusRules
 from chunkls.index import build_index
 from chunkls.index.bulk import BulkIndexer
 from chunkls.index.ondisk import DiskIndex, open_current
-from chunkls.listing import Listing
-from chunkls.postings import bucket_rows
+from chunkls.search.buckets import bucket_of
+from chunkls.search.postings import bucket_rows
+from chunkls.storage.cache import cache_dir, store_path
+from chunkls.storage.listing import Listing
 
 from .strategies import write_tree
 
@@ -68,7 +68,7 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     # files written by the test a moment ago would be confirmed by hash (the
     # "racy" rule); the tests write and index them in the same second
-    monkeypatch.setattr(chunkls.cache, "RACY_NS", 0)
+    monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", 0)
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -170,7 +170,7 @@ def test_a_change_since_the_cache_is_indexed_before_answering(
 def test_a_search_reads_only_its_terms_and_its_results(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chunkls.buckets, "TERMS_PER_BUCKET", 4)  # a small tree: many buckets
+    monkeypatch.setattr(chunkls.search.buckets, "TERMS_PER_BUCKET", 4)  # a small tree: many buckets
     run("search", "greet", "--root", str(tree))
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
@@ -259,7 +259,7 @@ def test_bucket_rows_are_the_same_however_many_are_made_at_once(
         return [saved.buckets, saved.term_ids.tolist(), saved.offsets.tolist(), made]
 
     whole = rows()
-    monkeypatch.setattr(chunkls.postings, "ROWS_AT_ONCE", 3)
+    monkeypatch.setattr(chunkls.search.postings, "ROWS_AT_ONCE", 3)
     assert rows() == whole
     buckets, made = whole[0], whole[3]
     names = list(snapshot.terms)
@@ -366,7 +366,7 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     assert listing is not None
     newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
     # the same folders, taken as if the walk began a moment after the newest change
-    monkeypatch.setattr(chunkls.cache, "RACY_NS", listing.taken_ns - newest)
+    monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", listing.taken_ns - newest)
     monkeypatch.setattr(chunkls.index.ondisk, "_rows_hold", lambda *a: True)
     assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
     assert walks == [tree]
@@ -405,7 +405,7 @@ def test_every_file_is_held_to_its_row_by_stat(
         os.truncate(target, before.st_size - 1)
         os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     elif change == "racy":  # written within RACY_NS of its row: only a hash could tell
-        monkeypatch.setattr(chunkls.cache, "RACY_NS", 10**15)
+        monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", 10**15)
     assert target.stat().st_size == before.st_size or change == "size only"
     for listing in (True, False):
         if not listing:  # the walk's path: the listing is not trusted
@@ -424,7 +424,7 @@ def test_the_files_digest_is_one_of_each_path_in_turn() -> None:
     NUL in turn (what the cache records and a reader compares)."""
     import hashlib
 
-    from chunkls.listing import files_digest
+    from chunkls.storage.listing import files_digest
 
     cases = [[], [""], ["", ""], ["a.py"], ["a.py", "b/c.md"], ["caf\udce9.py", "\u00e9t\u00e9.md"]]
     for paths in cases:

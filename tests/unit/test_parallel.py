@@ -10,9 +10,9 @@ import pytest
 
 from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
 from chunkls.index import WorkspaceIndex, build_index
-from chunkls.parallel import Chunked, chunk_many, chunk_one, default_workers
-from chunkls.store import unpack
-from chunkls.tokens import file_terms
+from chunkls.runtime.workers import Chunked, chunk_many, chunk_one, default_workers
+from chunkls.search.tokens import file_terms
+from chunkls.storage.packed import unpack
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
 
@@ -94,7 +94,7 @@ def test_default_workers_is_positive() -> None:
 def test_workers_run_below_the_editor_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import chunkls.parallel as parallel
+    import chunkls.runtime.workers as parallel
 
     root = _tree(tmp_path, 70)
     rules = CorpusRules()

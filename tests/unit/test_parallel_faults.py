@@ -3,7 +3,7 @@
 Every test consumes ``chunk_many`` with a deadline checked at each heartbeat, so a
 lost batch (the generator yielding ``None`` forever) fails the test instead of
 hanging it. The faults are injected by monkeypatching this module's view of
-``chunkls.parallel`` under the fork start method: forked workers inherit the
+``chunkls.runtime.workers`` under the fork start method: forked workers inherit the
 patch, and each patched function checks the process id so that the consumer's
 own in-process work is left alone.
 """
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkls import parallel
 from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, walk_corpus
-from chunkls.parallel import Chunked, chunk_many, chunk_one
+from chunkls.runtime import workers as parallel
+from chunkls.runtime.workers import Chunked, chunk_many, chunk_one
 
 DEADLINE = 120.0
 """Seconds a run may take before it counts as hung (normally well under 10)."""
@@ -258,7 +258,7 @@ def test_a_detached_helper_dies_with_its_parent_and_keeps_off_its_stdout() -> No
     process that started it is killed, and does not hold its stdout open."""
     script = (
         "import os, sys, time\n"
-        "from chunkls.parallel import detach\n"
+        "from chunkls.runtime.workers import detach\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    detach()\n"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunkls.positions import Encoding, TextLines, column_to_index, units
+from chunkls.ids.positions import Encoding, TextLines, column_to_index, units
 
 ENCODINGS: list[Encoding] = ["utf-16", "utf-8", "utf-32"]
 

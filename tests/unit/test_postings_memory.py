@@ -11,9 +11,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import chunkls.postings
-from chunkls.postings import Segment, Snapshot, bucket_rows
-from chunkls.terms import TermTable
+import chunkls.search.postings
+from chunkls.search.postings import Segment, Snapshot, bucket_rows
+from chunkls.search.vocabulary import TermTable
 
 TERMS = 20_000
 PER_TERM = 100
@@ -47,8 +47,8 @@ def test_the_rows_are_made_a_bounded_number_of_postings_at_a_time(
 ) -> None:
     snapshot = _snapshot()
     segment_bytes = snapshot.segment.docs.nbytes + snapshot.segment.tfs.nbytes
-    monkeypatch.setattr(chunkls.postings, "ROWS_AT_ONCE", 1 << 13)
-    monkeypatch.setattr(chunkls.postings, "HASHED_AT_ONCE", 1 << 12)
+    monkeypatch.setattr(chunkls.search.postings, "ROWS_AT_ONCE", 1 << 13)
+    monkeypatch.setattr(chunkls.search.postings, "HASHED_AT_ONCE", 1 << 12)
     postings, peak = _saved_peak(snapshot)
     assert postings == TERMS * PER_TERM
     # what a save needs per term (its new id, bucket, offsets), about 60 bytes of
@@ -61,7 +61,7 @@ def test_all_the_postings_at_once_exceed_the_bound(monkeypatch: pytest.MonkeyPat
     """The bound above can fail: regrouping every posting in one go breaks it."""
     snapshot = _snapshot()
     segment_bytes = snapshot.segment.docs.nbytes + snapshot.segment.tfs.nbytes
-    monkeypatch.setattr(chunkls.postings, "ROWS_AT_ONCE", 1 << 30)
+    monkeypatch.setattr(chunkls.search.postings, "ROWS_AT_ONCE", 1 << 30)
     postings, peak = _saved_peak(snapshot)
     assert postings == TERMS * PER_TERM
     assert peak > segment_bytes, (peak, segment_bytes)

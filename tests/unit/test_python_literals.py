@@ -14,8 +14,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunk_ids import find_chunk_refs, find_chunk_refs_in
-from chunkls.python_literals import python_literal_spans
+from chunkls.ids.grammar import find_chunk_refs, find_chunk_refs_in
+from chunkls.ids.python_literals import python_literal_spans
 from tests.unit.test_chunk_ids import reference_find_all_refs_in
 from tests.unit.tokenize_reference import normalized, tokenize_is_the_reference
 
@@ -177,10 +177,10 @@ def test_spans_are_listed_near_the_offsets() -> None:
 def test_the_scanner_knows_no_chunk_ids() -> None:
     """The lexer stands alone: importing it loads neither the ID grammar nor the index."""
     code = (
-        "import sys, chunkls.python_literals;"
+        "import sys, chunkls.ids.python_literals;"
         "print(sorted(m for m in sys.modules if m.startswith('chunkls')))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert loaded.strip() == "['chunkls', 'chunkls.python_literals']"
+    assert loaded.strip() == "['chunkls', 'chunkls.ids', 'chunkls.ids.python_literals']"

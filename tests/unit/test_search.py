@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.index import build_index
-from chunkls.search import K1, B, BM25Index
-from chunkls.tokens import file_terms, term_counts, tokenize
+from chunkls.search.inverted import K1, B, BM25Index
+from chunkls.search.tokens import file_terms, term_counts, tokenize
 
 from .strategies import write_tree
 
@@ -376,12 +376,12 @@ def test_a_merge_a_few_postings_at_a_time_equals_one_at_once(
     """A merge (compaction) places its postings a batch at a time (``_MERGE_BATCH``),
     dropping removed files' documents and unused terms: the same segment, the
     same snapshot and the same scores as an index built afresh."""
-    import chunkls.search
+    import chunkls.search.inverted
 
     rng = random.Random(5)
     corpus = random_corpus(rng, 60)
     removed = set(rng.sample(sorted(corpus), 20))
-    monkeypatch.setattr(chunkls.search, "_MERGE_BATCH", batch)
+    monkeypatch.setattr(chunkls.search.inverted, "_MERGE_BATCH", batch)
     index = index_of(corpus)
     for name in sorted(removed):
         index.remove_file((0, name))
@@ -389,7 +389,7 @@ def test_a_merge_a_few_postings_at_a_time_equals_one_at_once(
     live = {k: v for k, v in corpus.items() if k not in removed}
     live["zz_new.py"] = ["alpha unique_term_here"]
     index.compact()
-    monkeypatch.setattr(chunkls.search, "_MERGE_BATCH", 1 << 20)
+    monkeypatch.setattr(chunkls.search.inverted, "_MERGE_BATCH", 1 << 20)
     reference = fresh(live)
     reference.compact()
     queries = [*QUERIES, "unique term here"]

@@ -20,11 +20,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from chunkls import ranking, search
 from chunkls.index import WorkspaceIndex, build_index
 from chunkls.index import bulk as workspace_index
-from chunkls.postings import FileKey, select_files
-from chunkls.search import BM25Index
+from chunkls.search import inverted as search
+from chunkls.search import topk as ranking
+from chunkls.search.inverted import BM25Index
+from chunkls.search.postings import FileKey, select_files
 
 # -- the engine ------------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls import tokens
-from chunkls.tokens import FileTerms, file_terms, term_counts, tokenize
+from chunkls.search import tokens
+from chunkls.search.tokens import FileTerms, file_terms, term_counts, tokenize
 
 # -- the reference: the tokenizer as first written (regex words, per-word tokens) ------
 

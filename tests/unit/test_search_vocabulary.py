@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls import search
-from chunkls.postings import select_files
-from chunkls.search import BM25Index
-from chunkls.tokens import file_terms, tokenize
+from chunkls.search import inverted as search
+from chunkls.search.inverted import BM25Index
+from chunkls.search.postings import select_files
+from chunkls.search.tokens import file_terms, tokenize
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
 

@@ -155,7 +155,13 @@ def test_help_lists_the_commands() -> None:
 
 
 IN_MEMORY_INDEX = frozenset(
-    {"numpy", "chunkls.index.bulk", "chunkls.index.store", "chunkls.search", "chunkls.postings"}
+    {
+        "numpy",
+        "chunkls.index.bulk",
+        "chunkls.index.store",
+        "chunkls.search.inverted",
+        "chunkls.search.postings",
+    }
 )
 """What a question the cache answers in place never needs: numpy, the in-memory
 store and its postings, the bulk indexer."""
@@ -185,8 +191,8 @@ def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
         script = (
             "import io, os\n"
             f"os.environ['XDG_CACHE_HOME'] = {str(cache)!r}\n"
-            "import chunkls.cache\n"
-            "chunkls.cache.RACY_NS = 0  # the files were written a moment ago\n"
+            "import chunkls.storage.cache\n"
+            "chunkls.storage.cache.RACY_NS = 0  # the files were written a moment ago\n"
             "from chunkls.cli import main\n"
             "out = io.StringIO()\n"
             f"assert main({[*argv, '--root', str(root)]!r}, out, io.StringIO()) == {code}\n"

@@ -232,8 +232,8 @@ def test_a_prelude_replayed_without_a_pipe_can_end_the_session() -> None:
     import asyncio
     import threading
 
-    from chunkls.early import Prelude
     from chunkls.lsp.stdio import _NO_TRANSPORT, Framing
+    from chunkls.runtime.early_reader import Prelude
 
     stop = threading.Event()
     stop.set()  # the first message handled is an ``exit``

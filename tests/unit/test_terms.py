@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.terms import EMPTY_TABLE, TermTable, Vocabulary
+from chunkls.search.vocabulary import EMPTY_TABLE, TermTable, Vocabulary
 
 # short terms, terms sharing eight-byte prefixes, non-ASCII ones (multi-byte UTF-8,
 # and lead bytes >= 0x80 whose prefix keys need all 64 bits)

@@ -1,6 +1,6 @@
 """The reference for Python's strings and comments: ``tokenize`` itself.
 
-``chunkls.python_literals`` must give the spans of the STRING and COMMENT
+``chunkls.ids.python_literals`` must give the spans of the STRING and COMMENT
 tokens of Python 3.11's ``tokenize`` on every input; the ID tests use it too.
 """
 

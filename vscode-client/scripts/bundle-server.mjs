@@ -244,7 +244,7 @@ const hostTag = nativeTag(hostVersion);
 if (target === hostTarget() && versions.includes(hostVersion)) {
   const check = spawnSync(
     python,
-    ['-c', 'import chunkls, chunkls.search, chunkls.cache, pygls, lsprotocol, numpy, chunkls.mcp.server, watchfiles; print(chunkls.__file__, numpy.__file__)'],
+    ['-c', 'import chunkls, chunkls.search, chunkls.storage.cache, pygls, lsprotocol, numpy, chunkls.mcp.server, watchfiles; print(chunkls.__file__, numpy.__file__)'],
     { encoding: 'utf8', env: { ...process.env, PYTHONPATH: [libs, join(bundled, 'native', hostTag)].join(delimiter) }, cwd: libs },
   );
   if (check.status !== 0) {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chunkls.lazy_exports import lazy_exports
+from chunkls.runtime.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from chunkls.chunking.chunker import (

@@ -303,7 +303,7 @@ def walk_corpus(
     ``under`` limits the walk to one root-relative folder (paths stay relative
     to ``root``). ``stamps``, when given, receives (root-relative folder, mtime_ns,
     ctime_ns) of every folder listed ("" the root), each taken just before it is
-    listed (``chunkls.listing.Listing``); it is left empty when a folder could not
+    listed (``chunkls.storage.listing.Listing``); it is left empty when a folder could not
     be listed (such a walk is not one to trust again without walking)."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []

@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from chunkls.chunking import bytecode, symbols
+from chunkls.chunking import bytecode, symbol_table
 from chunkls.chunking.chunker import (
     ChunkingError,
     chunk_markdown_source,
@@ -99,7 +99,7 @@ def read_and_chunk(
 
     ``skip_ast``: a Python file that CPython vouches parses is outlined without
     ``ast.parse``, the same chunks for less: its cached bytecode
-    (``bytecode.outline``), else its symbol table (``symbols.outline``).
+    (``bytecode.outline``), else its symbol table (``symbol_table.outline``).
     """
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
@@ -111,7 +111,7 @@ def read_and_chunk(
         if skip_ast and file_type_for(name) == "code":
             outline = bytecode.outline(file.path, source.data, source.mtime_ns, source.size)
             if outline is None:
-                outline = symbols.outline(text, source.data, file.rel_path)
+                outline = symbol_table.outline(text, source.data, file.rel_path)
         if outline is not None:
             chunks = chunk_python_outline(outline, text, source.source_path)
         else:

@@ -17,18 +17,18 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from chunkls.cache import Row
 from chunkls.chunking import CorpusRules, bulk_gc, walk_corpus
 from chunkls.chunking.corpus import CorpusFile
-from chunkls.index.disk import apply, digest_of
 from chunkls.index.folder import ChunkAts, Folder
+from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
-from chunkls.listing import listing_of
-from chunkls.memory import release_memory
-from chunkls.parallel import NICENESS, chunk_many, detach, process_context
-from chunkls.postings import Snapshot
-from chunkls.search import LearnedTerms
-from chunkls.store import StoredFile, decode_stubs
+from chunkls.runtime.memory import release_memory
+from chunkls.runtime.workers import NICENESS, chunk_many, detach, process_context
+from chunkls.search.inverted import LearnedTerms
+from chunkls.search.postings import Snapshot
+from chunkls.storage.cache import Row
+from chunkls.storage.listing import listing_of
+from chunkls.storage.packed import StoredFile, decode_stubs
 
 logger = logging.getLogger("chunkls")
 

@@ -20,10 +20,10 @@ from chunkls.chunking.models import LocatedChunk
 from chunkls.index.id_map import IdMap
 
 if TYPE_CHECKING:
-    from chunkls.cache import FolderCache
-    from chunkls.listing import Listing
-    from chunkls.store import StoredFile
-    from chunkls.tokens import FileTerms
+    from chunkls.search.tokens import FileTerms
+    from chunkls.storage.cache import FolderCache
+    from chunkls.storage.listing import Listing
+    from chunkls.storage.packed import StoredFile
 
 
 @dataclass(eq=False)
@@ -39,7 +39,7 @@ class Folder:
     config_problems: list[ConfigProblem] = field(default_factory=list)
     """What was wrong in its configuration (reported, then ignored)."""
     files: dict[str, StoredFile] = field(default_factory=dict)
-    """Root-relative path -> that file's chunks, texts compressed (``chunkls.store``)."""
+    """Root-relative path -> that file's chunks, texts compressed (``chunkls.storage.packed``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
     by_id: IdMap = field(default_factory=IdMap)
@@ -52,7 +52,7 @@ class Folder:
     cache: FolderCache | None = None
     """Its persistent index, when the workspace index keeps one."""
     generations: dict[str, int] = field(default_factory=dict)
-    """Root-relative path -> generation of its cache row (see ``chunkls.cache``)."""
+    """Root-relative path -> generation of its cache row (see ``chunkls.storage.cache``)."""
     snapshot_stale: bool = True
     """Whether the cache's search snapshot misses changes made since."""
     touched: set[str] | None = None

@@ -4,7 +4,7 @@ cache is current, without loading it.
 
 ``open_current`` checks that the cache holds the folder as it is on disk (the
 corpus walked, or, while every folder's times are those the cache recorded at
-its last whole walk, the folders stat'ed instead (``chunkls.listing``); every
+its last whole walk, the folders stat'ed instead (``chunkls.storage.listing``); every
 file's size and times compared with its row; the search postings saved after
 the last row changed) and answers ``None`` otherwise: the
 caller then indexes as usual, which brings the cache up to date (the change
@@ -40,17 +40,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 
-from chunkls import cache
-from chunkls.bm25 import K1, B, Hit, term_weight
-from chunkls.buckets import bucket_of
-from chunkls.cache import FolderCache, _from_db, _to_db, store_path
 from chunkls.chunking.corpus import CorpusRules, load_rules, walk_corpus
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.index.suggest import SUGGEST_CHARS, PathGrams, suggest_ids
-from chunkls.listing import Listing, files_digest
-from chunkls.store import decode_stubs, unpack_stubs
-from chunkls.tokens import tokenize
+from chunkls.search.bm25 import K1, B, Hit, term_weight
+from chunkls.search.buckets import bucket_of
+from chunkls.search.tokens import tokenize
+from chunkls.storage import cache
+from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
+from chunkls.storage.listing import Listing, files_digest
+from chunkls.storage.packed import decode_stubs, unpack_stubs
 
 
 class Stale(Exception):

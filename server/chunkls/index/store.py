@@ -6,7 +6,7 @@ bulk indexing also uses for files it reuses from the cache), so the chunk
 maps, the search postings and the cache rows never disagree.
 
 A lookup only reads. A file's texts come from memory or from its row in the
-folder's cache (``chunkls.store`` packs them); a file whose texts are in
+folder's cache (``chunkls.storage.packed`` packs them); a file whose texts are in
 neither (the cache cleared, or rewritten by another process) answers no
 chunks, is recorded in ``texts_missing`` and ``on_texts_missing`` is told.
 Reading such files again is an explicit step (``WorkspaceIndex.recover_texts``).
@@ -20,13 +20,13 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Protocol
 
-from chunkls.bm25 import Hit
-from chunkls.cache import FolderCache, store_path
 from chunkls.chunking import ConfigProblem, CorpusRules, FileChunks, LocatedChunk, load_rules
 from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk, innermost
-from chunkls.search import BM25Index, LearnedTerms
-from chunkls.store import StoredFile, Stub, pack, unpack
-from chunkls.tokens import FileTerms
+from chunkls.search.bm25 import Hit
+from chunkls.search.inverted import BM25Index, LearnedTerms
+from chunkls.search.tokens import FileTerms
+from chunkls.storage.cache import FolderCache, store_path
+from chunkls.storage.packed import StoredFile, Stub, pack, unpack
 
 logger = logging.getLogger("chunkls")
 

@@ -2,7 +2,7 @@
 
 ``WorkspaceIndex`` is the store (its lookups are the query API), plus bulk
 indexing (``chunkls.index.bulk``), files re-read from disk and the recovery of
-lost chunk texts (``chunkls.index.disk``), and ID suggestions
+lost chunk texts (``chunkls.index.refresh``), and ID suggestions
 (``chunkls.index.suggest``).
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 from chunkls.chunking import CorpusRules
 from chunkls.chunking.corpus import CorpusFile
 from chunkls.index.bulk import BulkIndexer, Progress
-from chunkls.index.disk import index_one, recover_texts, refresh
 from chunkls.index.folder import Folder
+from chunkls.index.refresh import index_one, recover_texts, refresh
 from chunkls.index.store import ChunkStore
 from chunkls.index.suggest import Suggestions
 
@@ -48,7 +48,7 @@ class WorkspaceIndex(ChunkStore):
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
         """Re-read paths from disk into the index; returns the root-relative paths
-        of the files whose entry changed (see ``chunkls.index.disk``)."""
+        of the files whose entry changed (see ``chunkls.index.refresh``)."""
         return refresh(self, folder, rel_paths)
 
     def index_one(self, folder: Folder, file: CorpusFile) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chunkls.chunk_ids import find_chunk_refs
+from chunkls.ids.grammar import find_chunk_refs
+from chunkls.ids.positions import units
 from chunkls.index import Folder, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
@@ -22,7 +23,6 @@ from chunkls.lsp.documents import chunk_at_line
 from chunkls.lsp.ranges import chunk_range, chunk_uri
 from chunkls.lsp.refs import resolve_written
 from chunkls.lsp.uris import path_of
-from chunkls.positions import units
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer

@@ -59,7 +59,7 @@ class Status:
 
 @attrs.frozen
 class SearchArgs:
-    """``chunkls.search``'s argument: ``{"query": str, "topK": int}``."""
+    """``chunkls.search.inverted``'s argument: ``{"query": str, "topK": int}``."""
 
     query: str
     """The words to rank chunks by."""

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import ChunkRef, find_chunk_refs_between, written_as
 from chunkls.citations import SUGGEST_FOR, Problem, check_text, fix_candidates
-from chunkls.json_strings import JSON_LANGUAGES, escape
+from chunkls.ids.grammar import ChunkRef, find_chunk_refs_between, written_as
+from chunkls.ids.json_strings import JSON_LANGUAGES, escape
 from chunkls.lsp.documents import DocumentContext, is_open
 from chunkls.lsp.ranges import overlaps, range_before, ref_range
 from chunkls.lsp.refs import navigable, refs_of

@@ -9,15 +9,15 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import ChunkRef
 from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
 from chunkls.chunking.chunker import ChunkingError
 from chunkls.chunking.corpus import FileSkipped, read_corpus_file
 from chunkls.chunking.suffixes import file_type_for
+from chunkls.ids.grammar import ChunkRef
+from chunkls.ids.positions import Encoding, TextLines
 from chunkls.index import Folder
 from chunkls.lsp.languages import effective_language
 from chunkls.lsp.uris import path_of
-from chunkls.positions import Encoding, TextLines
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer

@@ -1,6 +1,6 @@
 """Answers before the language server has loaded: ``initialize`` and the first
 code lenses, while pygls and lsprotocol are still being imported (the reader
-and the kept answers: ``chunkls.early``).
+and the kept answers: ``chunkls.runtime.early_reader``).
 
 A ``chunkls serve`` start spends about 0.5 s importing pygls, lsprotocol (1,000
 attrs classes) and the features before it can read a message, and an editor
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chunkls.early import (
+from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
@@ -94,7 +94,7 @@ def cut_message(buffer: bytearray) -> bytes | None:
 
 
 def lsp_fingerprint() -> str:
-    """The language server's code (``chunkls.early.code_fingerprint``)."""
+    """The language server's code (``chunkls.runtime.early_reader.code_fingerprint``)."""
     return code_fingerprint(Path(__file__).parent, ("pygls", "lsprotocol"))
 
 

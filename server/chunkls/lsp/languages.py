@@ -14,7 +14,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from chunkls.chunking.suffixes import suffix_of
-from chunkls.json_strings import JSON_SUFFIXES
+from chunkls.ids.json_strings import JSON_SUFFIXES
 
 SUFFIX_LANGUAGES = {
     ".py": "python",

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 
-from chunkls.chunk_ids import ChunkRef, ref_at
 from chunkls.citations import fix_candidates
+from chunkls.ids.grammar import ChunkRef, ref_at
 from chunkls.index import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range

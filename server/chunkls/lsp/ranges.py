@@ -10,12 +10,12 @@ from lsprotocol import types
 
 from chunkls.chunking import LocatedChunk
 from chunkls.citations import Citation
+from chunkls.ids.positions import Encoding, TextLines, units
 from chunkls.index import IndexedChunk
 from chunkls.lsp.uris import uri_of
-from chunkls.positions import Encoding, TextLines, units
 
 if TYPE_CHECKING:
-    from chunkls.chunk_ids import ChunkRef
+    from chunkls.ids.grammar import ChunkRef
     from chunkls.lsp.documents import DocumentContext
 
 DOCUMENT_START = types.Range(types.Position(0, 0), types.Position(0, 0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chunkls.chunk_ids import (
+from chunkls.ids.grammar import (
     ChunkRef,
     candidate_ids,
     find_chunk_refs_between,

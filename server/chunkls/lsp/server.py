@@ -22,10 +22,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from chunkls import __version__
-from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
 from chunkls.chunking.corpus import load_rules
 from chunkls.citations import ChunkHistory, CitationIndex
+from chunkls.ids.positions import Encoding
 from chunkls.index import Folder, WorkspaceIndex
 from chunkls.lsp.contract import STATUS_NOTIFICATION
 from chunkls.lsp.documents import Buffer, DocumentContext
@@ -33,8 +33,8 @@ from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.lsp.status import status_of
 from chunkls.lsp.uris import path_of
-from chunkls.memory import release_memory
-from chunkls.positions import Encoding
+from chunkls.runtime.memory import release_memory
+from chunkls.storage.cache import cache_dir
 
 logger = logging.getLogger("chunkls")
 

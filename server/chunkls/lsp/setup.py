@@ -20,7 +20,7 @@ from chunkls.lsp.server import ChunkServer
 from chunkls.lsp.stdio import serve_stdio
 
 if TYPE_CHECKING:
-    from chunkls.early import EarlyReader
+    from chunkls.runtime.early_reader import EarlyReader
 
 logger = logging.getLogger("chunkls")
 

@@ -38,7 +38,7 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from chunkls.early import EarlyReader, Prelude
+    from chunkls.runtime.early_reader import EarlyReader, Prelude
 
 logger = logging.getLogger("chunkls")
 

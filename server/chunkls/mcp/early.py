@@ -1,6 +1,6 @@
 """Answers before the MCP SDK has loaded: ``initialize``, ``tools/list``,
 ``ping`` and tool calls, while the SDK and pydantic are still being imported
-(the reader and the kept answers: ``chunkls.early``).
+(the reader and the kept answers: ``chunkls.runtime.early_reader``).
 
 ``chunkls mcp`` spends about 0.6 s importing the SDK (pydantic models of the
 whole protocol) before it reads a message, and an agent waits that long at
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkls.early import (
+from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
@@ -72,7 +72,7 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 def mcp_fingerprint() -> str:
-    """The MCP server's code (``chunkls.early.code_fingerprint``)."""
+    """The MCP server's code (``chunkls.runtime.early_reader.code_fingerprint``)."""
     return code_fingerprint(Path(__file__).parent, ("mcp",))
 
 
@@ -126,10 +126,10 @@ class McpEarly:
         self.opened = True
         if not self.cache or len(self.roots) != 1:
             return
-        from chunkls.cache import cache_dir
         from chunkls.chunking import CorpusRules
         from chunkls.index.ondisk import open_current
         from chunkls.mcp.tools import Tools, root_problem
+        from chunkls.storage.cache import cache_dir
 
         if root_problem(self.roots[0]) is not None:
             return
@@ -183,7 +183,7 @@ class McpEarly:
 
 def start_early(roots: Sequence[str], exclude: Sequence[str], cache: bool) -> EarlyReader | None:
     """Start reading stdin early, if it is a pipe this can wait on; ``None`` otherwise."""
-    from chunkls.cache import cache_dir
+    from chunkls.storage.cache import cache_dir
 
     def protocol() -> McpEarly:
         answers = KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint())

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from chunkls.early import parse
+from chunkls.runtime.early_reader import parse
 
 logger = logging.getLogger("chunkls")
 

@@ -31,9 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from chunkls import __version__
-from chunkls.cache import cache_dir
 from chunkls.chunking import CorpusRules
-from chunkls.early import EarlyReader
 from chunkls.index import WorkspaceIndex
 from chunkls.index.ondisk import DiskIndex, Stale, open_current
 from chunkls.mcp.freshness import Freshness
@@ -47,7 +45,9 @@ from chunkls.mcp.tools import (
     error,
     root_problem,
 )
-from chunkls.streams import discard_output
+from chunkls.runtime.early_reader import EarlyReader
+from chunkls.runtime.streams import discard_output
+from chunkls.storage.cache import cache_dir
 
 logger = logging.getLogger("chunkls")
 

@@ -2,7 +2,7 @@
 
 Each tool translates its arguments into calls on the index's query API
 (``search``, ``lookup``/``resolve_first``, ``chunks_of_source``, ``suggest``),
-the chunk-ID grammar (``chunkls.chunk_ids``) and ``check_text`` (the logic of
+the chunk-ID grammar (``chunkls.ids.grammar``) and ``check_text`` (the logic of
 ``chunkls check``), and the result into an ``Answer``: structured content (as
 the tool's output schema says) plus a text rendering whose ID lines are the
 CLI's. Arguments come from a model: each is checked here, with an error that
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chunkls.chunk_ids import candidate_ids, find_chunk_refs, find_chunk_refs_in
 from chunkls.chunking import LocatedChunk
 from chunkls.chunking.corpus import compile_globs
 from chunkls.citations import ChunkHistory, check_text
-from chunkls.positions import TextLines
-from chunkls.tokens import tokenize
+from chunkls.ids.grammar import candidate_ids, find_chunk_refs, find_chunk_refs_in
+from chunkls.ids.positions import TextLines
+from chunkls.search.tokens import tokenize
 
 if TYPE_CHECKING:
     from chunkls.index import WorkspaceIndex

@@ -25,7 +25,7 @@ class Listing(NamedTuple):
 
     taken_ns: int
     """When the walk began (wall clock, as file times are): a folder changed less
-    than ``chunkls.cache.RACY_NS`` before it is not trusted (its next change may
+    than ``chunkls.storage.cache.RACY_NS`` before it is not trusted (its next change may
     keep its times, on a file system with coarse timestamps)."""
     files: bytes
     """``files_digest`` of the walk's corpus files."""

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
-from chunkls.store import StoredFile, pack
-from chunkls.tokens import FileTerms, file_terms
+from chunkls.search.tokens import FileTerms, file_terms
+from chunkls.storage.packed import StoredFile, pack
 
 if TYPE_CHECKING:
     _Marks = ctypes.Array[ctypes.c_int64]

@@ -76,7 +76,7 @@ class TermTable:
         starts: npt.NDArray[np.int64],
         prefixes: npt.NDArray[np.uint64],
     ) -> TermTable:
-        """A table as saved whole (``chunkls.mapped``): nothing recomputed, so
+        """A table as saved whole (``chunkls.storage.mapped``): nothing recomputed, so
         nothing read but the sizes (``ValueError`` if they do not fit together)."""
         if not (len(ids) == len(prefixes) == len(starts) - 1) or (
             len(starts) and int(starts[-1]) != len(blob)

@@ -4,7 +4,7 @@ This module holds the grammar only: recognising IDs in text (``find_chunk_refs``
 ``find_chunk_refs_in``, ``ref_at``), normalising what is written to a
 root-relative ID (``ChunkRef``, ``candidate_ids``), writing an ID for a form
 (``written_as``), and reading an ID being typed (``typed_id_at``). Python's
-strings and comments are found by ``chunkls.python_literals``; looking IDs up
+strings and comments are found by ``chunkls.ids.python_literals``; looking IDs up
 is the index's job. Nothing here opens a path taken from the text.
 
 This is the one place that knows how a chunk ID is written: bare
@@ -29,7 +29,7 @@ costs a few operations on short strings. The delimited forms take one more
 pass, of backtick spans and link targets, where each scan stops at the next
 backtick or line end, or ``<``, ``>`` or parenthesis (see ``_DELIMITED``). In
 Python, where only the IDs in strings and comments count, those are found
-without ``tokenize`` (see ``chunkls.python_literals``).
+without ``tokenize`` (see ``chunkls.ids.python_literals``).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from operator import attrgetter
 from typing import Literal, NamedTuple
 from urllib.parse import quote
 
-from chunkls import json_strings
 from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.ids import json_strings
 
 MAX_PATH = 1024
 """Longer paths are not taken for chunk IDs."""
@@ -322,7 +322,7 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
         return refs
     # imported here: compiling its patterns is most of what loading it costs
     # (~50 ms), and only Python text with references needs them
-    from chunkls import python_literals
+    from chunkls.ids import python_literals
 
     spans = python_literals.python_literal_spans(text, [ref.start for ref in refs])
     if spans is None:

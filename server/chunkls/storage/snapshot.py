@@ -2,7 +2,7 @@
 
 The postings are saved twice: by term bucket in the database (``term_buckets``,
 a query of the CLI reads a few rows, ``chunkls.index.ondisk``) and whole in a
-file beside it that a load maps (``chunkls.mapped``). A load maps that file
+file beside it that a load maps (``chunkls.storage.mapped``). A load maps that file
 when the snapshot row names it and it checks out; otherwise it reads the
 buckets into arrays, as before the file existed. Either way the arrays, and so
 the scores, are the same.
@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.mapped import Mapped, MappedWriter, remove_others
-from chunkls.postings import BucketRow, Segment, Snapshot, bucket_rows
-from chunkls.terms import TermTable
+from chunkls.search.postings import BucketRow, Segment, Snapshot, bucket_rows
+from chunkls.search.vocabulary import TermTable
+from chunkls.storage.mapped import Mapped, MappedWriter, remove_others
 
-_logger = logging.getLogger("chunkls.cache")
+_logger = logging.getLogger("chunkls.storage.cache")
 
 
 def load(db: sqlite3.Connection, directory: Path) -> tuple[Snapshot | None, dict[str, int]]:

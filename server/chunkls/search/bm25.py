@@ -1,5 +1,5 @@
 """BM25's parameters and result type, kept apart from the numpy postings
-(``chunkls.search``) so that a reader of the persistent index
+(``chunkls.search.inverted``) so that a reader of the persistent index
 (``chunkls.index.ondisk``) scores with the very same formula without them."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The persistent index: one SQLite file per workspace folder, in the user's cache.
 
-A row per corpus file holds its chunks (with ranges, as ``chunkls.store``
+A row per corpus file holds its chunks (with ranges, as ``chunkls.storage.packed``
 keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
 content hash they were read with, or why it was skipped. A snapshot of the
 folder's search postings (numpy arrays as blobs, and also in a file beside
-the database that a load maps: ``chunkls.saved_postings``) lets a warm start
+the database that a load maps: ``chunkls.storage.snapshot``) lets a warm start
 skip tokenizing; it records the row generation of each file it covers, so a file
 whose row changed after it was taken is re-added from its row instead.
 
@@ -24,16 +24,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.store import StoredFile
+from chunkls.storage.packed import StoredFile
 
 if TYPE_CHECKING:
     import logging
 
-    from chunkls.listing import Listing
-    from chunkls.postings import Snapshot
+    from chunkls.search.postings import Snapshot
+    from chunkls.storage.listing import Listing
 
 # numpy and the postings are imported by the two methods that read and write the
-# search snapshot (``chunkls.saved_postings``): a process that only checks rows
+# search snapshot (``chunkls.storage.snapshot``): a process that only checks rows
 # (the CLI answering from the cache in place, ``chunkls.index.ondisk``) does not
 # load them.
 
@@ -43,7 +43,7 @@ def _logger() -> logging.Logger:
     a question answered from the cache in place does without it)."""
     import logging
 
-    return logging.getLogger("chunkls.cache")
+    return logging.getLogger("chunkls.storage.cache")
 
 
 SCHEMA = 8
@@ -113,7 +113,7 @@ class Row(NamedTuple):
     digest: bytes | None
     skipped: str | None
     stubs: bytes | None
-    """The chunks without their texts (``chunkls.store.encode_stubs``); the
+    """The chunks without their texts (``chunkls.storage.packed.encode_stubs``); the
     texts stay on disk until ``FolderCache.texts`` asks for them."""
     generation: int
     checked_ns: int
@@ -172,14 +172,14 @@ CREATE TABLE IF NOT EXISTS term_buckets (
 """``files``: a row per corpus file, only what a start-up compares with the disk
 (a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
 ``snapshot`` and ``term_buckets``: the folder's search postings. Terms are
-grouped by a hash (``chunkls.buckets``) and numbered bucket by bucket, so each
+grouped by a hash (``chunkls.search.buckets``) and numbered bucket by bucket, so each
 bucket's postings are one row (a query reads a few, see
 ``chunkls.index.ondisk``) and all of them in bucket order are the whole
 segment. ``snapshot`` holds the rest: the files, the documents' lengths, the
 term table and the segment's offsets (its small columns first: SQLite reaches
 a column through the overflow pages of the long ones before it), and the token
 of the file with the same postings and term table laid out to be mapped
-(``chunkls.mapped``), which a load maps when it can (a server then holds no
+(``chunkls.storage.mapped``), which a load maps when it can (a server then holds no
 copy of them) and reads from these tables when it cannot."""
 
 
@@ -243,7 +243,7 @@ class FolderCache:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     os.remove(f"{self.path}{suffix}")
-            from chunkls.mapped import remove_others
+            from chunkls.storage.mapped import remove_others
 
             remove_others(self.path.parent, None)
         else:
@@ -342,7 +342,7 @@ class FolderCache:
         return _EMPTY
 
     def _load_snapshot(self, db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
-        from chunkls import saved_postings
+        from chunkls.storage import snapshot as saved_postings
 
         return saved_postings.load(db, self.path.parent)
 
@@ -527,7 +527,7 @@ class FolderCache:
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""
-        from chunkls import saved_postings
+        from chunkls.storage import snapshot as saved_postings
 
         db = self._connect()
         if db is None:

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunking import CorpusRules, symbols, walk_corpus
+from chunkls.chunking import CorpusRules, walk_corpus
+from chunkls.chunking import symbol_table as symbols
 from chunkls.chunking.outline import Outline
-from chunkls.parallel import chunk_many, chunk_one
+from chunkls.runtime.workers import chunk_many, chunk_one
 
 from .test_bytecode import module_tree
 from .test_outline import full

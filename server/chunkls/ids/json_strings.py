@@ -6,7 +6,7 @@ IDs inside JSON strings, where escapes change the text: ``app\\/x.py`` is
 ``app/x.py``, and an ID followed by ``\\n`` or ``\\"`` ends before the backslash.
 ``json_strings`` yields each string holding a ``#`` as its decoded value and a
 map from decoded offsets to raw ones, so the chunk-ID grammar
-(``chunkls.chunk_ids``) reads the value and reports ranges in the raw text.
+(``chunkls.ids.grammar``) reads the value and reports ranges in the raw text.
 This module knows nothing of chunk IDs.
 
 A JSON string never spans lines (a raw line break in one is invalid), so the

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.bm25 import K1, B, Hit, term_weight
-from chunkls.postings import (
+from chunkls.search.bm25 import K1, B, Hit, term_weight
+from chunkls.search.postings import (
     EMPTY,
     NO_SEGMENT,
     FileKey,
@@ -25,12 +25,12 @@ from chunkls.postings import (
     docs_ascending,
     narrow_tfs,
 )
-from chunkls.ranking import TermScores, candidates, dense
-from chunkls.terms import Vocabulary
-from chunkls.tokens import FileTerms, file_terms, tokenize
+from chunkls.search.tokens import FileTerms, file_terms, tokenize
+from chunkls.search.topk import TermScores, candidates, dense
+from chunkls.search.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from chunkls.mapped import Mapped
+    from chunkls.storage.mapped import Mapped
 
 __all__ = ["K1", "B", "BM25Index", "Hit", "LearnedTerms"]
 

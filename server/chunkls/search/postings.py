@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.buckets import bucket_count, term_hash
-from chunkls.terms import TermTable
+from chunkls.search.buckets import bucket_count, term_hash
+from chunkls.search.vocabulary import TermTable
 
 if TYPE_CHECKING:
-    from chunkls.mapped import Mapped
+    from chunkls.storage.mapped import Mapped
 
 FileKey = tuple[int, str]
 """A file in corpus order: (workspace folder position, root-relative path)."""
@@ -88,7 +88,7 @@ class Snapshot(NamedTuple):
     lengths: npt.NDArray[np.int32]
     mapped: Mapped | None = None
     """The postings file ``terms`` and ``segment`` are read from in place, if
-    they are (``chunkls.mapped``)."""
+    they are (``chunkls.storage.mapped``)."""
 
 
 def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
@@ -156,7 +156,7 @@ class Buckets(NamedTuple):
     """A snapshot's postings as saved: terms renumbered bucket by bucket."""
 
     buckets: int
-    """How many buckets (``chunkls.buckets.bucket_count``)."""
+    """How many buckets (``chunkls.search.buckets.bucket_count``)."""
     rows: Iterator[BucketRow]
     """A row per bucket that has terms, in bucket order (made as they are
     written: a few buckets' postings at a time): their postings, one after the
@@ -173,7 +173,7 @@ memory a save takes beside the segment)."""
 
 
 def bucket_rows(snapshot: Snapshot) -> Buckets:
-    """A snapshot's postings grouped by term bucket (``chunkls.buckets``), terms
+    """A snapshot's postings grouped by term bucket (``chunkls.search.buckets``), terms
     numbered in bucket order (then by their bytes). Each term's documents are
     ascending, as in the snapshot once read."""
     table = snapshot.terms

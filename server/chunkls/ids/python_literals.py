@@ -3,7 +3,7 @@
 ``python_literal_spans`` gives the offsets of the STRING and COMMENT tokens
 Python 3.11's ``tokenize`` would give, in one linear pass of regular
 expressions (``tokenize`` costs seconds for a megabyte of short tokens). The
-chunk-ID grammar (``chunkls.chunk_ids``) uses it to keep only the IDs that a
+chunk-ID grammar (``chunkls.ids.grammar``) uses it to keep only the IDs that a
 Python file writes in its strings and comments; this module knows nothing of
 chunk IDs.
 """

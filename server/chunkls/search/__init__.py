@@ -1,0 +1,3 @@
+"""Search over chunks: the tokenizer, the vocabulary, postings, the in-memory inverted
+index and the one BM25 scorer.
+"""
