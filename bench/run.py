@@ -106,16 +106,16 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     chunkls.index.bulk.chunk_many = counting  # type: ignore[assignment]
     started = time.perf_counter()
     index = build_index([corpus], cache_dir=Path(cache) if cache else None, workers=workers)
-    index.search("chunk")
+    index.queries.search("chunk")
     seconds = time.perf_counter() - started
     maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "seconds": seconds,
-        "chunks": len(index),
-        "files": index.file_count(),
+        "chunks": len(index.queries),
+        "files": index.queries.file_count(),
         "parsed": len(parsed),
         "maxrss_mb": maxrss_mb,
-        "digest": output_digest(entry.chunk for entry in index.chunks()),  # (after timing)
+        "digest": output_digest(entry.chunk for entry in index.queries.chunks()),  # (after timing)
     }
 
 
@@ -146,7 +146,7 @@ def child_parse_floor(corpus: Path, workers: int | None) -> Result:
 
     from chunkls.chunking import CorpusRules, walk_corpus
     from chunkls.chunking.suffixes import file_type_for
-    from chunkls.runtime.workers import _batches, default_workers
+    from chunkls.index.workers import _batches, default_workers
 
     workers = workers or default_workers()
     walk = walk_corpus(corpus, CorpusRules())
@@ -176,7 +176,7 @@ def make_queries(index: Any, count: int) -> list[str]:
     from chunkls.search.tokens import tokenize
 
     rng = random.Random(6)
-    chunks = [e.chunk for e in index.chunks() if e.chunk.symbol not in (None, "<module>")]
+    chunks = [e.chunk for e in index.queries.chunks() if e.chunk.symbol not in (None, "<module>")]
     fixed = [
         "chunk_id source_path",
         "os.path.join",
@@ -216,48 +216,48 @@ def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
 
     index = build_index([corpus], cache_dir=Path(cache))
     queries = make_queries(index, queries_count)
-    out: Result = {"queries": len(queries), "chunks": len(index)}
+    out: Result = {"queries": len(queries), "chunks": len(index.queries)}
 
     gc.collect()
     gc.freeze()
     # the engine, as the others are timed: ranked document ids (chunk positions)
-    samples = time_calls(lambda q: index.search_index.search(q, 10), queries)
+    samples = time_calls(lambda q: index.store.search_index.search(q, 10), queries)
     out["chunkls"] = {"p50_ms": percentile(samples, 50), "p95_ms": percentile(samples, 95)}
     # and what a caller gets: the chunks, texts unpacked from the store
-    samples = time_calls(lambda q: index.search(q, 10), queries)
+    samples = time_calls(lambda q: index.queries.search(q, 10), queries)
     out["chunkls"]["with_chunks_p50_ms"] = percentile(samples, 50)
     out["chunkls"]["with_chunks_p95_ms"] = percentile(samples, 95)
     # and each query as the first after a change: no term's scores kept yet
     samples = []
     for query in queries:
-        index.search_index.drop_caches()
+        index.store.search_index.drop_caches()
         started = time.perf_counter()
-        index.search_index.search(query, 10)
+        index.store.search_index.search(query, 10)
         samples.append((time.perf_counter() - started) * 1000)
     out["chunkls"]["first_p50_ms"] = percentile(samples, 50)
     out["chunkls"]["first_p95_ms"] = percentile(samples, 95)
 
     # one-file update: a save of a mid-sized file (postings replaced, segment rebuilt)
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     files = sorted(folder.files.items(), key=lambda kv: len(kv[1].stubs))
     picks = [rel_path for rel_path, _ in files[len(files) // 2 :][:20]]
     updates = []
     for rel_path in picks:
-        located = index.file_chunks(folder, rel_path)
+        located = index.queries.file_chunks(folder, rel_path)
         stored = folder.files[rel_path]
         entry = FileChunks(rel_path, located, stored.mtime_ns, stored.size)
         started = time.perf_counter()
-        index.set_file(folder, rel_path, entry)  # chunk maps, postings, cache row
-        index.search_index.search("x", 1)  # the update is visible to the next query
+        index.store.set_file(folder, rel_path, entry)  # chunk maps, postings, cache row
+        index.store.search_index.search("x", 1)  # the update is visible to the next query
         updates.append((time.perf_counter() - started) * 1000)
     out["chunkls"]["update_ms"] = statistics.median(updates)
 
     # the same chunks and tokens for the other engines
     started = time.perf_counter()
-    docs = [entry.chunk for entry in index.chunks()]
+    docs = [entry.chunk for entry in index.queries.chunks()]
     tokens = [tokenize(f"{chunk.chunk_id}\n{chunk.text}") for chunk in docs]
     out["tokenize_s"] = time.perf_counter() - started
-    ours = {q: [h.item.chunk.chunk_id for h in index.search(q, 10)] for q in queries}
+    ours = {q: [h.item.chunk.chunk_id for h in index.queries.search(q, 10)] for q in queries}
     gc.unfreeze()
     gc.collect()
 
@@ -344,7 +344,7 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
     from lsp_client import Client
 
     from chunkls.chunking import CorpusRules, walk_corpus
-    from chunkls.runtime.workers import chunk_one
+    from chunkls.index.workers import chunk_one
 
     work = Path(tempfile.mkdtemp(prefix="chunkls-bench-ws-"))
     try:

@@ -19,7 +19,7 @@ async def test_search_matches_the_core_ranking(
     shared_client: LanguageClient, shared_workspace: Path
 ) -> None:
     results = await command(shared_client, "chunkls.search", {"query": "greet name", "topK": 3})
-    expected = build_index([shared_workspace, shared_workspace.parent / "second"]).search(
+    expected = build_index([shared_workspace, shared_workspace.parent / "second"]).queries.search(
         "greet name", 3
     )
     assert [r["chunkId"] for r in results] == [h.item.chunk.chunk_id for h in expected]
@@ -62,8 +62,8 @@ async def test_unknown_command_is_an_error(shared_client: LanguageClient) -> Non
 async def test_stats(shared_client: LanguageClient, shared_workspace: Path) -> None:
     stats = await command(shared_client, "chunkls.stats")
     core = build_index([shared_workspace, shared_workspace.parent / "second"])
-    assert stats["chunks"] == len(core)
-    assert stats["files"] == core.file_count()
+    assert stats["chunks"] == len(core.queries)
+    assert stats["files"] == core.queries.file_count()
     assert stats["skipped"] == []
     assert stats["indexing"] is False
 
@@ -83,5 +83,5 @@ async def test_chunks_equal_the_cli(shared_client: LanguageClient, shared_worksp
     listed = await command(shared_client, "chunkls.chunks")
     core = build_index([shared_workspace, shared_workspace.parent / "second"])
     assert [(c["chunkId"], c["startLine"], c["endLine"]) for c in listed] == [
-        (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in core.chunks()
+        (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in core.queries.chunks()
     ]

@@ -29,7 +29,9 @@ async def listed(client: LanguageClient) -> list[tuple[str, int, int]]:
 def fresh(workspace: Path) -> list[tuple[str, int, int]]:
     """What the CLI indexes on the same tree (no cache, the folders' own rules)."""
     index = build_index([workspace, workspace.parent / "second"])
-    return [(e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.chunks()]
+    return [
+        (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.queries.chunks()
+    ]
 
 
 def source_paths(chunks: list[tuple[str, int, int]]) -> set[str]:

@@ -265,5 +265,5 @@ async def test_progress_reports_the_index(client: LanguageClient, workspace: Pat
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     assert reports[-1].message is not None
-    expected = len(build_index([workspace, workspace.parent / "second"]))
+    expected = len(build_index([workspace, workspace.parent / "second"]).queries)
     assert reports[-1].message.startswith(f"Indexed {expected} chunks in ")

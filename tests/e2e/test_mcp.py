@@ -487,12 +487,12 @@ def test_a_cancelled_call_leaves_the_server_answering(workspace: Path) -> None:
 
 def test_the_watcher_leaves_out_what_the_corpus_rules_leave_out(workspace: Path) -> None:
     from chunkls.chunking import CorpusRules
-    from chunkls.index import WorkspaceIndex
+    from chunkls.index import Session
     from chunkls.mcp.freshness import Freshness
 
-    index = WorkspaceIndex()
-    index.add_folder(workspace, CorpusRules())
-    wanted = Freshness(index, CorpusRules()).wanted
+    index = Session()
+    index.add_root(workspace, CorpusRules())
+    wanted = Freshness(index).wanted
     root = str(workspace)
     assert wanted(1, f"{root}/app/new.py")
     assert wanted(1, f"{root}/pyproject.toml")

@@ -154,7 +154,9 @@ async def test_restart_with_the_cache_equals_a_fresh_index(workspace: Path) -> N
 
     def fresh() -> list[tuple[str, int, int]]:
         index = build_index([workspace, workspace.parent / "second"])
-        return [(e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.chunks()]
+        return [
+            (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.queries.chunks()
+        ]
 
     assert await session() == fresh()
     greet = workspace / "app" / "greet.py"

@@ -292,12 +292,13 @@ class Churn(RuleBasedStateMachine):
                 entry.chunk.start_line,
                 entry.chunk.end_line,
             )
-            for entry in fresh.chunks()
+            for entry in fresh.queries.chunks()
         ]
-        expected_skipped = sorted(str(self.root / rel) for _, rel, _ in fresh.skipped())
+        expected_skipped = sorted(str(self.root / rel) for _, rel, _ in fresh.queries.skipped())
         expected_search = {
             query: [
-                (hit.item.chunk.chunk_id, round(hit.score, 6)) for hit in fresh.search(query, 20)
+                (hit.item.chunk.chunk_id, round(hit.score, 6))
+                for hit in fresh.queries.search(query, 20)
             ]
             for query in QUERIES
         }

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking.corpus import CorpusFile
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Session, build_index
 from tests.hardening.rpc import RawServer
 from tests.hardening.test_load import _make_tree
 
@@ -24,7 +24,7 @@ FAULTS: dict[str, int] = {}
 def _fresh(root: Path) -> list[tuple[str, int, int]]:
     return [
         (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line)
-        for e in build_index([root], workers=1).chunks()
+        for e in build_index([root], workers=1).queries.chunks()
     ]
 
 
@@ -230,11 +230,13 @@ def test_files_vanish_between_listing_and_reading(
 
     monkeypatch.setattr(index_module, "walk_corpus", walk)
     for workers in (1, 2):
-        index = WorkspaceIndex(workers=workers)
-        index.index_folder(index.add_folder(root))
-        got = [(e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.chunks()]
+        index = Session(workers=workers)
+        index.index_folder(index.add_root(root))
+        got = [
+            (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in index.queries.chunks()
+        ]
         assert got == expected
-        skipped = dict(((rel, reason) for _, rel, reason in index.skipped()))
+        skipped = dict(((rel, reason) for _, rel, reason in index.queries.skipped()))
         assert set(skipped) >= {"gone.py", "became_dir.py", "pkg0/gone.md"}
         FAULTS["vanished files"] = FAULTS.get("vanished files", 0) + 3
 

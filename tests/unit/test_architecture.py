@@ -1,4 +1,6 @@
-"""The shape of the package: no import circle, features apart, modules small.
+"""The shape of the package: no import circle, packages in layers, features
+apart, modules small, the top level a handful of modules, no two modules of one
+name.
 
 The import graph is read from the source with ``ast``: every ``import`` counts,
 at module level or inside a function, except those under ``if TYPE_CHECKING:``
@@ -35,7 +37,14 @@ MAX_LINES = 650
 TOO_LONG_FOR_NOW: set[str] = set()
 """Modules allowed over ``MAX_LINES`` for the moment."""
 
-PROTOCOL_FREE = ("chunkls.chunking", "chunkls.index", "chunkls.search")
+PROTOCOL_FREE = (
+    "chunkls.chunking",
+    "chunkls.ids",
+    "chunkls.index",
+    "chunkls.runtime",
+    "chunkls.search",
+    "chunkls.storage",
+)
 """The core: it (and all it imports) knows nothing of LSP."""
 
 PROTOCOL_PACKAGES = {"pygls", "lsprotocol"}
@@ -218,6 +227,81 @@ def test_only_the_mcp_front_door_uses_the_mcp_sdk() -> None:
     users = {module for module, outside in OUTSIDE.items() if outside & MCP_PACKAGES}
     assert users, "the check must see the MCP front door"
     assert all(module.startswith("chunkls.mcp") for module in users), users
+
+
+LAYERS: dict[str, set[str]] = {
+    "runtime": set(),
+    "chunking": {"runtime"},
+    "ids": {"chunking"},
+    "search": set(),
+    "storage": {"chunking", "search"},
+    "index": {"runtime", "chunking", "ids", "search", "storage"},
+    "lsp": {"runtime", "chunking", "ids", "search", "storage", "index"},
+    "mcp": {"runtime", "chunking", "ids", "search", "storage", "index"},
+    "cli": {"runtime", "chunking", "ids", "search", "storage", "index", "lsp", "mcp"},
+}
+"""Each package and the packages it may import (besides itself and ``chunkls``'s
+``__version__``): the process plumbing at the bottom, then the chunker; the ID
+grammar (on the chunker's suffixes) and search (on nothing); the persistent
+cache; the index and its query API; and the front doors on top (the CLI starts
+the other two)."""
+
+TOP_LEVEL_MODULES = 6
+"""Modules directly in ``server/chunkls/`` at most (the rest live in packages)."""
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layering_problems(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
+    """The imports that go against the layers (a package not listed may be
+    imported by none, and imports nothing but itself)."""
+    problems = []
+    for module, targets in sorted(graph.items()):
+        own = _package_of(module)
+        if own in ("", "__main__"):
+            continue
+        for target in sorted(targets):
+            used = _package_of(target)
+            if used in (own, "") or used in layers.get(own, set()):
+                continue
+            problems.append(f"{module} imports {target}")
+    return problems
+
+
+def test_the_packages_are_layered() -> None:
+    """A package imports only those below it (``LAYERS``)."""
+    assert set(LAYERS) == {_package_of(m) for m in GRAPH if m.count(".") >= 1} - {"__main__"}
+    assert layering_problems(GRAPH, LAYERS) == []
+
+
+def test_the_layering_check_sees_an_import_upwards() -> None:
+    graph = {"chunkls.search.x": {"chunkls.index.store"}, "chunkls.index.y": {"chunkls.search.x"}}
+    assert layering_problems(graph, LAYERS) == ["chunkls.search.x imports chunkls.index.store"]
+
+
+def test_the_top_level_is_a_handful_of_modules() -> None:
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(top) <= TOP_LEVEL_MODULES, top
+
+
+def test_no_two_modules_share_a_name_but_the_front_doors_mirrors() -> None:
+    """A name says one job: the front doors may mirror each other
+    (``lsp/server.py`` and ``mcp/server.py``, ``cli/commands.py`` and
+    ``lsp/commands.py``: each its own), nothing else repeats."""
+    by_name: dict[str, list[str]] = {}
+    for module, path in module_files(PACKAGE).items():
+        name = path.parent.name if path.name == "__init__.py" else path.stem
+        by_name.setdefault(name, []).append(module)
+    repeated = {
+        name: modules
+        for name, modules in by_name.items()
+        if len(modules) > 1
+        and not all(m.startswith(("chunkls.cli.", "chunkls.lsp.", "chunkls.mcp.")) for m in modules)
+    }
+    assert repeated == {}
 
 
 def test_modules_are_small() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from chunkls.chunking import CorpusRules, bytecode, scan, walk_corpus
 from chunkls.chunking.outline import outline_of, parse_module
-from chunkls.runtime.workers import SERIAL_BELOW, chunk_many, chunk_one
+from chunkls.index.workers import SERIAL_BELOW, chunk_many, chunk_one
 
 pytestmark = pytest.mark.skipif(not bytecode.ENABLED, reason="the scan models Python 3.11 only")
 

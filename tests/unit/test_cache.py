@@ -16,11 +16,11 @@ import pytest
 import chunkls.chunking.corpus
 import chunkls.index.bulk
 import chunkls.index.refresh
-import chunkls.runtime.workers
+import chunkls.index.workers
 import chunkls.storage.cache
 from chunkls.chunking import CorpusRules
 from chunkls.cli import main
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Session, build_index
 from chunkls.storage.cache import cache_dir, cache_home, store_path
 from tests.unit.strategies import small_corpus
 
@@ -41,20 +41,20 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield seen
 
 
-def _state(index: WorkspaceIndex) -> tuple[object, ...]:
-    chunks = [entry.chunk for entry in index.chunks()]
-    skipped = [entry[1:] for entry in index.skipped()]
-    hits = [[(h.score, h.item.chunk) for h in index.search(q, 50)] for q in QUERIES]
-    return chunks, skipped, hits, len(index)
+def _state(index: Session) -> tuple[object, ...]:
+    chunks = [entry.chunk for entry in index.queries.chunks()]
+    skipped = [entry[1:] for entry in index.queries.skipped()]
+    hits = [[(h.score, h.item.chunk) for h in index.queries.search(q, 50)] for q in QUERIES]
+    return chunks, skipped, hits, len(index.queries)
 
 
-def _answered(index: WorkspaceIndex) -> tuple[object, ...]:
+def _answered(index: Session) -> tuple[object, ...]:
     """``_state`` as a front door answers: when texts turn out missing (a cache
     given up on after the index was loaded from it), they are recovered and the
     index asked again (as the CLI and the language server do)."""
     state = _state(index)
-    if index.texts_missing:
-        index.recover_texts()
+    if index.store.texts_missing:
+        index.catch_up()
         state = _state(index)
     return state
 
@@ -87,8 +87,8 @@ def test_changes_while_down_are_picked_up(tree: Path, cache: Path, parsed: list[
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert sorted(parsed) == ["broken.py", "new.md", "pkg/m3.py"]
     assert _state(warm) == _state(build_index([tree], workers=1))
-    assert warm.lookup("pkg/m3.py#function-delta_three")
-    assert not warm.lookup("pkg/m4.py#function-alpha_4")
+    assert warm.queries.lookup("pkg/m3.py#function-delta_three")
+    assert not warm.queries.lookup("pkg/m4.py#function-alpha_4")
     # and the cache now holds the new state
     parsed.clear()
     again = build_index([tree], cache_dir=cache, workers=1)
@@ -111,8 +111,8 @@ def test_same_content_new_mtime_is_confirmed_by_hash(
 
 
 def test_saves_update_only_their_rows(tree: Path, cache: Path, parsed: list[str]) -> None:
-    index = WorkspaceIndex(cache, workers=1)
-    folder = index.add_folder(tree)
+    index = Session(cache, workers=1)
+    folder = index.add_root(tree)
     index.index_folder(folder)
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
     assert index.refresh(folder, ["pkg/m2.py"]) == ["pkg/m2.py"]
@@ -120,13 +120,13 @@ def test_saves_update_only_their_rows(tree: Path, cache: Path, parsed: list[str]
     parsed.clear()
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []
-    assert warm.lookup("pkg/m2.py#function-saved_edit")
+    assert warm.queries.lookup("pkg/m2.py#function-saved_edit")
     assert _state(warm) == _state(build_index([tree], workers=1))
 
 
 def test_a_snapshot_missing_some_saves_is_still_exact(tree: Path, cache: Path) -> None:
-    index = WorkspaceIndex(cache, workers=1)
-    folder = index.add_folder(tree)
+    index = Session(cache, workers=1)
+    folder = index.add_root(tree)
     index.index_folder(folder)
     (tree / "pkg" / "m5.py").write_text("def helper_value():\n    return 'beta gamma'\n")
     index.refresh(folder, ["pkg/m5.py"])
@@ -186,7 +186,7 @@ def test_a_corrupt_cache_is_rebuilt(
         rebuilt = build_index([tree], cache_dir=cache, workers=1)
     if how == "texts":  # found only when a text is needed: recovered from the files
         assert _state(rebuilt) != cold
-        assert len(rebuilt.recover_texts()) == 24
+        assert len(rebuilt.catch_up()) == 24
     assert _state(rebuilt) == cold
     if how not in ("rows", "texts"):
         assert len([r for r in caplog.records if "rebuilding" in r.getMessage()]) == 1
@@ -203,7 +203,7 @@ def test_a_locked_cache_is_bypassed(tree: Path, cache: Path, parsed: list[str]) 
         parsed.clear()
         index = build_index([tree], cache_dir=cache, workers=1)
         assert _answered(index) == cold
-        folder = index.folders[0]
+        folder = index.queries.folders[0]
         assert folder.cache is not None
         assert folder.cache.problem is not None
         assert "locked" in folder.cache.problem
@@ -306,8 +306,8 @@ def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(
 ) -> None:
     build_index([tree], cache_dir=cache, workers=1)
     monkeypatch.setattr(chunkls.index.bulk, "REUSE_STEP", 3)
-    index = WorkspaceIndex(cache, workers=1)
-    folder = index.add_folder(tree)
+    index = Session(cache, workers=1)
+    folder = index.add_root(tree)
     steps = index.iter_index_folder(folder)
     for _ in range(4):  # well into linking the cached files
         next(steps)
@@ -317,27 +317,27 @@ def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(
     index.refresh(folder, ["pkg/m11.py", "notes11.md"])
     for _ in steps:
         pass
-    assert index.lookup("pkg/m11.py#function-saved_meanwhile")
-    assert not index.lookup("pkg/m11.py#function-alpha_11")
+    assert index.queries.lookup("pkg/m11.py#function-saved_meanwhile")
+    assert not index.queries.lookup("pkg/m11.py#function-alpha_11")
     assert _state(index) == _state(build_index([tree], workers=1))
     index.close()
     again = build_index([tree], cache_dir=cache, workers=1)
     assert _state(again) == _state(build_index([tree], workers=1))
 
 
-def _holding_texts(index: WorkspaceIndex) -> list[str]:
-    return [rel for f in index.folders for rel, stored in f.files.items() if stored.texts]
+def _holding_texts(index: Session) -> list[str]:
+    return [rel for f in index.queries.folders for rel, stored in f.files.items() if stored.texts]
 
 
 def test_texts_once_cached_are_read_back_from_the_cache(tree: Path, cache: Path) -> None:
-    index = WorkspaceIndex(cache, workers=1)
-    folder = index.add_folder(tree)
+    index = Session(cache, workers=1)
+    folder = index.add_root(tree)
     index.index_folder(folder)
     assert _holding_texts(index) == []  # written to the cache, so not held twice
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
     index.refresh(folder, ["pkg/m2.py"])
     assert _holding_texts(index) == []
-    assert [c.text for c in index.file_chunks(folder, "pkg/m2.py")] == [
+    assert [c.text for c in index.queries.file_chunks(folder, "pkg/m2.py")] == [
         "def saved_edit():\n    return 'helper value'"
     ]
     uncached = build_index([tree], workers=1)
@@ -367,9 +367,9 @@ def _no_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raise AssertionError("a lookup read a file, chunked or wrote the cache")
 
     with monkeypatch.context() as patch:
-        for module in (chunkls.index.refresh, chunkls.runtime.workers):
+        for module in (chunkls.index.refresh, chunkls.index.workers):
             patch.setattr(module, "chunk_one", refuse)
-        for module in (chunkls.index.bulk, chunkls.runtime.workers):
+        for module in (chunkls.index.bulk, chunkls.index.workers):
             patch.setattr(module, "chunk_many", refuse)
         for module in (chunkls.index.refresh, chunkls.chunking.corpus):
             patch.setattr(module, "read_regular", refuse)
@@ -389,29 +389,31 @@ def test_texts_gone_from_the_cache_are_recovered_explicitly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A lookup of a file whose texts the cache lost answers nothing and records
-    it (logged once); ``recover_texts`` reads exactly those files again."""
+    it (logged once); the session's write step reads exactly those files again."""
     index = build_index([tree], cache_dir=cache, workers=1)
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     fresh = _state(build_index([tree], workers=1))
     _lose_texts(tree, cache, how)
     told: list[str] = []
-    index.on_texts_missing = lambda each, rel_path: told.append(rel_path)
+    index.store.on_texts_missing = lambda each, rel_path: told.append(rel_path)
     with caplog.at_level(logging.INFO, logger="chunkls"), _no_disk(monkeypatch):
-        assert index.lookup("pkg/m3.py#function-alpha_3") == []
-        assert index.has_id("pkg/m3.py#function-alpha_3")  # the ID is still known
+        assert index.queries.lookup("pkg/m3.py#function-alpha_3") == []
+        assert index.queries.has_id("pkg/m3.py#function-alpha_3")  # the ID is still known
         lost = _state(index)
     assert lost[0] == [] and lost[2] == [[] for _ in QUERIES]
     assert len([r for r in caplog.records if "no longer in the index cache" in r.message]) == 1
     with_chunks = sorted(rel for rel, stored in folder.files.items() if stored.stubs)
     assert sorted(told) == with_chunks  # each told once
-    assert sorted(rel for _, rel in index.texts_missing) == with_chunks
-    recovered = index.recover_texts()
-    assert sorted(recovered) == sorted(str(folder.absolute(rel)) for rel in with_chunks)
-    assert not index.texts_missing
-    assert index.lookup("pkg/m3.py#function-alpha_3")[0].chunk.text.startswith("def alpha_3")
+    assert sorted(rel for _, rel in index.store.texts_missing) == with_chunks
+    recovered = index.catch_up()
+    assert sorted(rel for _, rel in recovered) == with_chunks
+    assert not index.store.texts_missing
+    assert index.queries.lookup("pkg/m3.py#function-alpha_3")[0].chunk.text.startswith(
+        "def alpha_3"
+    )
     assert _state(index) == fresh
     assert _holding_texts(index) == []  # cached again (one commit for the batch)
-    assert index.recover_texts() == []  # nothing more to recover
+    assert index.catch_up() == []  # nothing more to recover
     index.close()
     assert _state(build_index([tree], cache_dir=cache, workers=1)) == fresh
 
@@ -422,24 +424,31 @@ def test_no_lookup_reads_chunks_or_writes_when_texts_are_gone(
     """Every read of the query API stays a read when texts are missing: the
     cache file is untouched and nothing is chunked (see ``_no_disk``)."""
     index = build_index([tree], cache_dir=cache, workers=1)
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     _lose_texts(tree, cache, "rewritten")
     path = store_path(tree.resolve(), cache)
     before = path.read_bytes()
     with _no_disk(monkeypatch):
-        assert index.lookup("pkg/m3.py#function-alpha_3", prefer=folder) == []
-        assert index.resolve_first(["pkg/nope.py#function-x", "pkg/m3.py#function-alpha_3"]) == []
-        assert index.file_chunks(folder, "pkg/m3.py") == ()
-        assert index.chunks_of_source("pkg/m3.py") == []
-        assert list(index.chunks()) == []
-        assert index.search("alpha", 10) == []
-        assert index.suggest("pkg/m3.py#function-alpha_33")
-        assert index.source_paths_starting("pkg/m1") == ["pkg/m1.py", "pkg/m10.py", "pkg/m11.py"]
-        assert index.has_id("pkg/m3.py#function-alpha_3")
-        assert index.file_count() == 24
-        assert [rel for _, rel, _ in index.skipped()] == ["broken.py"]
+        assert index.queries.lookup("pkg/m3.py#function-alpha_3", prefer=folder) == []
+        assert (
+            index.queries.resolve_first(["pkg/nope.py#function-x", "pkg/m3.py#function-alpha_3"])
+            == []
+        )
+        assert index.queries.file_chunks(folder, "pkg/m3.py") == ()
+        assert index.queries.chunks_of_source("pkg/m3.py") == []
+        assert list(index.queries.chunks()) == []
+        assert index.queries.search("alpha", 10) == []
+        assert index.queries.suggest("pkg/m3.py#function-alpha_33")
+        assert index.queries.source_paths_starting("pkg/m1") == [
+            "pkg/m1.py",
+            "pkg/m10.py",
+            "pkg/m11.py",
+        ]
+        assert index.queries.has_id("pkg/m3.py#function-alpha_3")
+        assert index.queries.file_count() == 24
+        assert [rel for _, rel, _ in index.queries.skipped()] == ["broken.py"]
     assert path.read_bytes() == before
-    assert index.texts_missing  # recorded, for the front door to recover
+    assert index.store.texts_missing  # recorded, for the front door to recover
 
 
 @pytest.mark.parametrize("how", ["deleted", "rewritten"])
@@ -470,7 +479,7 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
     assert "def alpha_3" in expected[2][1] and "function-alpah_3" in expected[3][1]
     real = chunkls.index.build_index  # the CLI imports it when a command runs
 
-    def losing(*args: object, **kwargs: object) -> WorkspaceIndex:
+    def losing(*args: object, **kwargs: object) -> Session:
         index = real(*args, **kwargs)  # type: ignore[arg-type]
         _lose_texts(tree, tmp_path / "xdg" / "chunkls", how)
         return index
@@ -518,7 +527,7 @@ def test_term_frequencies_are_saved_narrow_when_they_fit(
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
-    assert warm.search("helper", 1)[0].item.chunk.chunk_id == "many.md#heading-many"
+    assert warm.queries.search("helper", 1)[0].item.chunk.chunk_id == "many.md#heading-many"
 
 
 def test_names_that_are_not_utf8_are_cached(tmp_path: Path, cache: Path, parsed: list[str]) -> None:
@@ -531,19 +540,19 @@ def test_names_that_are_not_utf8_are_cached(tmp_path: Path, cache: Path, parsed:
     (root / os.fsdecode(b"gone\xfe.py")).write_text("raise\n")
     (root / os.fsdecode(b"\xfabroken.py")).write_text("def broken(:\n")  # a skip row
     cold = build_index([root], cache_dir=cache, workers=1)
-    assert cold.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
+    assert cold.queries.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
     (root / os.fsdecode(b"gone\xfe.py")).unlink()
     _bump(root / os.fsdecode(b"bad\xff.py"))  # touched: its row is confirmed by hash
     parsed.clear()
     warm = build_index([root], cache_dir=cache, workers=1)
     assert parsed == []
     assert _state(warm) == _state(build_index([root], workers=1))
-    assert [entry[1:] for entry in warm.skipped()] == [
+    assert [entry[1:] for entry in warm.queries.skipped()] == [
         (os.fsdecode(b"\xfabroken.py"), "SyntaxError line 1: invalid syntax")
     ]
     # texts read back from the cache's row
     assert [
-        entry.chunk.text for entry in warm.lookup(os.fsdecode(b"d\xe9") + "/a.md#heading-t")
+        entry.chunk.text for entry in warm.queries.lookup(os.fsdecode(b"d\xe9") + "/a.md#heading-t")
     ] == ["# T\n\nhi"]
 
 
@@ -564,7 +573,7 @@ def test_a_file_rewritten_with_its_old_mtime_put_back_is_read_again(
     parsed.clear()
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == ["pkg/m2.py"]
-    assert warm.lookup("pkg/m2.py#function-omega_2")
+    assert warm.queries.lookup("pkg/m2.py#function-omega_2")
     assert _state(warm) == _state(build_index([tree], workers=1))
 
 
@@ -575,12 +584,12 @@ def test_a_symlink_replaced_by_a_copy_of_its_target_gets_its_own_chunks(
     # so a regular file of the same content in its place is never taken for it
     (tree / "link.py").symlink_to("pkg/m1.py")
     linked = build_index([tree], cache_dir=cache, workers=1)
-    assert linked.lookup("pkg/m1.py#function-alpha_1")
-    assert not linked.lookup("link.py#function-alpha_1")
+    assert linked.queries.lookup("pkg/m1.py#function-alpha_1")
+    assert not linked.queries.lookup("link.py#function-alpha_1")
     (tree / "link.py").unlink()
     (tree / "link.py").write_bytes((tree / "pkg" / "m1.py").read_bytes())
     warm = build_index([tree], cache_dir=cache, workers=1)
-    assert warm.lookup("link.py#function-alpha_1")
+    assert warm.queries.lookup("link.py#function-alpha_1")
     assert _state(warm) == _state(build_index([tree], workers=1))
 
 

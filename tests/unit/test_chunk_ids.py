@@ -27,7 +27,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
-from chunkls.citations import check_text
 from chunkls.ids.grammar import (
     _LOCAL_ID,
     _PATH_ID,
@@ -44,6 +43,7 @@ from chunkls.ids.grammar import (
     written_as,
 )
 from chunkls.index import build_index
+from chunkls.index.citations import check_text
 from tests.unit.strategies import write_tree
 from tests.unit.tokenize_reference import reference_python_literal_spans, tokenize_is_the_reference
 
@@ -715,8 +715,8 @@ def test_the_chunkers_ids_resolve_delimited(tmp_path: Path) -> None:
         },
     )
     index = build_index([tmp_path])
-    folder = index.folders[0]
-    ids = sorted(chunk_id for chunk_id in index.ids(folder) if " " in chunk_id)
+    folder = index.queries.folders[0]
+    ids = sorted(chunk_id for chunk_id in index.queries.ids(folder) if " " in chunk_id)
     assert ids == [
         "Meeting Notes/q3 plan.md#heading-goals",
         "odd/c++ & co (v2), me@x.md#heading-intro",
@@ -731,7 +731,7 @@ def test_the_chunkers_ids_resolve_delimited(tmp_path: Path) -> None:
     )
     refs = find_chunk_refs_in(text, "markdown")
     assert [ref.chunk_id for ref in refs[:-2]] == ids + [f"../{i}" for i in ids] * 2
-    problems = check_text(index, text, "markdown", folder, "docs/guide.md")
+    problems = check_text(index.queries, text, "markdown", folder, "docs/guide.md")
     assert [(p.chunk_id, text[p.ref.start : p.ref.end]) for p in problems] == [
         ("sub dir/a b.py#function-gone", "sub dir/a b.py#function-gone"),
         ("../sub dir/a b.py#class-Gone", "../sub%20dir/a%20b.py#class-Gone"),
@@ -1063,12 +1063,12 @@ def test_no_id_is_typed_inside_a_longer_token(line: str) -> None:
 def test_check_takes_no_tail_of_a_longer_token_for_an_id(tmp_path: Path) -> None:
     write_tree(tmp_path, {"plan.md": "# Goals\n\nShip.\n", "docs/guide.md": ""})
     index = build_index([tmp_path])
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     text = (
         "Meeting%20Notes/q3%20plan.md#heading-goals and C:\\x\\plan.md#heading-gone\n"
         "but plan.md#heading-gone is one\n"
     )
-    problems = check_text(index, text, "markdown", folder, "docs/guide.md")
+    problems = check_text(index.queries, text, "markdown", folder, "docs/guide.md")
     assert [(p.chunk_id, p.ref.start) for p in problems] == [
         ("plan.md#heading-gone", text.index("plan.md#heading-gone is"))
     ]

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking import CorpusRules
-from chunkls.citations import (
+from chunkls.cli import main
+from chunkls.ids.grammar import find_chunk_refs
+from chunkls.index import Folder, build_index
+from chunkls.index.citations import (
     ChunkHistory,
     CitationIndex,
     check_text,
@@ -18,9 +21,6 @@ from chunkls.citations import (
     real_relative,
     walk_citation_files,
 )
-from chunkls.cli import main
-from chunkls.ids.grammar import find_chunk_refs
-from chunkls.index import Folder, build_index
 from tests.unit.strategies import write_tree
 
 CODE = """\
@@ -69,7 +69,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_module_ids_exist_where_the_test_expects(tree: Path) -> None:
-    ids = [entry.chunk.chunk_id for entry in build_index([tree]).chunks()]
+    ids = [entry.chunk.chunk_id for entry in build_index([tree]).queries.chunks()]
     assert "app/calc.py#module-1" in ids
     assert "app/calc.py#module-15" in ids
 
@@ -94,28 +94,28 @@ def test_module_ids_exist_where_the_test_expects(tree: Path) -> None:
 )
 def test_best_candidate(tree: Path, cited: str, best: str) -> None:
     index = build_index([tree])
-    candidates = fix_candidates(index, cited)
+    candidates = fix_candidates(index.queries, cited)
     assert candidates[0] == best
     assert len(candidates) <= 3
     assert cited not in candidates
-    assert all(index.lookup(candidate) for candidate in candidates)
+    assert all(index.queries.lookup(candidate) for candidate in candidates)
 
 
 def test_renamed_function_is_found_by_its_old_text(tree: Path) -> None:
     index = build_index([tree])
-    folder = index.folders[0]
-    old = {c.chunk_id: c.text for c in index.file_chunks(folder, "app/calc.py")}
+    folder = index.queries.folders[0]
+    old = {c.chunk_id: c.text for c in index.queries.file_chunks(folder, "app/calc.py")}
     source = (tree / "app/calc.py").read_text(encoding="utf-8")
     renamed = source.replace("def compute_total(", "def zzz(")
     renamed += "\n\ndef compute_totals_v2():\n    return None\n"  # a closer name
     (tree / "app/calc.py").write_text(renamed, encoding="utf-8")
     index.refresh(folder, ["app/calc.py"])
     history = ChunkHistory()
-    history.forget_ids({cid: text for cid, text in old.items() if not index.lookup(cid)})
+    history.forget_ids({cid: text for cid, text in old.items() if not index.queries.lookup(cid)})
     cited = "app/calc.py#function-compute_total"
     # by name alone the closest is the look-alike; by its old text it is zzz
-    assert fix_candidates(index, cited)[0] == "app/calc.py#function-compute_totals_v2"
-    assert fix_candidates(index, cited, history)[0] == "app/calc.py#function-zzz"
+    assert fix_candidates(index.queries, cited)[0] == "app/calc.py#function-compute_totals_v2"
+    assert fix_candidates(index.queries, cited, history)[0] == "app/calc.py#function-zzz"
 
 
 def test_history_is_bounded() -> None:
@@ -135,7 +135,7 @@ def test_check_text_reports_only_what_does_not_resolve(tree: Path) -> None:
         "traversal ../../etc/passwd.py#module-1, url https://x.org/app/calc.py#function-gone,\n"
         "not corpus app/calc.txt#function-x, anchor README.md#setup\n"
     )
-    problems = check_text(index, text, "markdown", index.folders[0], "docs/n.md")
+    problems = check_text(index.queries, text, "markdown", index.queries.folders[0], "docs/n.md")
     assert [p.chunk_id for p in problems] == [
         "app/calc.py#module-3",
         "../../etc/passwd.py#module-1",
@@ -150,7 +150,7 @@ def test_citation_walk_skips_git_venvs_and_node_modules(tree: Path) -> None:
 
 def test_citation_index_is_incremental(tree: Path) -> None:
     index = build_index([tree])
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     citations = CitationIndex()
     for _ in citations.scan_folder(folder):
         pass
@@ -178,7 +178,9 @@ def test_local_and_link_targets(tree: Path) -> None:
     text = "[a](../app/calc.py#class-Report) and #heading-setup\n"
     refs = find_chunk_refs(text)
     index = build_index([tree])
-    problems = check_text(index, text, "markdown", index.folders[0], "docs/notes.md")
+    problems = check_text(
+        index.queries, text, "markdown", index.queries.folders[0], "docs/notes.md"
+    )
     # the link resolves relative to docs/; #heading-setup means docs/notes.md's
     assert [p.chunk_id for p in problems] == ["docs/notes.md#heading-setup"]
     assert [r.form for r in refs] == ["link", "local"]
@@ -235,12 +237,12 @@ def test_check_cli_binary_file_is_a_usage_error(tree: Path) -> None:
 
 
 def test_check_text_suggests_for_the_first_unknown_ids_only(tree: Path) -> None:
-    from chunkls.citations import SUGGEST_FOR
+    from chunkls.index.citations import SUGGEST_FOR
 
     index = build_index([tree])
     cited = [f"app/calc{i}.py#function-compute_total" for i in range(SUGGEST_FOR + 20)]
     text = "\n".join(f"- {chunk_id} and again {chunk_id}" for chunk_id in cited)
-    problems = check_text(index, text, "markdown", index.folders[0], "docs/n.md")
+    problems = check_text(index.queries, text, "markdown", index.queries.folders[0], "docs/n.md")
     assert [p.chunk_id for p in problems] == [c for c in cited for _ in (1, 2)]
     assert all(p.suggestions for p in problems[: 2 * SUGGEST_FOR])
     assert not any(p.suggestions for p in problems[2 * SUGGEST_FOR :])

@@ -250,8 +250,8 @@ def test_a_bad_file_is_skipped_once_and_everything_else_is_chunked(
     assert "\n" not in skipped.reason
     # the index built from the same tree reports it once too
     index = build_index([root])
-    assert [(rel, why) for _, rel, why in index.skipped()] == [(rel_path, skipped.reason)]
-    assert [entry.chunk.chunk_id for entry in index.chunks()] == ids
+    assert [(rel, why) for _, rel, why in index.queries.skipped()] == [(rel_path, skipped.reason)]
+    assert [entry.chunk.chunk_id for entry in index.queries.chunks()] == ids
 
 
 def test_deep_nesting_reason_is_recursion_or_memory_error(tmp_path: Path) -> None:

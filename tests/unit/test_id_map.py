@@ -58,14 +58,14 @@ def test_a_lookup_reads_the_stubs_of_the_files_the_map_lists(tmp_path: Path) -> 
     (tmp_path / "a.py").write_text("def f():\n    pass\n")
     (tmp_path / "b.py").write_text("def g():\n    pass\n")
     index = build_index([tmp_path], workers=1)
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     # as if b.py's entries matched a.py's ID: b.py is listed, its stubs say no
     folder.by_id.add("b.py", ["a.py#function-f", "b.py#function-g"])
-    found = index.lookup("a.py#function-f")
+    found = index.queries.lookup("a.py#function-f")
     assert [entry.chunk.source_path for entry in found] == ["a.py"]
     folder.by_id.remove("a.py")
-    assert index.lookup("a.py#function-f") == []
-    assert index.has_id("b.py#function-g")
+    assert index.queries.lookup("a.py#function-f") == []
+    assert index.queries.has_id("b.py#function-g")
 
 
 def test_ids_that_are_not_utf8_and_near_misses() -> None:

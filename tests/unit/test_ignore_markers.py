@@ -11,10 +11,10 @@ import pytest
 
 from chunkls import cli
 from chunkls.chunking import CONFIG_KEYS, CorpusRules, load_rules, rules_from_mapping
-from chunkls.citations import check_text
 from chunkls.ids.grammar import find_chunk_refs_in
 from chunkls.ids.ignore_markers import ignored_spans, unignored
 from chunkls.index import build_index
+from chunkls.index.citations import check_text
 from tests.unit.strategies import write_tree
 
 
@@ -146,12 +146,12 @@ TREE = {
 def test_check_text_leaves_out_marked_lines_and_excluded_files(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     assert folder.rules.check_exclude == ("examples/**", "NOTES.md")
 
     def unknown(rel_path: str) -> list[str]:
         text = (tmp_path / rel_path).read_text()
-        return [p.chunk_id for p in check_text(index, text, "markdown", folder, rel_path)]
+        return [p.chunk_id for p in check_text(index.queries, text, "markdown", folder, rel_path)]
 
     assert unknown("README.md") == ["app/x.py#function-typo"]
     assert unknown("examples/demo.md") == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking import scan_corpus
-from chunkls.index import Folder, WorkspaceIndex, build_index
+from chunkls.index import Folder, Session, build_index
 
 from .strategies import write_tree
 
@@ -31,26 +31,28 @@ TREE = {
 }
 
 
-def state(index: WorkspaceIndex) -> tuple[object, ...]:
+def state(index: Session) -> tuple[object, ...]:
     """Everything observable about an index, for comparing with a fresh build."""
     queries = ["greet", "setup project", "overload f x", "hello name", "again", "new"]
     return (
-        [(entry.folder.position, entry.chunk) for entry in index.chunks()],
-        [(folder.position, rel, why) for folder, rel, why in index.skipped()],
-        len(index),
-        index.file_count(),
-        sorted(index.source_paths()),
+        [(entry.folder.position, entry.chunk) for entry in index.queries.chunks()],
+        [(folder.position, rel, why) for folder, rel, why in index.queries.skipped()],
+        len(index.queries),
+        index.queries.file_count(),
+        sorted(index.queries.source_paths()),
         [
             [(hit.score, hit.item.chunk.chunk_id, hit.item.chunk.start_line) for hit in hit_list]
-            for hit_list in (index.search(query, top_k=50) for query in queries)
+            for hit_list in (index.queries.search(query, top_k=50) for query in queries)
         ],
         [
-            sorted((cid, len(index.lookup(cid, folder))) for cid in index.ids(folder))
-            for folder in index.folders
+            sorted(
+                (cid, len(index.queries.lookup(cid, folder))) for cid in index.queries.ids(folder)
+            )
+            for folder in index.queries.folders
         ],
         [
             sorted((src, sorted(rels)) for src, rels in folder.by_source.items())
-            for folder in index.folders
+            for folder in index.queries.folders
         ],
     )
 
@@ -59,40 +61,40 @@ def test_build_matches_scan_corpus(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
     scan = scan_corpus(tmp_path)
-    assert [entry.chunk for entry in index.chunks()] == list(scan.chunks())
-    assert [(rel, why) for _, rel, why in index.skipped()] == [
+    assert [entry.chunk for entry in index.queries.chunks()] == list(scan.chunks())
+    assert [(rel, why) for _, rel, why in index.queries.skipped()] == [
         (s.rel_path, s.reason) for s in scan.skipped
     ]
-    assert len(index) == len(list(scan.chunks())) == 10
-    assert index.file_count() == 4  # app/__init__.py is in the corpus with no chunks
-    assert [rel for _, rel, _ in index.skipped()] == ["bad.py"]
+    assert len(index.queries) == len(list(scan.chunks())) == 10
+    assert index.queries.file_count() == 4  # app/__init__.py is in the corpus with no chunks
+    assert [rel for _, rel, _ in index.queries.skipped()] == ["bad.py"]
 
 
 def test_lookup(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    [entry] = index.lookup("app/greet.py#function-greet")
+    [entry] = index.queries.lookup("app/greet.py#function-greet")
     assert (entry.chunk.start_line, entry.chunk.end_line) == (4, 5)
     assert entry.path == tmp_path / "app" / "greet.py"
-    assert len(index.lookup("app/typed.py#function-f")) == 3  # @overload stubs
-    assert [e.chunk.symbol for e in index.lookup("README.md#heading-setup-2")] == ["Setup"]
-    assert index.lookup("app/greet.py#function-nope") == []
-    assert index.lookup("docs/skip.md#heading-not-indexed") == []
-    assert index.lookup("bad.py#module-1") == []
+    assert len(index.queries.lookup("app/typed.py#function-f")) == 3  # @overload stubs
+    assert [e.chunk.symbol for e in index.queries.lookup("README.md#heading-setup-2")] == ["Setup"]
+    assert index.queries.lookup("app/greet.py#function-nope") == []
+    assert index.queries.lookup("docs/skip.md#heading-not-indexed") == []
+    assert index.queries.lookup("bad.py#module-1") == []
 
 
 def test_suggest(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    assert index.suggest("app/greet.py#function-greeet")[0] == "app/greet.py#function-greet"
-    assert index.suggest("app/greet.py#class-greeter")[0] == "app/greet.py#class-Greeter"
-    assert index.suggest("app/greet.py#x", limit=1) != []
-    assert index.suggest("app/gret.py#function-greet")[0] == "app/greet.py#function-greet"
-    assert index.suggest("README.md#heading-setup-3")[:2] == [
+    assert index.queries.suggest("app/greet.py#function-greeet")[0] == "app/greet.py#function-greet"
+    assert index.queries.suggest("app/greet.py#class-greeter")[0] == "app/greet.py#class-Greeter"
+    assert index.queries.suggest("app/greet.py#x", limit=1) != []
+    assert index.queries.suggest("app/gret.py#function-greet")[0] == "app/greet.py#function-greet"
+    assert index.queries.suggest("README.md#heading-setup-3")[:2] == [
         "README.md#heading-setup-2",
         "README.md#heading-setup",
     ]
-    assert index.suggest("zzzz/nothing/like/it.rs#x") == []
+    assert index.queries.suggest("zzzz/nothing/like/it.rs#x") == []
 
 
 def test_folders_order_lookup_preference_and_folder_of(tmp_path: Path) -> None:
@@ -100,35 +102,37 @@ def test_folders_order_lookup_preference_and_folder_of(tmp_path: Path) -> None:
     write_tree(one, {"a.py": "def f():\n    pass\n", "inner/b.md": "# B\n"})
     write_tree(two, {"a.py": "def f():\n    pass\n"})
     index = build_index([two, one])
-    assert [(e.folder.root, e.chunk.chunk_id) for e in index.chunks()] == [
+    assert [(e.folder.root, e.chunk.chunk_id) for e in index.queries.chunks()] == [
         (two, "a.py#function-f"),
         (one, "a.py#function-f"),
         (one, "inner/b.md#heading-b"),
     ]
-    first, second = index.folders
-    assert len(index.lookup("a.py#function-f")) == 2
-    assert [e.folder for e in index.lookup("a.py#function-f", prefer=second)] == [second]
-    assert [e.folder for e in index.lookup("inner/b.md#heading-b", prefer=first)] == [second]
+    first, second = index.queries.folders
+    assert len(index.queries.lookup("a.py#function-f")) == 2
+    assert [e.folder for e in index.queries.lookup("a.py#function-f", prefer=second)] == [second]
+    assert [e.folder for e in index.queries.lookup("inner/b.md#heading-b", prefer=first)] == [
+        second
+    ]
     # equal scores: the first workspace folder first
-    assert [h.item.folder for h in index.search("f", top_k=5)] == [first, second]
-    assert index.folder_of(one / "inner" / "b.md") == (second, "inner/b.md")
-    assert index.folder_of(tmp_path / "elsewhere.py") is None
-    assert index.folder_of(one) is None
+    assert [h.item.folder for h in index.queries.search("f", top_k=5)] == [first, second]
+    assert index.queries.folder_of(one / "inner" / "b.md") == (second, "inner/b.md")
+    assert index.queries.folder_of(tmp_path / "elsewhere.py") is None
+    assert index.queries.folder_of(one) is None
     # a folder nested in another: the innermost wins
-    nested = index.add_folder(one / "inner")
-    assert index.folder_of(one / "inner" / "b.md") == (nested, "b.md")
+    nested = index.add_root(one / "inner")
+    assert index.queries.folder_of(one / "inner" / "b.md") == (nested, "b.md")
     index.remove_folder(second)
-    assert [e.chunk.source_path for e in index.chunks()] == ["a.py"]
-    assert index.search("b") == []
+    assert [e.chunk.source_path for e in index.queries.chunks()] == ["a.py"]
+    assert index.queries.search("b") == []
 
 
-def _two_folders(tmp_path: Path) -> tuple[WorkspaceIndex, Folder, Folder]:
+def _two_folders(tmp_path: Path) -> tuple[Session, Folder, Folder]:
     """Two folders with a source path in common (``app/x.py``), differently."""
     one, two = tmp_path / "one", tmp_path / "two"
     write_tree(one, {"app/x.py": "def f():\n    pass\n\n\ndef g():\n    pass\n", **TREE})
     write_tree(two, {"app/x.py": "def g():\n    return 2\n\n\ndef k():\n    pass\n"})
-    index = WorkspaceIndex(workers=1)
-    first, second = index.add_folder(one), index.add_folder(two)
+    index = Session(workers=1)
+    first, second = index.add_root(one), index.add_root(two)
     for folder in (first, second):
         index.index_folder(folder)
     return index, first, second
@@ -138,40 +142,44 @@ def test_chunks_of_source(tmp_path: Path) -> None:
     """A source path's chunks: the preferred folder's first, one per ID, in file order."""
     index, first, second = _two_folders(tmp_path)
     ids = ["app/x.py#function-f", "app/x.py#function-g", "app/x.py#function-k"]
-    chunks = index.chunks_of_source("app/x.py")
+    chunks = index.queries.chunks_of_source("app/x.py")
     assert [chunk.chunk_id for chunk in chunks] == ids
     assert chunks[1].text == "def g():\n    pass"  # the first folder's
-    assert index.chunks_of_source("app/x.py", prefer=first) == chunks
-    preferred = index.chunks_of_source("app/x.py", prefer=second)
+    assert index.queries.chunks_of_source("app/x.py", prefer=first) == chunks
+    preferred = index.queries.chunks_of_source("app/x.py", prefer=second)
     assert [chunk.chunk_id for chunk in preferred] == [ids[1], ids[2], ids[0]]
     assert preferred[0].text == "def g():\n    return 2"
     # @overload stubs repeat an ID: the first of them
-    typed = index.chunks_of_source("app/typed.py")
+    typed = index.queries.chunks_of_source("app/typed.py")
     assert [chunk.chunk_id for chunk in typed] == [
         "app/typed.py#module-1",
         "app/typed.py#function-f",
     ]
-    assert typed[1] == index.lookup("app/typed.py#function-f")[0].chunk
-    assert [c.chunk_id for c in index.chunks_of_source("README.md")] == [
+    assert typed[1] == index.queries.lookup("app/typed.py#function-f")[0].chunk
+    assert [c.chunk_id for c in index.queries.chunks_of_source("README.md")] == [
         "README.md#heading-project",
         "README.md#heading-setup",
         "README.md#heading-setup-2",
     ]
-    assert index.chunks_of_source("app/nope.py") == []
-    assert index.chunks_of_source("bad.py") == []  # skipped
+    assert index.queries.chunks_of_source("app/nope.py") == []
+    assert index.queries.chunks_of_source("bad.py") == []  # skipped
 
 
 def test_source_paths_starting(tmp_path: Path) -> None:
     index, _, second = _two_folders(tmp_path)
-    assert index.source_paths_starting("app/") == ["app/greet.py", "app/typed.py", "app/x.py"]
-    assert index.source_paths_starting("app/t") == ["app/typed.py"]
-    assert index.source_paths_starting("") == sorted(index.source_paths())
-    assert index.source_paths_starting("docs/") == []  # excluded by the corpus rules
-    assert index.source_paths_starting("zz") == []
-    index.remove_folder(index.folders[0])
-    assert index.source_paths_starting("") == ["app/x.py"]
+    assert index.queries.source_paths_starting("app/") == [
+        "app/greet.py",
+        "app/typed.py",
+        "app/x.py",
+    ]
+    assert index.queries.source_paths_starting("app/t") == ["app/typed.py"]
+    assert index.queries.source_paths_starting("") == sorted(index.queries.source_paths())
+    assert index.queries.source_paths_starting("docs/") == []  # excluded by the corpus rules
+    assert index.queries.source_paths_starting("zz") == []
+    index.remove_folder(index.queries.folders[0])
+    assert index.queries.source_paths_starting("") == ["app/x.py"]
     index.remove_folder(second)
-    assert index.source_paths_starting("") == []
+    assert index.queries.source_paths_starting("") == []
 
 
 def test_resolve_first(tmp_path: Path) -> None:
@@ -182,22 +190,24 @@ def test_resolve_first(tmp_path: Path) -> None:
         yield from ids
         raise AssertionError("asked past the first ID that resolves")
 
-    found = index.resolve_first(candidates("app/nope.py#function-g", "app/x.py#function-g"))
+    found = index.queries.resolve_first(candidates("app/nope.py#function-g", "app/x.py#function-g"))
     assert [entry.folder for entry in found] == [first, second]
-    assert found == index.lookup("app/x.py#function-g")
-    preferred = index.resolve_first(candidates("x.py#function-g", "app/x.py#function-g"), second)
+    assert found == index.queries.lookup("app/x.py#function-g")
+    preferred = index.queries.resolve_first(
+        candidates("x.py#function-g", "app/x.py#function-g"), second
+    )
     assert [(e.folder, e.chunk.text) for e in preferred] == [(second, "def g():\n    return 2")]
-    only_first = index.resolve_first(["app/x.py#function-f"], prefer=second)
+    only_first = index.queries.resolve_first(["app/x.py#function-f"], prefer=second)
     assert [entry.folder for entry in only_first] == [first]  # not in the preferred one
-    assert index.resolve_first(["app/nope.py#function-g", "bad.py#module-1"]) == []
-    assert index.resolve_first([]) == []
+    assert index.queries.resolve_first(["app/nope.py#function-g", "bad.py#module-1"]) == []
+    assert index.queries.resolve_first([]) == []
 
 
 def test_relative_paths(tmp_path: Path) -> None:
     write_tree(tmp_path, {"real/a.py": "X = 1\n"})
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
-    index = WorkspaceIndex()
-    folder = index.add_folder(tmp_path / "alias")
+    index = Session()
+    folder = index.add_root(tmp_path / "alias")
     assert folder.relative(tmp_path / "alias" / "a.py") == "a.py"
     assert folder.relative(tmp_path / "real" / "a.py") == "a.py"  # via the resolved root
     assert folder.relative(tmp_path / "alias" / ".." / "x.py") is None
@@ -207,7 +217,7 @@ def test_relative_paths(tmp_path: Path) -> None:
 def test_refresh_edits_deletes_creates_and_breaks(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    [folder] = index.folders
+    [folder] = index.queries.folders
     # an edit
     (tmp_path / "app" / "greet.py").write_text("def greet(name):\n    return 'new ' + name\n")
     # a file that breaks, and one that heals
@@ -240,7 +250,7 @@ def test_refresh_edits_deletes_creates_and_breaks(tmp_path: Path) -> None:
 def test_refresh_a_folder_replaced_by_a_file_and_back(tmp_path: Path) -> None:
     write_tree(tmp_path, {"a.py": "X = 1\n", "m.py/inner.py": "Y = 2\n"})
     index = build_index([tmp_path])
-    [folder] = index.folders
+    [folder] = index.queries.folders
     assert folder.skipped == {"m.py": "not a regular file (a directory)"}
     shutil.rmtree(tmp_path / "m.py")
     (tmp_path / "m.py").write_text("def m():\n    pass\n")
@@ -255,13 +265,13 @@ def test_refresh_a_folder_replaced_by_a_file_and_back(tmp_path: Path) -> None:
 def test_refresh_symlinks(tmp_path: Path) -> None:
     write_tree(tmp_path, {"real.py": "def r():\n    pass\n"})
     index = build_index([tmp_path])
-    [folder] = index.folders
+    [folder] = index.queries.folders
     (tmp_path / "alias.py").symlink_to(tmp_path / "real.py")
     (tmp_path / "broken.py").symlink_to(tmp_path / "missing.py")
     index.refresh(folder, ["alias.py", "broken.py"])
     assert state(index) == state(build_index([tmp_path]))
     assert folder.by_source == {"real.py": ["real.py", "alias.py"]}
-    assert len(index.lookup("real.py#function-r")) == 2
+    assert len(index.queries.lookup("real.py#function-r")) == 2
     (tmp_path / "alias.py").unlink()
     os.replace(tmp_path / "real.py", tmp_path / "moved.py")
     index.refresh(folder, ["alias.py", "real.py", "moved.py"])
@@ -272,7 +282,7 @@ def test_refresh_symlinks(tmp_path: Path) -> None:
 def test_index_folder_again_after_changes_equals_a_fresh_build(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    [folder] = index.folders
+    [folder] = index.queries.folders
     (tmp_path / "README.md").write_text("# Changed\n")
     (tmp_path / "bad.py").unlink()
     write_tree(tmp_path, {"more/new.py": "def new():\n    pass\n"})
@@ -283,14 +293,14 @@ def test_index_folder_again_after_changes_equals_a_fresh_build(tmp_path: Path) -
 def test_set_file_none_forgets_everything_of_a_file(tmp_path: Path) -> None:
     write_tree(tmp_path, TREE)
     index = build_index([tmp_path])
-    [folder] = index.folders
-    index.forget_file(folder, "app/greet.py")
-    index.forget_file(folder, "bad.py")
-    assert index.lookup("app/greet.py#function-greet") == []
+    [folder] = index.queries.folders
+    index.store.forget_file(folder, "app/greet.py")
+    index.store.forget_file(folder, "bad.py")
+    assert index.queries.lookup("app/greet.py#function-greet") == []
     assert "app/greet.py" not in folder.by_source
-    assert index.file_chunks(folder, "app/greet.py") == ()
-    assert index.search("greeter hello") == []
-    assert list(index.skipped()) == []
+    assert index.queries.file_chunks(folder, "app/greet.py") == ()
+    assert index.queries.search("greeter hello") == []
+    assert list(index.queries.skipped()) == []
 
 
 def test_many_files_take_the_same_path_as_few(tmp_path: Path) -> None:
@@ -301,8 +311,8 @@ def test_many_files_take_the_same_path_as_few(tmp_path: Path) -> None:
     write_tree(tmp_path, tree)
     index = build_index([tmp_path])
     scan = scan_corpus(tmp_path)
-    assert [entry.chunk for entry in index.chunks()] == list(scan.chunks())
-    assert [(rel, why) for _, rel, why in index.skipped()] == [
+    assert [entry.chunk for entry in index.queries.chunks()] == list(scan.chunks())
+    assert [(rel, why) for _, rel, why in index.queries.skipped()] == [
         (s.rel_path, s.reason) for s in scan.skipped
     ]
 
@@ -312,23 +322,28 @@ def test_suggest_at_scale_finds_the_near_path_and_follows_changes(tmp_path: Path
     tree["services/payments/gateway.py"] = "def charge():\n    pass\n"
     write_tree(tmp_path, tree)
     index = build_index([tmp_path])
-    assert index.suggest("services/payment/gateway.py#function-charge")[0] == (
+    assert index.queries.suggest("services/payment/gateway.py#function-charge")[0] == (
         "services/payments/gateway.py#function-charge"
     )
-    assert index.suggest("pkg3/modul_151.py#function-f151")[0] == "pkg3/module_151.py#function-f151"
+    assert (
+        index.queries.suggest("pkg3/modul_151.py#function-f151")[0]
+        == "pkg3/module_151.py#function-f151"
+    )
     # a 100 kB "ID" is compared by its start, and answers
-    assert isinstance(index.suggest("services/" + "x" * 100_000 + ".py#function-charge"), list)
+    assert isinstance(
+        index.queries.suggest("services/" + "x" * 100_000 + ".py#function-charge"), list
+    )
     # remembered, but not past a change: a new file is suggested at once
-    assert index.suggest("services/refunds/gateway.py#function-refund")[0] != (
+    assert index.queries.suggest("services/refunds/gateway.py#function-refund")[0] != (
         "services/refunds/gateway.py#function-refund"
     )
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     write_tree(tmp_path, {"services/refunds/gateway.py": "def refund():\n    pass\n"})
     index.refresh(folder, ["services/refunds/gateway.py"])
-    assert index.suggest("services/refund/gateway.py#function-refund")[0] == (
+    assert index.queries.suggest("services/refund/gateway.py#function-refund")[0] == (
         "services/refunds/gateway.py#function-refund"
     )
-    assert index.suggest("services/refunds/gateway.py#function-refnd")[0] == (
+    assert index.queries.suggest("services/refunds/gateway.py#function-refnd")[0] == (
         "services/refunds/gateway.py#function-refund"
     )
 
@@ -337,15 +352,20 @@ def test_suggestions_follow_files_that_come_and_go(tmp_path: Path) -> None:
     tree = {f"pkg{i // 50}/module_{i}.py": f"def f{i}():\n    pass\n" for i in range(300)}
     write_tree(tmp_path, tree)
     index = build_index([tmp_path])
-    folder = index.folders[0]
-    assert index.suggest("pkg1/modul_77.py#function-f77")[0] == "pkg1/module_77.py#function-f77"
+    folder = index.queries.folders[0]
+    assert (
+        index.queries.suggest("pkg1/modul_77.py#function-f77")[0]
+        == "pkg1/module_77.py#function-f77"
+    )
     for round_ in range(3):  # removed paths are never suggested, re-added ones are
         (tmp_path / "pkg1" / "module_77.py").unlink()
         index.refresh(folder, ["pkg1/module_77.py"])
-        assert not any("module_77.py" in s for s in index.suggest("pkg1/modul_77.py#function-f77"))
+        assert not any(
+            "module_77.py" in s for s in index.queries.suggest("pkg1/modul_77.py#function-f77")
+        )
         write_tree(tmp_path, {"pkg1/module_77.py": f"def f77():\n    return {round_}\n"})
         index.refresh(folder, ["pkg1/module_77.py"])
-        assert index.suggest("pkg1/modul_77.py#function-f77")[0] == (
+        assert index.queries.suggest("pkg1/modul_77.py#function-f77")[0] == (
             "pkg1/module_77.py#function-f77"
         )
 
@@ -381,15 +401,15 @@ def test_bulk_search_pass_survives_searches_and_deletions_mid_pass(
     }
     tree["README.md"] = "# Alpha\nbeta words\n\n## Gamma\ndelta here\n"
     write_tree(tmp_path, tree)
-    index = WorkspaceIndex(None, workers=1)
-    folder = index.add_folder(tmp_path)
+    index = Session(None, workers=1)
+    folder = index.add_root(tmp_path)
     for steps, _ in enumerate(index.iter_index_folder(folder), 1):
-        index.search("alpha beta delta1", 5)  # merges whatever was added so far
+        index.queries.search("alpha beta delta1", 5)  # merges whatever was added so far
         if steps == 20:  # during the search pass: a file goes, its terms with it
             (tmp_path / "pkg" / "m3.py").unlink()
             index.refresh(folder, ["pkg/m3.py"])
     fresh = build_index([tmp_path], workers=1)
     for query in ["alpha", "beta gamma", "delta0 delta2", "alpha_7", "here words"]:
-        got = [(h.score, h.item.chunk.chunk_id) for h in index.search(query, 20)]
-        assert got == [(h.score, h.item.chunk.chunk_id) for h in fresh.search(query, 20)]
-    assert len(index) == len(fresh)
+        got = [(h.score, h.item.chunk.chunk_id) for h in index.queries.search(query, 20)]
+        assert got == [(h.score, h.item.chunk.chunk_id) for h in fresh.queries.search(query, 20)]
+    assert len(index.queries) == len(fresh.queries)

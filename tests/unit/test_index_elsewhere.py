@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import chunkls.index.bulk as bulk_module
-from chunkls.index import Folder, WorkspaceIndex, build_index
+from chunkls.index import Folder, Session, build_index
 
 from .strategies import write_tree
 
@@ -29,22 +29,22 @@ TREE = {
 QUERIES = ["alpha", "beta gamma 7", "delta words", "K12", "notes"]
 
 
-def same_as_fresh(index: WorkspaceIndex, root: Path) -> None:
+def same_as_fresh(index: Session, root: Path) -> None:
     fresh = build_index([root], workers=1)
-    assert [e.chunk for e in index.chunks()] == [e.chunk for e in fresh.chunks()]
-    assert dict(index.folders[0].skipped) == dict(fresh.folders[0].skipped)
+    assert [e.chunk for e in index.queries.chunks()] == [e.chunk for e in fresh.queries.chunks()]
+    assert dict(index.queries.folders[0].skipped) == dict(fresh.queries.folders[0].skipped)
     for query in QUERIES:
-        got = [(h.score, h.item.chunk.chunk_id) for h in index.search(query, 20)]
-        assert got == [(h.score, h.item.chunk.chunk_id) for h in fresh.search(query, 20)]
-    assert len(index) == len(fresh)
+        got = [(h.score, h.item.chunk.chunk_id) for h in index.queries.search(query, 20)]
+        assert got == [(h.score, h.item.chunk.chunk_id) for h in fresh.queries.search(query, 20)]
+    assert len(index.queries) == len(fresh.queries)
 
 
-def elsewhere(tmp_path: Path) -> tuple[Path, WorkspaceIndex, Folder]:
+def elsewhere(tmp_path: Path) -> tuple[Path, Session, Folder]:
     """The tree written, an index that chunks any folder elsewhere, its folder."""
     root = tmp_path / "ws"
     write_tree(root, TREE)
-    index = WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=1)
-    return root, index, index.add_folder(root)
+    index = Session(tmp_path / "cache", workers=1, elsewhere_from=1)
+    return root, index, index.add_root(root)
 
 
 def test_a_folder_indexed_elsewhere_equals_one_indexed_here(tmp_path: Path) -> None:
@@ -70,11 +70,11 @@ def test_files_changed_while_the_other_process_runs_are_taken_as_they_are_now(
             (root / "pkg" / "m2.py").unlink()
             index.refresh(folder, ["pkg/m1.py", "pkg/m2.py"])
     same_as_fresh(index, root)
-    assert index.lookup("pkg/m1.py#function-renamed")
+    assert index.queries.lookup("pkg/m1.py#function-renamed")
     index.close()
     # the rows written meanwhile waited and then won: a restart agrees
-    again = WorkspaceIndex(tmp_path / "cache", workers=1)
-    again_folder = again.add_folder(root)
+    again = Session(tmp_path / "cache", workers=1)
+    again_folder = again.add_root(root)
     for _ in again.iter_index_folder(again_folder):
         pass
     same_as_fresh(again, root)
@@ -115,10 +115,10 @@ def test_small_folders_and_folders_without_a_cache_are_indexed_here(tmp_path: Pa
     root = tmp_path / "ws"
     write_tree(root, TREE)
     for index in (
-        WorkspaceIndex(tmp_path / "cache", workers=1, elsewhere_from=len(TREE) + 1),
-        WorkspaceIndex(None, workers=1, elsewhere_from=1),
+        Session(tmp_path / "cache", workers=1, elsewhere_from=len(TREE) + 1),
+        Session(None, workers=1, elsewhere_from=1),
     ):
-        folder = index.add_folder(root)
+        folder = index.add_root(root)
         for _ in index.iter_index_folder(folder):
             assert not index.bulk.elsewhere
         same_as_fresh(index, root)
@@ -170,8 +170,8 @@ def test_rows_found_bad_are_dropped_before_the_other_process_writes_them_anew(
         return real(root, files, rules, workers)
 
     monkeypatch.setattr(bulk_module, "chunk_many", spy)
-    again = WorkspaceIndex(tmp_path / "cache", workers=1)
-    again_folder = again.add_folder(root)
+    again = Session(tmp_path / "cache", workers=1)
+    again_folder = again.add_root(root)
     for _ in again.iter_index_folder(again_folder):
         pass
     assert chunked == []

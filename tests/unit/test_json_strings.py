@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.citations import walk_citation_files
 from chunkls.cli import main
 from chunkls.ids.grammar import find_chunk_refs_between, find_chunk_refs_in, line_span
 from chunkls.ids.json_strings import decode, escape, json_strings
+from chunkls.index.citations import walk_citation_files
 from tests.unit.strategies import write_tree
 
 

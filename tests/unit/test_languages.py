@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chunkls.citations import language_of
+from chunkls.index.citations import language_of
 from chunkls.lsp.languages import effective_language
 
 

@@ -99,13 +99,15 @@ def test_the_fingerprint_is_the_language_servers_code() -> None:
     assert lsp_fingerprint() == lsp_fingerprint()
 
 
-def test_the_lens_command_is_the_contracts() -> None:
-    from chunkls.lsp import early
+def test_the_lens_command_and_the_framing_are_the_contracts() -> None:
+    from chunkls.lsp import early, protocol
+    from chunkls.lsp.chunk_lenses import chunk_lenses
 
-    assert early.COPY_CHUNK_ID == contract.COPY_CHUNK_ID
-    from chunkls.lsp import protocol
-
-    assert early.CONTENT_TYPE == protocol.CONTENT_TYPE
+    [chunk] = chunk_source("def f():\n    pass\n", "a.py", "a.py")
+    [lens] = chunk_lenses("a.py", None, [chunk], None)
+    assert lens.command == contract.COPY_CHUNK_ID
+    assert early.frame({"a": 1}) == contract.framed(b'{"a": 1}')
+    assert protocol.framed is early.framed is contract.framed
 
 
 # -- lenses from the text -------------------------------------------------------
@@ -191,7 +193,7 @@ def test_the_innermost_workspace_folder_names_the_chunks(workspace: Path) -> Non
             "capabilities": {},
         }
     )
-    assert source is not None and len(source.folders) == 2
+    assert source is not None and len(source.session.folders) == 2
     assert _titles(source, inner / "greet.py") == [
         c.chunk_id for c in chunk_source((inner / "greet.py").read_text(), "greet.py", "greet.py")
     ]
@@ -420,7 +422,7 @@ def test_a_lens_that_fails_is_left_to_the_server(
     kept: KeptAnswers, workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     def odd(params: dict[str, Any]) -> LensSource | None:
-        return LensSource(True, [object()])  # no folder: finding one fails
+        return LensSource(True, object())  # no session: finding the folder fails
 
     greet = workspace / "app" / "greet.py"
     pipes = Pipes(kept, lens_source=odd)

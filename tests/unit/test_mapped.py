@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import chunkls.storage.snapshot
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Session, build_index
 from chunkls.storage.cache import store_path
 from chunkls.storage.mapped import HEADER, Mapped, file_path, remove_others
 from tests.unit.test_cache import _state
@@ -31,10 +31,10 @@ def _token(tree: Path, cache: Path) -> str | None:
         db.close()
 
 
-def _server_index(tree: Path, cache: Path) -> WorkspaceIndex:
+def _server_index(tree: Path, cache: Path) -> Session:
     """An index loaded from the cache as the language server loads it."""
-    index = WorkspaceIndex(cache, workers=1, long_lived=True)
-    index.index_folder(index.add_folder(tree))
+    index = Session(cache, workers=1, long_lived=True)
+    index.index_folder(index.add_root(tree))
     return index
 
 
@@ -44,7 +44,7 @@ def test_a_warm_index_searches_the_mapped_file_as_a_cold_one(tree: Path, cache: 
     assert [f.name for f in files] == [file_path(files[0].parent, _token(tree, cache) or "").name]
     assert files[0].stat().st_mode & 0o111 == 0  # a data file, as ``open`` makes one
     warm = _server_index(tree, cache)
-    assert warm.search_index.mapped
+    assert warm.store.search_index.mapped
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
 
 
@@ -94,7 +94,7 @@ def test_a_bad_postings_file_is_not_used(
     _damage(path, how)
     with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         warm = _server_index(tree, cache)
-    assert not warm.search_index.mapped
+    assert not warm.store.search_index.mapped
     assert _state(warm) == cold
     said = [r.getMessage() for r in caplog.records if "postings file" in r.getMessage()]
     assert len(said) == 1 and "not used" in said[0]
@@ -104,12 +104,12 @@ def test_a_save_replaces_the_file_and_the_old_mapping_still_reads(tree: Path, ca
     build_index([tree], cache_dir=cache, workers=1)
     first = _token(tree, cache)
     index = _server_index(tree, cache)
-    assert index.search_index.mapped
+    assert index.store.search_index.mapped
     before = _state(index)
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
-    folder = index.folders[0]
+    folder = index.queries.folders[0]
     index.refresh(folder, ["pkg/m2.py"])
-    index.save()
+    index.store.save()
     second = _token(tree, cache)
     assert second is not None and second != first
     assert [f.name for f in _files(tree, cache)] == [f"postings-{second}.bin"]
@@ -124,11 +124,11 @@ def test_a_file_changed_since_the_snapshot_keeps_the_mapping(tree: Path, cache: 
     (tree / "pkg" / "m3.py").write_text("def delta_three():\n    return 'beta gamma'\n")
     os.utime(tree / "pkg" / "m3.py", ns=(0, 5_000_000_000))
     (tree / "pkg" / "m4.py").unlink()
-    index = WorkspaceIndex(cache, workers=1, long_lived=True)
-    folder = index.add_folder(tree)
+    index = Session(cache, workers=1, long_lived=True)
+    folder = index.add_root(tree)
     for _ in index.iter_index_folder(folder):
         pass
-    assert index.search_index.mapped  # the two files' documents are left out, not copied
+    assert index.store.search_index.mapped  # the two files' documents are left out, not copied
     assert _state(index) == _state(build_index([tree], workers=1))
 
 
@@ -145,7 +145,7 @@ def test_an_unwritable_postings_file_leaves_the_tables(
     assert any("not written" in r.getMessage() for r in caplog.records)
     monkeypatch.undo()
     warm = _server_index(tree, cache)
-    assert not warm.search_index.mapped
+    assert not warm.store.search_index.mapped
     assert _state(warm) == cold
 
 
@@ -204,12 +204,12 @@ def test_the_pages_a_load_or_a_save_read_are_given_back(
 
     monkeypatch.setattr(Mapped, "release", counting)
     index = _server_index(tree, cache)
-    assert index.search_index.mapped
+    assert index.store.search_index.mapped
     assert released  # after the load's checks and the index's own pass
     released.clear()
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
-    index.refresh(index.folders[0], ["pkg/m2.py"])
-    index.save()  # the new snapshot is made from the mapped postings: all read
+    index.refresh(index.queries.folders[0], ["pkg/m2.py"])
+    index.store.save()  # the new snapshot is made from the mapped postings: all read
     assert released
 
 
@@ -218,12 +218,12 @@ def test_a_mapped_index_saved_as_it_is_saves_the_same_postings(tree: Path, cache
     the mapped term table as they are (no renumbering), then read back the same."""
     build_index([tree], cache_dir=cache, workers=1)
     index = _server_index(tree, cache)
-    assert index.search_index.mapped
+    assert index.store.search_index.mapped
     before = _state(index)
     first = _token(tree, cache)
-    index.folders[0].snapshot_stale = True
-    index.save()
+    index.queries.folders[0].snapshot_stale = True
+    index.store.save()
     assert _token(tree, cache) not in (None, first)
     again = _server_index(tree, cache)
-    assert again.search_index.mapped
+    assert again.store.search_index.mapped
     assert _state(again) == before == _state(build_index([tree], workers=1))

@@ -14,7 +14,7 @@ import pytest
 
 import chunkls.storage.cache
 from chunkls.chunking import CorpusRules
-from chunkls.index import WorkspaceIndex
+from chunkls.index import Session
 from chunkls.mcp.early import (
     AnswerFilter,
     McpEarly,
@@ -25,6 +25,7 @@ from chunkls.mcp.early import (
     list_key,
     mcp_fingerprint,
 )
+from chunkls.mcp.service import McpService, loading
 from chunkls.mcp.tools import Tools, call_result, checked
 from chunkls.runtime.early_reader import KeptAnswers, Prelude
 
@@ -80,8 +81,8 @@ def tree(tmp_path: Path, cache_home: Path) -> Path:
     root.mkdir()
     (root / "m.py").write_text("def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n")
     (root / "notes.md").write_text("# Notes\n\nSee m.py#function-alpha.\n")
-    index = WorkspaceIndex(chunkls.storage.cache.cache_dir())
-    folder = index.add_folder(root, CorpusRules())
+    index = Session(chunkls.storage.cache.cache_dir())
+    folder = index.add_root(root, CorpusRules())
     index.index_folder(folder)
     index.close()
     return root
@@ -93,7 +94,7 @@ def _call(name: str, arguments: Any, message_id: Any = 3) -> dict[str, Any]:
 
 
 def _early(kept: KeptAnswers, *roots: Path, cache: bool = True) -> McpEarly:
-    early = McpEarly(kept, [str(root) for root in roots], [], cache)
+    early = McpEarly(kept, McpService(list(roots), [], cache))
     request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE}
     assert early.first(request) == ANSWER
     return early
@@ -128,18 +129,18 @@ def test_a_tool_call_is_the_tools_answer_on_the_loaded_index(
     kept: KeptAnswers, tree: Path, name: str, arguments: Any
 ) -> None:
     early = _early(kept, tree)
-    try:
-        answered = early.answer(_call(name, arguments))
-    finally:
-        early.finish()
-    index = WorkspaceIndex(None)
-    index.index_folder(index.add_folder(tree, CorpusRules()))
-    expected = call_result(checked(name, Tools(index).call(name, arguments), index, [tree]))
-    assert answered == expected
+    answered = early.answer(_call(name, arguments))
+    early.finish()
+    session = Session(None)
+    session.index_folder(session.add_root(tree, CorpusRules()))
+    queries = session.queries
+    # the loaded index's answer, saying that the index is still loading
+    expected = loading(checked(name, Tools(queries).call(name, arguments), queries, [tree]))
+    assert answered == call_result(expected)
 
 
 def test_an_unfinished_uninitialized_session_answers_nothing(tmp_path: Path) -> None:
-    early = McpEarly(KeptAnswers(tmp_path / "none.json", "code"), ["."], [], True)
+    early = McpEarly(KeptAnswers(tmp_path / "none.json", "code"), McpService([Path()], [], True))
     assert early.first({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}) is None
     assert early.first({"jsonrpc": "2.0", "id": 0, "method": "ping"}) is None
 
@@ -149,28 +150,29 @@ def test_calls_without_a_current_cache_are_left_to_the_server(
 ) -> None:
     assert _early(kept, tree, cache=False).answer(_call("search_chunks", {"query": "a"})) is None
     assert _early(kept, tree, tree).answer(_call("search_chunks", {"query": "a"})) is None
-    missing = tmp_path / "missing"
-    assert _early(kept, missing).answer(_call("search_chunks", {"query": "a"})) is None
+    missing = tmp_path / "missing"  # the server's answer: there is no folder to serve
+    answered = _early(kept, missing).answer(_call("search_chunks", {"query": "a"}))
+    assert answered is not None and answered["isError"]
+    assert "no folder to serve" in answered["content"][0]["text"]
     (tree / "m.py").write_text("def alpha():\n    return 11\n")  # changed since the cache
     assert _early(kept, tree).answer(_call("search_chunks", {"query": "a"})) is None
     early = _early(kept, tree)
     assert early.answer({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 7}) is None
 
 
-def test_a_stale_cache_leaves_the_call_to_the_server(
-    kept: KeptAnswers, tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from chunkls.index.ondisk import Stale
+def test_a_stale_cache_leaves_the_call_to_the_server(kept: KeptAnswers, tree: Path) -> None:
+    import sqlite3
+
+    from chunkls.storage.cache import cache_dir, store_path
 
     early = _early(kept, tree)
-
-    def stale(self: Tools, name: str, arguments: Any) -> Any:
-        raise Stale("a row the postings name is gone")
-
-    monkeypatch.setattr(Tools, "call", stale)
-    assert early.answer(_call("search_chunks", {"query": "a"})) is None
-    assert early.disk is None  # let go of; later calls are the server's too
-    monkeypatch.undo()
+    db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
+    db.execute("DELETE FROM contents")  # rewritten meanwhile: the rows the postings name are gone
+    db.commit()
+    db.close()
+    assert early.answer(_call("read_chunk", {"chunk_id": "m.py#function-alpha"})) is None
+    # let go of; later calls are the server's too (once it has loaded)
+    assert all(folder.in_place is None for folder in early.service.session.folders)
     assert early.answer(_call("search_chunks", {"query": "a"})) is None
 
 

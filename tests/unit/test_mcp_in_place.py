@@ -1,22 +1,24 @@
 """``chunkls mcp`` before its index is loaded: a call on a single root whose
 cache is current is answered from the cache read in place (issue 21: an
-agent's session start), exactly as the loaded index answers; a change on disk,
-a stale cache, or several roots make the call wait for the index."""
+agent's session start), by the same answering path as once it is loaded, and
+says that the index is still loading; a change on disk, a stale cache, or
+several roots make the call wait for the index."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chunkls.cli import main as cli
-from chunkls.index.ondisk import DiskIndex
-from chunkls.mcp.server import ChunkService
+from chunkls.mcp.server import Loader
+from chunkls.mcp.service import McpService
+from chunkls.mcp.tools import LOADING_NOTICE
 
 from .strategies import write_tree
 
@@ -46,39 +48,47 @@ def tree(tmp_path: Path, cache_home: Path) -> Path:
 def held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """The index load, held until the event is set."""
     release = threading.Event()
-    load = ChunkService.index_roots
+    load = McpService.load
 
-    def held_load(self: ChunkService) -> None:
-        release.wait(TIMEOUT)
-        load(self)
+    def held_load(self: McpService) -> Iterator[None]:
+        while not release.is_set():
+            yield
+        yield from load(self)
 
-    monkeypatch.setattr(ChunkService, "index_roots", held_load)
+    monkeypatch.setattr(McpService, "load", held_load)
     return release
 
 
+async def _start(roots: list[Path], cache: bool) -> Loader:
+    loader = Loader(McpService(roots, [], cache))
+    loader.start()
+    return loader
+
+
+async def _stop(loader: Loader) -> None:
+    assert loader.task is not None
+    await asyncio.wait_for(loader.task, TIMEOUT)
+    loader.service.close()
+
+
 @pytest.fixture
-async def started(tree: Path, held: threading.Event) -> AsyncIterator[ChunkService]:
+async def started(tree: Path, held: threading.Event) -> AsyncIterator[Loader]:
     out = io.StringIO()
     assert cli(["search", "greet", "--root", str(tree)], out, io.StringIO()) == 0, out.getvalue()
-    service = ChunkService([tree], [], cache=True)
-    service.start()
+    loader = await _start([tree], cache=True)
     try:
-        yield service
+        yield loader
     finally:
         held.set()
-        if service._built is not None:
-            await asyncio.wait_for(service._built, TIMEOUT)
-        service.close()
+        await _stop(loader)
 
 
 async def _loaded_answers(tree: Path) -> list[Any]:
-    service = ChunkService([tree], [], cache=False)
-    service.start()
+    loader = await _start([tree], cache=False)
     try:
-        return [(await service.answer(name, dict(args))).structured for name, args in CALLS]
+        return [(await loader.answer(name, dict(args))).structured for name, args in CALLS]
     finally:
-        await asyncio.wait_for(service._built, TIMEOUT)  # type: ignore[arg-type]
-        service.close()
+        await _stop(loader)
 
 
 async def _until(ask: Callable[[], bool]) -> None:
@@ -89,45 +99,59 @@ async def _until(ask: Callable[[], bool]) -> None:
     await asyncio.wait_for(poll(), TIMEOUT)
 
 
+def _in_place(loader: Loader) -> bool:
+    return any(folder.in_place is not None for folder in loader.service.session.folders)
+
+
 async def test_calls_are_answered_in_place_while_the_index_loads(
-    tree: Path, started: ChunkService, held: threading.Event
+    tree: Path, started: Loader, held: threading.Event
 ) -> None:
-    assert isinstance(started.in_place, DiskIndex)
     answers = [
         (await asyncio.wait_for(started.answer(name, dict(args)), TIMEOUT)).structured
         for name, args in CALLS
     ]
-    assert started._built is not None and not started._built.done()  # still loading
+    assert _in_place(started)
+    assert started.task is not None and not started.task.done()  # still loading
+    assert all(answer["notice"] == LOADING_NOTICE for answer in answers)
     held.set()
-    assert answers == await _loaded_answers(tree)
+    without = [{k: v for k, v in answer.items() if k != "notice"} for answer in answers]
+    assert without == await _loaded_answers(tree)
+    await asyncio.wait_for(started.task, TIMEOUT)
+    loaded = await started.answer(*CALLS[0])
+    assert loaded.structured is not None and "notice" not in loaded.structured
 
 
 async def test_a_change_on_disk_makes_the_call_wait_for_the_index(
-    tree: Path, started: ChunkService, held: threading.Event
+    tree: Path, started: Loader, held: threading.Event
 ) -> None:
     await asyncio.wait_for(started.answer("search_chunks", {"query": "greet"}), TIMEOUT)
     (tree / "app/welcome.py").write_text("def welcome(name):\n    return name\n")
-    await _until(started.freshness.pending)
+    session = started.service.session
+    session.note_changed(session.folders[0], ["app/welcome.py"])  # as the watcher tells it
     waiting = asyncio.ensure_future(started.answer("search_chunks", {"query": "welcome"}))
     await asyncio.sleep(0.3)
     assert not waiting.done()  # the cache no longer holds the root as it is
     held.set()
     answer = await asyncio.wait_for(waiting, TIMEOUT)
+    assert answer.structured is not None
     assert answer.structured["results"][0]["chunk_id"] == "app/welcome.py#function-welcome"
-    assert started.in_place is None  # let go of once the index was loaded
+    assert not _in_place(started)  # let go of once the index was loaded
 
 
 async def test_a_cache_that_turns_out_stale_makes_the_call_wait(
-    tree: Path, started: ChunkService, held: threading.Event
+    tree: Path, started: Loader, held: threading.Event
 ) -> None:
-    assert started.in_place is not None
+    await asyncio.wait_for(started.answer("search_chunks", {"query": "greet"}), TIMEOUT)
+    in_place = started.service.session.folders[0].in_place
+    assert in_place is not None
     # a file the cache read in place believes it has, with no row behind it
-    started.in_place._sources().append("zz_gone.py")  # (sorted: after every other path)
+    in_place.counts["zz_gone.py"] = 1
+    in_place.named.append("zz_gone.py")  # (sorted: after every other path)
     waiting = asyncio.ensure_future(
         started.answer("read_chunk", {"chunk_id": "zz_gone.py#module-1"})
     )
     await asyncio.sleep(0.3)
-    assert not waiting.done() and started.in_place is None
+    assert not waiting.done() and not _in_place(started)
     held.set()
     answer = await asyncio.wait_for(waiting, TIMEOUT)
     assert answer.is_error and "zz_gone.py#module-1" in answer.text
@@ -137,12 +161,10 @@ async def test_several_roots_wait_for_the_index(tmp_path: Path, tree: Path) -> N
     other = tmp_path / "other"
     other.mkdir()
     (other / "x.py").write_text("def x():\n    return 1\n")
-    service = ChunkService([tree, other], [], cache=True)
-    service.start()
+    loader = await _start([tree, other], cache=True)
     try:
-        assert service.in_place is None
-        answer = await asyncio.wait_for(service.answer("search_chunks", {"query": "x"}), TIMEOUT)
-        assert not answer.is_error
+        answer = await asyncio.wait_for(loader.answer("search_chunks", {"query": "x"}), TIMEOUT)
+        assert not answer.is_error and not _in_place(loader)
+        assert answer.structured is not None and "notice" not in answer.structured
     finally:
-        await asyncio.wait_for(service._built, TIMEOUT)  # type: ignore[arg-type]
-        service.close()
+        await _stop(loader)

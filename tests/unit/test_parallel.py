@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
-from chunkls.index import WorkspaceIndex, build_index
-from chunkls.runtime.workers import Chunked, chunk_many, chunk_one, default_workers
+from chunkls.index import Session, build_index
+from chunkls.index.workers import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search.tokens import file_terms
 from chunkls.storage.packed import unpack
 
@@ -69,18 +69,22 @@ def test_parallel_index_equals_serial_index(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     serial = build_index([root], workers=1)
     parallel = build_index([root], workers=2)
-    assert [c.chunk for c in serial.chunks()] == [c.chunk for c in parallel.chunks()]
-    assert [s[1:] for s in serial.skipped()] == [s[1:] for s in parallel.skipped()]
+    assert [c.chunk for c in serial.queries.chunks()] == [
+        c.chunk for c in parallel.queries.chunks()
+    ]
+    assert [s[1:] for s in serial.queries.skipped()] == [s[1:] for s in parallel.queries.skipped()]
     for query in ["f3_2 return", "notes more text", "import os module"]:
-        one = [(h.score, h.item.chunk) for h in serial.search(query, 20)]
-        two = [(h.score, h.item.chunk) for h in parallel.search(query, 20)]
+        one = [(h.score, h.item.chunk) for h in serial.queries.search(query, 20)]
+        two = [(h.score, h.item.chunk) for h in parallel.queries.search(query, 20)]
         assert one == two
 
 
 def test_fixture_workspace(tmp_path: Path) -> None:
     serial = build_index([FIXTURE], workers=1)
     parallel = build_index([FIXTURE], workers=2)
-    assert [c.chunk for c in serial.chunks()] == [c.chunk for c in parallel.chunks()]
+    assert [c.chunk for c in serial.queries.chunks()] == [
+        c.chunk for c in parallel.queries.chunks()
+    ]
 
 
 def test_default_workers_is_positive() -> None:
@@ -94,7 +98,7 @@ def test_default_workers_is_positive() -> None:
 def test_workers_run_below_the_editor_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import chunkls.runtime.workers as parallel
+    import chunkls.index.workers as parallel
 
     root = _tree(tmp_path, 70)
     rules = CorpusRules()
@@ -117,9 +121,9 @@ def test_a_long_lived_index_searches_as_a_short_lived_one(tmp_path: Path) -> Non
     CLI as each one arrives: the same postings either way."""
     root = _tree(tmp_path)
     short = build_index([root], workers=2)
-    long = WorkspaceIndex(workers=2, long_lived=True)
-    long.index_folder(long.add_folder(root))
+    long = Session(workers=2, long_lived=True)
+    long.index_folder(long.add_root(root))
     for query in ["f3_2 return", "notes more text", "import os module", "mod17"]:
-        one = [(h.score, h.item.chunk) for h in short.search(query, 20)]
-        two = [(h.score, h.item.chunk) for h in long.search(query, 20)]
+        one = [(h.score, h.item.chunk) for h in short.queries.search(query, 20)]
+        two = [(h.score, h.item.chunk) for h in long.queries.search(query, 20)]
         assert one and one == two

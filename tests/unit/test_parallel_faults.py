@@ -3,7 +3,7 @@
 Every test consumes ``chunk_many`` with a deadline checked at each heartbeat, so a
 lost batch (the generator yielding ``None`` forever) fails the test instead of
 hanging it. The faults are injected by monkeypatching this module's view of
-``chunkls.runtime.workers`` under the fork start method: forked workers inherit the
+``chunkls.index.workers`` under the fork start method: forked workers inherit the
 patch, and each patched function checks the process id so that the consumer's
 own in-process work is left alone.
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, walk_corpus
-from chunkls.runtime import workers as parallel
-from chunkls.runtime.workers import Chunked, chunk_many, chunk_one
+from chunkls.index import workers as parallel
+from chunkls.index.workers import Chunked, chunk_many, chunk_one
 
 DEADLINE = 120.0
 """Seconds a run may take before it counts as hung (normally well under 10)."""
@@ -258,7 +258,7 @@ def test_a_detached_helper_dies_with_its_parent_and_keeps_off_its_stdout() -> No
     process that started it is killed, and does not hold its stdout open."""
     script = (
         "import os, sys, time\n"
-        "from chunkls.runtime.workers import detach\n"
+        "from chunkls.index.workers import detach\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    detach()\n"

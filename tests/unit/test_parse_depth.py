@@ -25,7 +25,7 @@ import pytest
 from chunkls.chunking import CorpusRules, chunker, walk_corpus
 from chunkls.chunking.chunker import ChunkingError, chunk_source, parse_python
 from chunkls.chunking.outline import MAX_NESTING, Parsed, outline_of, reparse
-from chunkls.runtime.workers import SERIAL_BELOW, chunk_many
+from chunkls.index.workers import SERIAL_BELOW, chunk_many
 
 pytestmark = pytest.mark.skipif(
     sys.version_info[:2] != (3, 11),

@@ -5,7 +5,7 @@ and searched, in any order, with small merge thresholds so segments merge (and
 the vocabulary is compacted) often. After every step the search results and
 scores, bit for bit, are those of an index built afresh from the current files
 in corpus order: once at the ``BM25Index`` level, once through the
-``WorkspaceIndex`` that drives it (files set and dropped, saved, re-indexed
+``Session`` that drives it (files set and dropped, saved, re-indexed
 from the cache).
 """
 
@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from chunkls.index import WorkspaceIndex, build_index
+from chunkls.index import Session, build_index
 from chunkls.index import bulk as workspace_index
 from chunkls.search import inverted as search
-from chunkls.search import topk as ranking
+from chunkls.search import maxscore as ranking
+from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import FileKey, select_files
 
@@ -40,7 +41,7 @@ Item = tuple[FileKey, int, int]
 TUNABLES = {
     (search, "_MERGE_AT"): st.sampled_from([1, 3, 10, 100_000]),
     (search, "_MERGE_BATCH"): st.sampled_from([1, 2, 7, 1 << 20]),
-    (search, "_CACHE_FROM"): st.sampled_from([1, 1_000]),
+    (scorer, "CACHE_BUDGET"): st.sampled_from([0, 2_000_000]),
     (ranking, "_SCORE_ALL_BELOW"): st.sampled_from([0, 1_000]),
     (ranking, "_EXACT_UP_TO"): st.sampled_from([0, 2_000]),
     (ranking, "_SEEDS"): st.sampled_from([0, 1_000]),
@@ -80,7 +81,7 @@ def hits(index: BM25Index[Item], query: str, top_k: int) -> list[tuple[float, It
 
 
 def scores(index: BM25Index[Item], query: str) -> dict[Item, float]:
-    return {index._item(doc): score for doc, score in index.scores(query).items()}
+    return {index.item(doc): score for doc, score in index.scores(query).items()}
 
 
 class SearchChurn(Tuned):
@@ -224,8 +225,8 @@ class WorkspaceChurn(Tuned):
     def start(self, data: st.DataObject | None = None) -> None:
         """A new index of the folder (from its cache), maybe with files changed
         and refreshed while it is indexed."""
-        self.index = WorkspaceIndex(self.cache, workers=1)
-        self.folder = self.index.add_folder(self.root)
+        self.index = Session(self.cache, workers=1)
+        self.folder = self.index.add_root(self.root)
         self.index_folder(data)
 
     def index_folder(self, data: st.DataObject | None) -> None:
@@ -281,7 +282,7 @@ class WorkspaceChurn(Tuned):
 
     @rule()
     def save(self) -> None:
-        self.index.save()
+        self.index.store.save()
 
     @rule(data=st.data())
     def reindex(self, data: st.DataObject) -> None:
@@ -296,7 +297,7 @@ class WorkspaceChurn(Tuned):
     @rule(data=st.data())
     def crash(self, data: st.DataObject) -> None:
         """The process ends without saving: the cache's rows are newer than its snapshot."""
-        for folder in self.index.folders:
+        for folder in self.index.queries.folders:
             if folder.cache is not None:
                 folder.cache.close()
         self.start(data)
@@ -304,13 +305,13 @@ class WorkspaceChurn(Tuned):
     @invariant()
     def equals_a_fresh_build(self) -> None:
         fresh = build_index([self.root], workers=1)
-        assert [entry.chunk for entry in self.index.chunks()] == [
-            entry.chunk for entry in fresh.chunks()
+        assert [entry.chunk for entry in self.index.queries.chunks()] == [
+            entry.chunk for entry in fresh.queries.chunks()
         ]
-        assert len(self.index) == len(fresh)
+        assert len(self.index.queries) == len(fresh.queries)
         for query in SEARCHES:
-            got = [(h.score, h.item.chunk.chunk_id) for h in self.index.search(query, 20)]
-            expected = [(h.score, h.item.chunk.chunk_id) for h in fresh.search(query, 20)]
+            got = [(h.score, h.item.chunk.chunk_id) for h in self.index.queries.search(query, 20)]
+            expected = [(h.score, h.item.chunk.chunk_id) for h in fresh.queries.search(query, 20)]
             assert got == expected, query
 
     def teardown(self) -> None:

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.search import topk as ranking
-from chunkls.search.inverted import K1, B, BM25Index
+from chunkls.search import maxscore as ranking
+from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import Segment, Snapshot
+from chunkls.search.scorer import K1, B
 from chunkls.search.tokens import tokenize
 
 Corpus = dict[str, list[str]]

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.search import inverted as search
+from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import select_files
 from chunkls.search.tokens import file_terms, tokenize
@@ -32,11 +33,11 @@ def saved_docs(cycle: int) -> list[str]:
     return [f"def f{cycle}_{i}():\n    return alpha + beta{i % 3}" for i in range(1 + cycle % 7)]
 
 
-@pytest.mark.parametrize("cache_from", [1, 10**9])
+@pytest.mark.parametrize("budget", [scorer.CACHE_BUDGET, 0])
 def test_save_cycles_keep_the_vocabulary_bounded_and_scores_exact(
-    cache_from: int, monkeypatch: pytest.MonkeyPatch
+    budget: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search, "_CACHE_FROM", cache_from)  # 1: every term's norms cached
+    monkeypatch.setattr(scorer, "CACHE_BUDGET", budget)  # 0: a term's scores push out the others'
     rng = random.Random(3)
     others = {f"o{i}.py": [" ".join(rng.choices(WORDS, k=5)) for _ in range(3)] for i in range(30)}
     index = build(others)
@@ -73,12 +74,12 @@ _OPS = st.lists(
 
 
 @settings(max_examples=60, deadline=None)
-@given(_OPS, st.sampled_from([1, 10**9]))
+@given(_OPS, st.sampled_from([scorer.CACHE_BUDGET, 0]))
 def test_compaction_in_any_sequence_keeps_fresh_scores(
-    ops: list[tuple[str, int, list[list[str]]]], cache_from: int
+    ops: list[tuple[str, int, list[list[str]]]], budget: int
 ) -> None:
-    original = search._CACHE_FROM
-    search._CACHE_FROM = cache_from
+    original = scorer.CACHE_BUDGET
+    scorer.CACHE_BUDGET = budget  # 0: each term's scores push out the others'
     try:
         index: BM25Index[str] = BM25Index()
         state: dict[str, list[str]] = {}
@@ -100,7 +101,7 @@ def test_compaction_in_any_sequence_keeps_fresh_scores(
                 index.search(" ".join(queries))
             assert results(index, queries) == results(build(state), queries)
     finally:
-        search._CACHE_FROM = original
+        scorer.CACHE_BUDGET = original
 
 
 def test_snapshots_after_compaction_load_with_the_same_scores() -> None:
@@ -205,9 +206,9 @@ def test_dropped_caches_give_the_same_results() -> None:
     index = build({"a.py": ["alpha beta", "beta"], "b.py": ["alpha x"]})
     queries = ["alpha beta", "x beta"]
     before = results(index, queries)
-    assert index._norms and index._query_ids
+    assert index.scorer._kept and index._query_ids
     index.drop_caches()
-    assert not index._norms and not index._query_ids
+    assert not index.scorer._kept and not index._query_ids
     assert results(index, queries) == before
 
 

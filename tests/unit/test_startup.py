@@ -158,13 +158,14 @@ IN_MEMORY_INDEX = frozenset(
     {
         "numpy",
         "chunkls.index.bulk",
-        "chunkls.index.store",
+        "chunkls.index.refresh",
+        "chunkls.index.workers",
         "chunkls.search.inverted",
         "chunkls.search.postings",
     }
 )
 """What a question the cache answers in place never needs: numpy, the in-memory
-store and its postings, the bulk indexer."""
+postings, the bulk indexer and its workers."""
 
 
 @pytest.mark.parametrize(
@@ -202,7 +203,7 @@ def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
 
     assert "chunkls.index.bulk" in query(cold=True)  # the first run indexes
     loaded = query(cold=False)
-    assert "chunkls.index.ondisk" in loaded
+    assert "chunkls.storage.in_place" in loaded
     assert loaded & IN_MEMORY_INDEX == set()
 
 

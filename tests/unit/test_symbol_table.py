@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chunkls.chunking import CorpusRules, walk_corpus
 from chunkls.chunking import symbol_table as symbols
 from chunkls.chunking.outline import Outline
-from chunkls.runtime.workers import chunk_many, chunk_one
+from chunkls.index.workers import chunk_many, chunk_one
 
 from .test_bytecode import module_tree
 from .test_outline import full

@@ -16,7 +16,7 @@ async def test_texts_gone_from_the_cache_are_read_again_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, writer = await _started(tmp_path, monkeypatch)
-    folder = server.index.folders[0]
+    folder = server.queries.folders[0]
     assert folder.cache is not None
     assert [stored.texts for stored in folder.files.values()] == [None]  # in the cache only
     other = sqlite3.connect(folder.cache.path)
@@ -37,11 +37,11 @@ async def test_texts_gone_from_the_cache_are_read_again_in_the_background(
         return str(answer["result"]["contents"]["value"])
 
     hover(10)  # answered without the texts; the file is queued to be read again
-    assert server.index.texts_missing
+    assert server.session.store.texts_missing
     for _ in range(200):
-        if not server.index.texts_missing:
+        if not server.session.store.texts_missing:
             break
         await asyncio.sleep(0.02)
-    assert not server.index.texts_missing
+    assert not server.session.store.texts_missing
     assert hover(11).startswith("**`a.py#function-f`**")
     assert "pass" in hover(12)

@@ -238,13 +238,17 @@ def rules_from_mapping(
     return rules, problems
 
 
+RULES_FILE = "pyproject.toml"
+"""A root's file of corpus rules (its ``[tool.chunkls]`` table)."""
+
+
 def load_rules(
     root: Path, base: CorpusRules | None = None
 ) -> tuple[CorpusRules, list[ConfigProblem]]:
     """The corpus rules for ``root``: ``base`` (default: the tutorial's) plus its
     ``pyproject.toml`` ``[tool.chunkls]`` table. Problems are returned, never raised."""
     base = base or CorpusRules()
-    pyproject = root / "pyproject.toml"
+    pyproject = root / RULES_FILE
     try:
         text = pyproject.read_text(encoding="utf-8")
     except FileNotFoundError:

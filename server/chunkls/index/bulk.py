@@ -22,8 +22,8 @@ from chunkls.chunking.corpus import CorpusFile
 from chunkls.index.folder import ChunkAts, Folder
 from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
-from chunkls.runtime.memory import release_memory
-from chunkls.runtime.workers import NICENESS, chunk_many, detach, process_context
+from chunkls.index.workers import NICENESS, chunk_many, detach, process_context
+from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.search.postings import Snapshot
 from chunkls.storage.cache import Row
@@ -89,6 +89,7 @@ class BulkIndexer:
         current already: what this pass read or cached for them earlier is not
         linked over them."""
         store = self.store
+        tune_allocator()  # large arrays from mmap: given back when the pass frees them
         folder.touched = set()
         try:
             with bulk_gc():

@@ -1,9 +1,13 @@
-"""Workspace folders and where their chunks are: the data the index is made of.
+"""Session folders and where their chunks are: the data the index is made of.
 
 A ``Folder`` is one corpus root with its rules and its chunk maps (by file, by
 ID, by source path), which ``chunkls.index.store`` keeps up to date; paths
-inside it are root-relative POSIX paths. ``IndexedChunk`` is what a lookup
-answers; ``ChunkAt``/``ChunkAts`` are what the search postings point at.
+inside it are root-relative POSIX paths. Its maps are in memory once it is
+loaded; until then it may be read in place from its cache (``in_place``): the
+store reads either through the same accessors (``stored``, ``holding``,
+``sources``, ``paths``), so a question is asked the same way of both.
+``IndexedChunk`` is what a lookup answers; ``ChunkAt``/``ChunkAts`` are what
+the search postings point at.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from chunkls.index.id_map import IdMap
 if TYPE_CHECKING:
     from chunkls.search.tokens import FileTerms
     from chunkls.storage.cache import FolderCache
+    from chunkls.storage.in_place import InPlace
     from chunkls.storage.listing import Listing
     from chunkls.storage.packed import StoredFile
 
@@ -62,6 +67,8 @@ class Folder:
     listing: Listing | None = None
     """The folders of its last whole walk, until its cache records them
     (``ChunkStore.save``)."""
+    in_place: InPlace | None = None
+    """Its cache read in place, while it is answered from there (not loaded)."""
 
     def __post_init__(self) -> None:
         self.root_resolved = self.root.resolve()
@@ -95,6 +102,38 @@ class Folder:
     def absolute(self, rel_path: str) -> Path:
         """The path of a root-relative file."""
         return self.root / rel_path
+
+    # -- its chunks, loaded or read in place (reading only) ---------------------------
+
+    def stored(self, rel_path: str) -> StoredFile | None:
+        """A file's chunks as kept (``None``: it has none)."""
+        if self.in_place is not None:
+            return self.in_place.stored(rel_path)
+        return self.files.get(rel_path)
+
+    def holding(self, chunk_id: str) -> list[str]:
+        """The files that may have chunks of this ID (their stubs tell)."""
+        if self.in_place is not None:
+            return self.in_place.ids.get(chunk_id)
+        return self.by_id.get(chunk_id)
+
+    def sources(self, source_path: str) -> Sequence[str]:
+        """The files whose chunks have this source path."""
+        if self.in_place is not None:
+            return self.in_place.sources.get(source_path, ())
+        return self.by_source.get(source_path, ())
+
+    def source_paths(self) -> Iterable[str]:
+        """Every source path with chunks."""
+        return self.in_place.sources if self.in_place is not None else self.by_source
+
+    def paths(self) -> list[str]:
+        """The files with chunks, sorted."""
+        return list(self.in_place.named) if self.in_place is not None else sorted(self.files)
+
+    def file_count(self) -> int:
+        """How many files have chunks."""
+        return len(self.in_place.named) if self.in_place is not None else len(self.files)
 
 
 def innermost(folders: Iterable[Folder], path: str | Path) -> tuple[Folder, str] | None:

@@ -15,7 +15,7 @@ from chunkls.chunking import walk_corpus
 from chunkls.chunking.corpus import CorpusFile, FileSkipped, read_regular
 from chunkls.index.folder import Folder
 from chunkls.index.store import ChunkStore
-from chunkls.runtime.workers import Chunked, chunk_one, content_digest
+from chunkls.index.workers import Chunked, chunk_one, content_digest
 
 
 def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list[str]:

@@ -1,15 +1,21 @@
 """The chunk store: every folder's chunks by file, by ID and by source path, the
-search postings over them, and the read-only lookups every front door asks.
+search postings over them, and the query API's one implementation
+(``chunkls.index.queries.Queries``).
 
 One path changes a file's chunks: ``set_file`` (with ``link`` under it, which
 bulk indexing also uses for files it reuses from the cache), so the chunk
-maps, the search postings and the cache rows never disagree.
+maps, the search postings and the cache rows never disagree. Only the
+workspace's write step calls it (``chunkls.index.session``).
 
-A lookup only reads. A file's texts come from memory or from its row in the
-folder's cache (``chunkls.storage.packed`` packs them); a file whose texts are in
-neither (the cache cleared, or rewritten by another process) answers no
-chunks, is recorded in ``texts_missing`` and ``on_texts_missing`` is told.
-Reading such files again is an explicit step (``WorkspaceIndex.recover_texts``).
+A question only reads. A folder is loaded (its maps and postings in memory)
+or read in place from its cache (``Folder.in_place``); the questions read both
+through the folder's accessors and the one scorer (``chunkls.search.scorer``).
+A file's texts come from memory or from its row in the folder's cache
+(``chunkls.storage.packed`` packs them); a file whose texts are in neither (the
+cache cleared, or rewritten by another process) answers no chunks, is recorded
+in ``texts_missing`` and ``on_texts_missing`` is told. Reading such files again
+is the session's write step, as is loading a folder whose cache read in place
+turned out stale (``incomplete`` tells the caller to take it).
 """
 
 from __future__ import annotations
@@ -18,15 +24,27 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from chunkls.chunking import ConfigProblem, CorpusRules, FileChunks, LocatedChunk, load_rules
+from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
+from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk, innermost
-from chunkls.search.bm25 import Hit
-from chunkls.search.inverted import BM25Index, LearnedTerms
-from chunkls.search.tokens import FileTerms
+from chunkls.search.scorer import Hit
+from chunkls.search.tokens import FileTerms, tokenize
 from chunkls.storage.cache import FolderCache, store_path
-from chunkls.storage.packed import StoredFile, Stub, pack, unpack
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack
+
+if TYPE_CHECKING:
+    from chunkls.chunking.ingest import FileChunks
+    from chunkls.ids.grammar import ChunkRef
+    from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
+    from chunkls.index.suggest import Suggestions
+    from chunkls.search.inverted import BM25Index, LearnedTerms
+    from chunkls.storage.in_place import InPlace, SavedPostings
+
+# numpy comes with the in-memory postings (``search_index``), made when a folder
+# is loaded, and the ID grammar with the citation questions: a store that reads
+# its folder in place for a search imports neither
 
 logger = logging.getLogger("chunkls")
 
@@ -45,13 +63,13 @@ class SourceWatcher(Protocol):
 
 
 class ChunkStore:
-    """The chunks of the workspace folders, by file, by ID and searchable."""
+    """The chunks of the workspace folders, by file, by ID and searchable: the
+    implementation of the query API (``Queries``)."""
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
-        """Workspace folders in order."""
-        self.search_index: BM25Index[ChunkAt] = BM25Index()
-        """BM25 postings over every chunk's ID and text."""
+        """Session folders in order."""
+        self._search_index: BM25Index[ChunkAt] | None = None
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
@@ -71,6 +89,72 @@ class ChunkStore:
         """The stubs decoded last (a few), by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
+        self._history: ChunkHistory | None = None
+        self._citations: CitationIndex | None = None
+        self._suggestions: Suggestions | None = None
+
+    @property
+    def history(self) -> ChunkHistory:
+        """Texts of chunks that left the index (to suggest what a renamed one became)."""
+        if self._history is None:
+            from chunkls.index.citations import ChunkHistory
+
+            self._history = ChunkHistory()
+        return self._history
+
+    @property
+    def citations(self) -> CitationIndex:
+        """The chunk IDs cited in the workspace's documents (those scanned)."""
+        if self._citations is None:
+            from chunkls.index.citations import CitationIndex
+
+            self._citations = CitationIndex()
+        return self._citations
+
+    @property
+    def suggestions(self) -> Suggestions:
+        """The IDs closest to one that does not resolve."""
+        if self._suggestions is None:
+            from chunkls.index.suggest import Suggestions
+
+            self._suggestions = Suggestions(self)
+        return self._suggestions
+
+    @property
+    def search_index(self) -> BM25Index[ChunkAt]:
+        """The in-memory BM25 postings over every loaded chunk's ID and text."""
+        if self._search_index is None:
+            from chunkls.search.inverted import BM25Index
+
+            self._search_index = BM25Index()
+        return self._search_index
+
+    @property
+    def postings(self) -> BM25Index[ChunkAt] | SavedPostings:
+        """Where searches read postings: the folder's cache read in place while
+        it is, else the in-memory index."""
+        for folder in self.folders:
+            if folder.in_place is not None:
+                return folder.in_place.postings
+        return self.search_index
+
+    # -- reading a folder in place (the session's write step sets and ends it) ------
+
+    def read_in_place(self, folder: Folder, in_place: InPlace) -> None:
+        """Answer a folder (the only one, not loaded) from its cache read in place."""
+        if len(self.folders) != 1 or folder.files:
+            raise ValueError("only a store's one folder, not loaded, is read in place")
+        folder.in_place = in_place
+        folder.skipped = dict(in_place.skipped)
+        self.version += 1
+
+    def stop_reading_in_place(self, folder: Folder) -> None:
+        """Let go of a folder's cache read in place: its maps (loaded meanwhile,
+        or next) answer from now on."""
+        if folder.in_place is not None:
+            folder.in_place.close()
+            folder.in_place = None
+            self.version += 1
 
     # -- folders ---------------------------------------------------------------
 
@@ -221,7 +305,7 @@ class ChunkStore:
         """Write pending cache rows, and the search snapshot when it is stale."""
         for each in [folder] if folder is not None else list(self.folders):
             cache = each.cache
-            if cache is None or cache.held:
+            if cache is None or cache.held or each.in_place is not None:
                 continue  # (held: another process is writing the folder's cache)
             self.let_go_of_texts(each, cache.flush())
             if each.snapshot_stale:
@@ -234,9 +318,10 @@ class ChunkStore:
                 each.listing = None
 
     def close(self) -> None:
-        """Save and close every folder's cache."""
+        """Save and close every folder's cache (and let go of those read in place)."""
         self.save()
         for folder in self.folders:
+            self.stop_reading_in_place(folder)
             if folder.cache is not None:
                 folder.cache.close()
 
@@ -291,12 +376,15 @@ class ChunkStore:
     def _stubs(self, stored: StoredFile) -> tuple[Stub, ...]:
         """A file's stubs, decoded (the last few are kept: the IDs a document
         cites are mostly in a few files)."""
-        stubs = self._decoded.get(stored.packed)
+        return self._stubs_of(stored.packed)
+
+    def _stubs_of(self, packed: bytes) -> tuple[Stub, ...]:
+        stubs = self._decoded.get(packed)
         if stubs is None:
-            stubs = stored.stubs
+            stubs = decode_stubs(packed)
             if len(self._decoded) >= UNPACKED_FILES:
                 del self._decoded[next(iter(self._decoded))]
-            self._decoded[stored.packed] = stubs
+            self._decoded[packed] = stubs
         return stubs
 
     def _texts_missing(self, folder: Folder, rel_path: str) -> None:
@@ -308,6 +396,8 @@ class ChunkStore:
             self.on_texts_missing(folder, rel_path)
 
     def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
+        if folder.in_place is not None:
+            return folder.in_place.texts(rel_path)
         generation = folder.generations.get(rel_path)
         if folder.cache is None or generation is None:
             return None
@@ -325,7 +415,16 @@ class ChunkStore:
     # -- the query API: reading only ----------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.search_index)
+        return self.postings.live
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether an answer missed something it should have had: chunk texts
+        gone from the cache, or a folder's cache read in place found stale."""
+        return bool(self.texts_missing) or any(
+            folder.in_place is not None and folder.in_place.stale is not None
+            for folder in self.folders
+        )
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
         """The innermost folder containing an absolute path, and the relative path."""
@@ -333,16 +432,24 @@ class ChunkStore:
 
     def file_count(self) -> int:
         """How many files have chunks."""
-        return sum(len(folder.files) for folder in self.folders)
+        return sum(folder.file_count() for folder in self.folders)
 
     def chunks(self) -> Iterator[IndexedChunk]:
         """Every chunk in corpus order (folders in order, files by path)."""
         for folder in sorted(self.folders, key=lambda f: f.position):
-            for rel_path in sorted(folder.files):
-                stored = folder.files.get(rel_path)
-                if stored is not None:
-                    for chunk in self._unpack(folder, stored):
-                        yield IndexedChunk(folder, chunk)
+            for rel_path in folder.paths():
+                for chunk in self.file_chunks(folder, rel_path):
+                    yield IndexedChunk(folder, chunk)
+
+    def chunk_ids(self) -> Iterator[str]:
+        """Every chunk ID in corpus order (stubs only are read)."""
+        for folder in sorted(self.folders, key=lambda f: f.position):
+            if folder.in_place is not None:
+                for _, packed in folder.in_place.all_stubs():
+                    yield from map(_chunk_id_of, self._stubs_of(packed))
+                continue
+            for rel_path in folder.paths():
+                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path]))
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         """Every skipped file: (folder, root-relative path, reason), by path."""
@@ -350,14 +457,30 @@ class ChunkStore:
             for rel_path in sorted(folder.skipped):
                 yield folder, rel_path, folder.skipped[rel_path]
 
-    def has_id(self, chunk_id: str) -> bool:
-        """Whether any folder has a chunk with this ID (no chunk is read: the
-        map's 96-bit keys tell, ``chunkls.index.id_map``)."""
-        return any(folder.by_id.get(chunk_id) for folder in self.folders)
+    def skip_reason(self, rel_path: str) -> str | None:
+        """Why a root-relative path of some folder could not be chunked, if it was not."""
+        for folder in self.folders:
+            reason = folder.skipped.get(rel_path)
+            if reason is not None:
+                return reason
+        return None
 
     def ids(self, folder: Folder) -> set[str]:
         """Every chunk ID of a folder."""
-        return {stub[0] for stored in folder.files.values() for stub in stored.stubs}
+        return {
+            stub[0] for rel_path in folder.paths() for stub in self._stubs(folder.files[rel_path])
+        }
+
+    def has_id(self, chunk_id: str) -> bool:
+        """Whether any folder has a chunk with this ID (in memory the map's
+        96-bit keys tell, ``chunkls.index.id_map``: no chunk is read)."""
+        for folder in self.folders:
+            if folder.in_place is not None:
+                if self._holding(folder, chunk_id):
+                    return True
+            elif folder.by_id.get(chunk_id):
+                return True
+        return False
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
@@ -369,8 +492,8 @@ class ChunkStore:
     def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
         """The files of a folder with chunks of this ID, and where in each."""
         found = []
-        for rel_path in folder.by_id.get(chunk_id):
-            stored = folder.files.get(rel_path)
+        for rel_path in folder.holding(chunk_id):
+            stored = self._stored(folder, rel_path)
             if stored is not None:
                 positions = positions_of(self._stubs(stored), chunk_id)  # not another ID's
                 if positions:
@@ -403,10 +526,26 @@ class ChunkStore:
             ]
         return found
 
+    def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
+        """The existing IDs closest to one that does not resolve, best first."""
+        return self.suggestions.suggest(chunk_id, limit)
+
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
         """The indexed chunks of one file (empty when it has none)."""
-        stored = folder.files.get(rel_path)
+        stored = self._stored(folder, rel_path)
         return self._unpack(folder, stored) if stored is not None else ()
+
+    def _stored(self, folder: Folder, rel_path: str) -> StoredFile | None:
+        """A file's chunks as kept; one its cache read in place should have and
+        does not give is recorded as missing its texts (the write step reads it)."""
+        stored = folder.stored(rel_path)
+        if stored is None and folder.in_place is not None and folder.in_place.has(rel_path):
+            self._texts_missing(folder, rel_path)
+        return stored
+
+    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+        """The chunk of a file at a 1-based line."""
+        return chunk_at_line(self.file_chunks(folder, rel_path), line)
 
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
@@ -415,24 +554,28 @@ class ChunkStore:
         chunk ID, in file order."""
         seen: dict[str, LocatedChunk] = {}
         for folder in sorted(self.folders, key=lambda folder: folder is not prefer):
-            for rel_path in folder.by_source.get(source_path, ()):
+            for rel_path in folder.sources(source_path):
                 for chunk in self.file_chunks(folder, rel_path):
                     seen.setdefault(chunk.chunk_id, chunk)
         return list(seen.values())
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
-        """BM25-ranked chunks for a query."""
+        """BM25-ranked chunks for a query (the one scorer, over whichever postings
+        the folders have: in memory, or read in place)."""
+        source = self.postings
+        by_position = {folder.position: folder for folder in self.folders}
         hits = []
-        for hit in self.search_index.search(query, top_k):
-            at = hit.item
-            chunks = self.file_chunks(at.folder, at.rel_path)
-            if at.position < len(chunks):
-                hits.append(Hit(hit.score, IndexedChunk(at.folder, chunks[at.position])))
+        for doc, score in source.scorer.top(source, tokenize(query), top_k):
+            (position, rel_path), number = source.order_key(doc)
+            folder = by_position.get(position)
+            chunks = self.file_chunks(folder, rel_path) if folder is not None else ()
+            if number < len(chunks):
+                hits.append(Hit(score, IndexedChunk(folder, chunks[number])))  # type: ignore[arg-type]
         return hits
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
-        return {path for folder in self.folders for path in folder.by_source}
+        return {path for folder in self.folders for path in folder.source_paths()}
 
     def source_paths_starting(self, prefix: str) -> list[str]:
         """The distinct ``source_path``s that start with ``prefix``, sorted."""
@@ -440,10 +583,55 @@ class ChunkStore:
             {
                 path
                 for folder in self.folders
-                for path in folder.by_source
+                for path in folder.source_paths()
                 if path.startswith(prefix)
             }
         )
+
+    # -- citations ------------------------------------------------------------------
+
+    def check(
+        self,
+        text: str,
+        language: str,
+        folder: Folder | None,
+        rel_path: str | None,
+        refs: Sequence[ChunkRef] | None = None,
+        suggested: dict[str, list[str]] | None = None,
+        suggest_for: int | None = None,
+    ) -> list[Problem]:
+        """The chunk IDs written in a text that resolve to no chunk, with replacements."""
+        from chunkls.index.citations import SUGGEST_FOR, check_text
+
+        return check_text(
+            self,
+            text,
+            language,
+            folder,
+            rel_path,
+            self.history,
+            refs,
+            suggested,
+            SUGGEST_FOR if suggest_for is None else suggest_for,
+        )
+
+    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
+        """Replacement IDs for one that does not resolve, best first."""
+        from chunkls.index.citations import fix_candidates
+
+        return fix_candidates(self, chunk_id, self.history, limit)
+
+    def citing(self, chunk_id: str) -> list[Citation]:
+        """The citations of a chunk ID in the workspace's documents (those scanned)."""
+        return self.citations.citing(chunk_id) if self._citations is not None else []
+
+
+def chunk_at_line(chunks: Iterable[LocatedChunk], line: int) -> LocatedChunk | None:
+    """The chunk spanning a 1-based line, if one does."""
+    for chunk in chunks:
+        if chunk.start_line <= line <= chunk.end_line:
+            return chunk
+    return None
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

@@ -63,9 +63,10 @@ class Suggestions:
 
         def ids_of(path: str) -> list[str] | None:
             found = [
-                folder.files[rel_path].chunk_ids()
+                stored.chunk_ids()
                 for folder in folders
-                for rel_path in folder.by_source.get(path, ())
+                for rel_path in folder.sources(path)
+                if (stored := folder.stored(rel_path)) is not None
             ]
             return [chunk_id for ids in found for chunk_id in ids] if found else None
 
@@ -129,7 +130,7 @@ class PathGrams:
 
     def discard(self, path: str, folders: Iterable[Folder]) -> None:
         """A source path left a folder: dropped unless another folder has it."""
-        if not self.built or any(path in folder.by_source for folder in folders):
+        if not self.built or any(folder.sources(path) for folder in folders):
             return
         number = self.numbers.pop(path, None)
         if number is None:

@@ -55,7 +55,7 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
     """chunkls.search: BM25-ranked chunks with URI, range and a one-line preview."""
     top_k = max(1, min(args.top_k, MAX_TOP_K))
     results = []
-    for hit in ls.index.search(args.query, top_k):
+    for hit in ls.queries.search(args.query, top_k):
         chunk = hit.item.chunk
         preview = chunk.first_line
         results.append(
@@ -72,22 +72,22 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
 
 async def reindex(ls: ChunkServer) -> dict[str, int]:
     """chunkls.reindex: re-read every folder from disk, with progress."""
-    for folder in ls.index.folders:
-        folder.rules = ls.rules_for(folder.root)
-    await ls.index_folders(list(ls.index.folders), "Re-indexing chunks")
-    return {"chunks": len(ls.index), "files": ls.index.file_count()}
+    for folder in ls.queries.folders:
+        ls.session.reload_rules(folder)
+    await ls.index_folders(list(ls.queries.folders), "Re-indexing chunks")
+    return {"chunks": len(ls.queries), "files": ls.queries.file_count()}
 
 
 def stats(ls: ChunkServer) -> dict[str, Any]:
     """chunkls.stats: chunk and file counts, and the skipped files with reasons."""
     return {
-        "chunks": len(ls.index),
-        "files": ls.index.file_count(),
+        "chunks": len(ls.queries),
+        "files": ls.queries.file_count(),
         "indexing": ls.indexing > 0,
-        "folders": [str(folder.root) for folder in ls.index.folders],
+        "folders": [str(folder.root) for folder in ls.queries.folders],
         "skipped": [
             {"path": str(folder.root / rel_path), "reason": reason}
-            for folder, rel_path, reason in ls.index.skipped()
+            for folder, rel_path, reason in ls.queries.skipped()
         ],
     }
 
@@ -108,7 +108,7 @@ def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
             "startLine": entry.chunk.start_line,
             "endLine": entry.chunk.end_line,
         }
-        for entry in ls.index.chunks()
+        for entry in ls.queries.chunks()
     ]
 
 
@@ -128,7 +128,7 @@ def resolve(ls: ChunkServer, args: ResolveArgs) -> list[Any]:
 
 def _folder_of(ls: ChunkServer, uri: str | None) -> Folder | None:
     path = path_of(uri) if uri else None
-    found = ls.index.folder_of(path) if path is not None else None
+    found = ls.queries.folder_of(path) if path is not None else None
     return found[0] if found is not None else None
 
 

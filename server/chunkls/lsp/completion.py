@@ -53,7 +53,7 @@ def text_document_completion(
     if typed.identity is not None:
         identity = typed.identity
         replace = range_before(params.position, identity, encoding)
-        chunks = ls.index.chunks_of_source(path, prefer=context.folder)
+        chunks = ls.queries.chunks_of_source(path, prefer=context.folder)
         items = [
             _identity_item(chunk, replace)
             for chunk in chunks
@@ -63,7 +63,7 @@ def text_document_completion(
     if "/" not in written and "." not in written:
         return None  # a plain word, not a path being typed
     replace = range_before(params.position, written, encoding)
-    matches = ls.index.source_paths_starting(path)
+    matches = ls.queries.source_paths_starting(path)
     prefix = written[: len(written) - len(path)]
     items = [
         types.CompletionItem(

@@ -39,6 +39,15 @@ SHOW_REFERENCES = "chunkls.showReferences"
 CLIENT_COMMANDS = (COPY_CHUNK_ID, SHOW_REFERENCES)
 """Commands the server's lenses ask the client to run (the client implements them)."""
 
+CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+"""The header the server sends with every message, after its length."""
+
+
+def framed(body: bytes) -> bytes:
+    """A message body with the headers the server frames it with."""
+    return b"Content-Length: %d\r\n%s\r\n%s" % (len(body), CONTENT_TYPE, body)
+
+
 STATUS_NOTIFICATION = "chunkls/status"
 """Notification the server sends when the index changes (``Status``)."""
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from chunkls.citations import SUGGEST_FOR, Problem, check_text, fix_candidates
 from chunkls.ids.grammar import ChunkRef, find_chunk_refs_between, written_as
 from chunkls.ids.json_strings import JSON_LANGUAGES, escape
+from chunkls.index.citations import Problem
 from chunkls.lsp.documents import DocumentContext, is_open
 from chunkls.lsp.ranges import overlaps, range_before, ref_range
 from chunkls.lsp.refs import navigable, refs_of
@@ -78,7 +78,7 @@ def pull_supported(ls: ChunkServer) -> bool:
 
 def _cached(ls: ChunkServer, context: DocumentContext) -> tuple[dict[object, Any], object]:
     """Where this document's diagnostics are kept while nothing they depend on moves."""
-    answers = context.answers((ls.index.version, ls.index.folders_version, ls.indexing > 0))
+    answers = context.answers((ls.queries.version, ls.queries.folders_version, ls.indexing > 0))
     return answers, ("diagnostics", ls.settings.diagnostics)
 
 
@@ -142,15 +142,13 @@ def _check(
     context: DocumentContext,
     refs: list[ChunkRef],
     suggested: dict[str, list[str]],
-    suggest_for: int = SUGGEST_FOR,
+    suggest_for: int | None = None,
 ) -> list[Problem]:
-    return check_text(
-        ls.index,
+    return ls.queries.check(
         context.text,
         context.language,
         context.folder,
         context.rel_path,
-        ls.history,
         refs,
         suggested,
         suggest_for,
@@ -224,7 +222,7 @@ def text_document_code_action(
         data: dict[str, Any] = diagnostic.data or {}
         suggestions = data.get("suggestions")
         if suggestions is None:  # a large document's: made now
-            suggestions = fix_candidates(ls.index, data["chunkId"], ls.history)
+            suggestions = ls.queries.fix_candidates(data["chunkId"])
         for rank, replacement in enumerate(suggestions):
             edit = _replacement(diagnostic.range, data, replacement, context)
             actions.append(

@@ -103,7 +103,7 @@ def is_open(ls: ChunkServer, uri: str) -> bool:
 def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | None]:
     """A URI's file system path, workspace folder and folder-relative path
     (memoised until the folders change)."""
-    version = ls.index.folders_version
+    version = ls.queries.folders_version
     known = ls.located.get(uri)
     if known is not None and known[0] == version:
         return known[1]
@@ -111,10 +111,10 @@ def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | 
     folder: Folder | None = None
     rel_path: str | None = None
     if path is not None:
-        found = ls.index.folder_of(path)
+        found = ls.queries.folder_of(path)
         if found is not None:
             folder, rel_path = found
-        elif not ls.index.folders:
+        elif not ls.queries.folders:
             rel_path = Path(path).name  # single-file mode
     if len(ls.located) > LOCATED_KEPT:
         ls.located.clear()

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chunkls.lsp.contract import framed
 from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
@@ -52,23 +53,18 @@ from chunkls.runtime.early_reader import (
 
 logger = logging.getLogger("chunkls")
 
-CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
-"""The header pygls sends with every message (``chunkls.lsp.protocol``)."""
 _CONTENT_LENGTH = re.compile(
     rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE
 )
 HEADER_LIMIT = 4096
 """Longest header block read early (a longer one is left to the server)."""
-COPY_CHUNK_ID = "chunkls.copyChunkId"
-"""``chunkls.lsp.contract.COPY_CHUNK_ID`` (a test checks they agree)."""
 ANSWERS_FILE = "lsp-answers.json"
 """The kept initialize answers' file in the cache directory."""
 
 
 def frame(message: dict[str, Any]) -> bytes:
     """A message framed as the server frames it."""
-    body = json.dumps(message).encode("ascii")
-    return b"Content-Length: %d\r\n%s\r\n%s" % (len(body), CONTENT_TYPE, body)
+    return framed(json.dumps(message).encode("ascii"))
 
 
 def cut_message(buffer: bytearray) -> bytes | None:
@@ -121,87 +117,66 @@ class LensSource:
 
     enabled: bool
     """Whether code lenses are on (``chunkLs.codeLens.enabled``)."""
-    folders: list[Any]
-    """The workspace folders (``chunkls.index.folder.Folder``) with their rules."""
+    session: Any
+    """A session (``chunkls.index.session.Session``) of the workspace folders,
+    with their rules (nothing indexed)."""
 
 
 def lens_source(params: dict[str, Any]) -> LensSource | None:
     """The settings and folders an ``initialize`` request gives the server
     (``sync.initialized``), or ``None`` where that is not plain."""
-    from chunkls.chunking import CorpusRules
-    from chunkls.chunking.corpus import load_rules
-    from chunkls.index.folder import Folder
+    from chunkls.chunking.corpus import CorpusRules
+    from chunkls.index.session import Session
     from chunkls.lsp.settings import parse_settings
-    from chunkls.lsp.uris import path_of
+    from chunkls.lsp.uris import folder_uris, path_of
 
     settings = parse_settings(params.get("initializationOptions"), [])
-    folders_given = params.get("workspaceFolders")
-    if isinstance(folders_given, list) and folders_given:
-        uris = [item.get("uri") if isinstance(item, dict) else None for item in folders_given]
-    elif folders_given is None and isinstance(params.get("rootUri"), str):
-        uris = [params["rootUri"]]
-    else:
+    given = params.get("workspaceFolders")
+    if not isinstance(given, (list, type(None))):
         return None
-    folders: list[Folder] = []
-    for uri in dict.fromkeys(uris):  # pygls keys the folders by URI
-        if not isinstance(uri, str):
-            return None
+    uris: list[Any] = [item.get("uri") if isinstance(item, dict) else None for item in given or ()]
+    root_uri = params.get("rootUri")
+    if not all(isinstance(uri, str) for uri in uris) or not isinstance(root_uri, (str, type(None))):
+        return None
+    uris = [uri for uri in uris if isinstance(uri, str)]
+    session = Session(base_rules=CorpusRules().extended(exclude_globs=settings.exclude))
+    for uri in folder_uris(uris, root_uri):  # as ``ChunkServer.add_folder`` takes them
         path = path_of(uri)
-        if path is None:
-            continue
-        root = Path(path)
-        if any(folder.root == root for folder in folders):
-            continue
-        rules, _ = load_rules(root, CorpusRules().extended(exclude_globs=settings.exclude))
-        folders.append(Folder(root, rules, len(folders)))
-    if not folders:
+        if path is not None and not any(f.root == Path(path) for f in session.folders):
+            session.add_root(Path(path))
+    if not session.folders:
         return None
-    return LensSource(settings.code_lens.enabled, folders)
+    return LensSource(settings.code_lens.enabled, session)
 
 
 def early_lenses(source: LensSource, uri: str, text: str) -> list[dict[str, Any]] | None:
     """The code lenses the server answers for an open document before its index
-    is loaded (``lenses.text_document_code_lens``), as JSON; ``None``: leave it to
-    the server."""
-    from chunkls.chunking import chunk_source, normalize_newlines
-    from chunkls.chunking.chunker import ChunkingError
+    is loaded, as JSON: the lens feature's own (``chunk_lenses``) for the text;
+    ``None``: leave it to the server."""
+    from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
     from chunkls.chunking.suffixes import file_type_for
-    from chunkls.index.folder import innermost
+    from chunkls.lsp.chunk_lenses import chunk_lenses
     from chunkls.lsp.uris import path_of
 
     if not source.enabled:
         return []
     path = path_of(uri)
-    found = innermost(source.folders, path) if path is not None else None
+    found = source.session.queries.folder_of(path) if path is not None else None
     if found is None:
         return None
     folder, rel_path = found
+    excluded = folder.rules.excluded_reason(rel_path)
     name = rel_path.rsplit("/", 1)[-1]
-    if file_type_for(name) is None:
-        return []
-    reason = folder.rules.excluded_reason(rel_path)
-    if reason is not None:
-        return [_lens(0, f"Not in the chunk corpus: {reason}", "")]
-    try:
-        chunks = chunk_source(normalize_newlines(text), rel_path, name)
-    except ChunkingError as error:
-        return [_lens(0, f"Not chunked: {error.reason}", "")]
-    except (RecursionError, MemoryError):
-        return None
-    return [
-        _lens(chunk.start_line - 1, chunk.chunk_id, COPY_CHUNK_ID, [chunk.chunk_id])
-        for chunk in chunks
-    ]
-
-
-def _lens(
-    line: int, title: str, command: str, arguments: list[Any] | None = None
-) -> dict[str, Any]:
-    position = {"line": line, "character": 0}
-    lens: dict[str, Any] = {"title": title, "command": command}
-    if arguments is not None:
-        lens["arguments"] = arguments
-    return {"range": {"start": position, "end": dict(position)}, "command": lens}
+    chunks: list[Any] = []
+    error = None
+    if excluded is None and file_type_for(name) is not None:
+        try:
+            chunks = chunk_source(normalize_newlines(text), rel_path, name)
+        except ChunkingError as problem:
+            error = problem.reason
+        except (RecursionError, MemoryError):
+            return None
+    return [lens.json() for lens in chunk_lenses(rel_path, excluded, chunks, error)]
 
 
 class LspEarly:

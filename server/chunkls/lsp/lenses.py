@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.suffixes import file_type_for
-from chunkls.lsp.contract import COPY_CHUNK_ID, SHOW_REFERENCES
+from chunkls.lsp.chunk_lenses import chunk_lenses
+from chunkls.lsp.contract import SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
-from chunkls.lsp.ranges import DOCUMENT_START, citation_locations, first_line_range
+from chunkls.lsp.ranges import citation_locations, line_start
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -23,37 +23,29 @@ def register(server: ChunkServer) -> None:
 
 
 def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    """textDocument/codeLens: one lens per chunk of the open text, titled with its ID."""
+    """textDocument/codeLens: one lens per chunk of the open text, titled with its
+    ID (``chunk_lenses``), and a "cited by N" lens beside those documents cite."""
     if not ls.settings.code_lens.enabled:
         return []
     context = get_document(ls, params.text_document.uri)
     if context is None or context.rel_path is None:
         return []
-    name = context.rel_path.rsplit("/", 1)[-1]
-    if file_type_for(name) is None:
+    folder = context.folder
+    excluded = folder.rules.excluded_reason(context.rel_path) if folder is not None else None
+    buffer = get_buffer(ls, context) if excluded is None else None
+    if excluded is None and buffer is None:
         return []
-    if context.folder is not None:
-        reason = context.folder.rules.excluded_reason(context.rel_path)
-        if reason is not None:
-            title = f"Not in the chunk corpus: {reason}"
-            return [
-                types.CodeLens(range=DOCUMENT_START, command=types.Command(title=title, command=""))
-            ]
-    buffer = get_buffer(ls, context)
-    if buffer is None:
-        return []
-    lenses = []
-    for chunk in buffer.chunks:
-        at = first_line_range(chunk)
-        lenses.append(
-            types.CodeLens(
-                range=at,
-                command=types.Command(
-                    title=chunk.chunk_id, command=COPY_CHUNK_ID, arguments=[chunk.chunk_id]
-                ),
-            )
-        )
-        cited = citation_locations(ls.citations.citing(chunk.chunk_id), ls.encoding)
+    chunks = buffer.chunks if buffer is not None else []
+    error = buffer.error if buffer is not None else None
+    lenses: list[types.CodeLens] = []
+    for lens in chunk_lenses(context.rel_path, excluded, chunks, error):
+        at = line_start(lens.line)
+        arguments = None if lens.chunk_id is None else [lens.chunk_id]
+        command = types.Command(title=lens.title, command=lens.command, arguments=arguments)
+        lenses.append(types.CodeLens(range=at, command=command))
+        if lens.chunk_id is None:
+            continue
+        cited = citation_locations(ls.queries.citing(lens.chunk_id), ls.encoding)
         if cited:
             lenses.append(
                 types.CodeLens(
@@ -65,9 +57,4 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
                     ),
                 )
             )
-    if buffer.error is not None and not lenses:
-        title = f"Not chunked: {buffer.error}"
-        lenses.append(
-            types.CodeLens(range=DOCUMENT_START, command=types.Command(title=title, command=""))
-        )
     return lenses

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 
-from chunkls.citations import fix_candidates
 from chunkls.ids.grammar import ChunkRef, ref_at
 from chunkls.index import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
@@ -67,7 +66,7 @@ def _answer(ls: ChunkServer, context: DocumentContext, ref: ChunkRef, make: Call
     """``make``'s answer for a reference, made once while the document's text
     and what else it depends on (the index, whether it is being built) stay the
     same: a hover comes with every rest of the mouse."""
-    answers = context.answers((ls.index.version, ls.index.folders_version, ls.indexing > 0))
+    answers = context.answers((ls.queries.version, ls.queries.folders_version, ls.indexing > 0))
     key = (make, ref.start, ref.end)
     if key not in answers:
         answers[key] = make(ls, context, ref)
@@ -92,7 +91,7 @@ def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Ho
         value = f"Chunk ID `{shown}`: not in the index yet; the workspace is being indexed."
     else:
         value = f"Unknown chunk ID `{shown}`: no chunk in the index has it."
-        suggestions = fix_candidates(ls.index, shown, ls.history)  # the quick fixes' list
+        suggestions = ls.queries.fix_candidates(shown)  # the quick fixes' list
         if suggestions:
             value += "\n\nClosest existing IDs:\n" + "\n".join(f"- `{s}`" for s in suggestions)
     return types.Hover(

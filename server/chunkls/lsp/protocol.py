@@ -43,6 +43,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 from chunkls.lsp import compat
+from chunkls.lsp.contract import framed
 
 logger = logging.getLogger("chunkls")
 
@@ -50,8 +51,6 @@ VERSION = "2.0"
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
-CONTENT_TYPE = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
-"""The header pygls sends with every message."""
 
 
 class ChunkProtocol(LanguageServerProtocol):
@@ -234,7 +233,7 @@ class ChunkProtocol(LanguageServerProtocol):
                 plain.setdefault("id", None)  # JSON-RPC: a null id, not none
             body = json.dumps(plain).encode("ascii")
             if self.include_headers:
-                body = b"Content-Length: %d\r\n%s\r\n%s" % (len(body), CONTENT_TYPE, body)
+                body = framed(body)
             written = self.writer.write(body)
             if inspect.isawaitable(written):  # an asynchronous transport (TCP)
                 task = asyncio.ensure_future(written)

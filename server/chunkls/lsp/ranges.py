@@ -9,16 +9,22 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from chunkls.chunking import LocatedChunk
-from chunkls.citations import Citation
 from chunkls.ids.positions import Encoding, TextLines, units
 from chunkls.index import IndexedChunk
+from chunkls.index.citations import Citation
 from chunkls.lsp.uris import uri_of
 
 if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
     from chunkls.lsp.documents import DocumentContext
 
-DOCUMENT_START = types.Range(types.Position(0, 0), types.Position(0, 0))
+
+def line_start(line: int) -> types.Range:
+    """A zero-width range at the start of a 0-based line."""
+    position = types.Position(line, 0)
+    return types.Range(position, position)
+
+
 """A zero-width range at the start of a document (for a lens about the whole file)."""
 
 
@@ -41,8 +47,7 @@ def chunk_range(
 
 def first_line_range(chunk: LocatedChunk) -> types.Range:
     """A zero-width range at the start of a chunk's first line."""
-    position = types.Position(chunk.start_line - 1, 0)
-    return types.Range(position, position)
+    return line_start(chunk.start_line - 1)
 
 
 def chunk_uri(entry: IndexedChunk) -> str:

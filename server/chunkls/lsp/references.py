@@ -25,4 +25,4 @@ def text_document_references(
     chunk = chunk_at_line(ls, params.text_document.uri, params.position.line)
     if chunk is None:
         return None
-    return citation_locations(ls.citations.citing(chunk.chunk_id), ls.encoding)
+    return citation_locations(ls.queries.citing(chunk.chunk_id), ls.encoding)

@@ -71,4 +71,4 @@ def resolve_written(
     """The chunks an ID written in a document at ``rel_path`` (or in no
     document: a terminal line) points at, ``prefer``'s first: go to
     definition's lookup, and ``chunkls.resolve``'s."""
-    return ls.index.resolve_first(candidate_ids(ref, rel_path), prefer=prefer)
+    return ls.queries.resolve_first(candidate_ids(ref, rel_path), prefer=prefer)

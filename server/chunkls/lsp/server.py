@@ -1,10 +1,11 @@
 """The language server: its state and the one path that changes it.
 
-``ChunkServer`` holds the workspace index and the open buffers' chunkings.
-Every change to the index goes through ``refresh_paths`` (a save, a file
-watcher batch) or ``index_folders`` (start, re-index, folders added, settings
-changed), which then tells the client (lens refresh, status). The features
-that read it are wired by ``chunkls.lsp.setup``.
+``ChunkServer`` holds the workspace (``chunkls.index.Session``: the index and
+its one write path) and the open buffers' chunkings. Every change to the index
+goes through the workspace, from here: ``catch_up`` (a save, a file watcher
+batch, texts found missing) or ``index_folders`` (start, re-index, folders
+added, settings changed), which then tell the client (lens refresh, status).
+The features read ``queries`` only; they are wired by ``chunkls.lsp.setup``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from pygls.lsp.server import LanguageServer
 
 from chunkls import __version__
 from chunkls.chunking import CorpusRules
-from chunkls.chunking.corpus import load_rules
-from chunkls.citations import ChunkHistory, CitationIndex
 from chunkls.ids.positions import Encoding
-from chunkls.index import Folder, WorkspaceIndex
+from chunkls.index.folder import Folder
+from chunkls.index.queries import Queries
+from chunkls.index.session import Session
 from chunkls.lsp.contract import STATUS_NOTIFICATION
 from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.protocol import ChunkProtocol
@@ -59,18 +60,12 @@ class ChunkServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=ChunkProtocol,
         )
-        self.index = WorkspaceIndex(
-            cache_dir(),
-            elsewhere_from=INDEX_ELSEWHERE_FROM,
-            long_lived=True,
-            # texts a lookup found gone from the cache: the file is read again soon
-            on_texts_missing=lambda folder, rel_path: self.queue_refresh(folder, [rel_path]),
+        self.session = Session(
+            cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM, long_lived=True, citations=True
         )
-        """Every workspace folder's chunks and the search postings."""
-        self.citations = CitationIndex()
-        """Every chunk ID cited in the workspace's Markdown and text files."""
-        self.history = ChunkHistory()
-        """Texts of chunks that left the index (to suggest what a renamed one became)."""
+        """The workspace folders, their index and the one path that changes it."""
+        # texts a lookup found gone from the cache: the write step reads the file soon
+        self.session.store.on_texts_missing = lambda folder, rel_path: self.queue_catch_up()
         self.on_index_changed: list[Callable[[], None]] = []
         """Callbacks run after the index changed (diagnostics register one)."""
         self.on_document_changed: list[Callable[[str, bool], None]] = []
@@ -102,10 +97,13 @@ class ChunkServer(LanguageServer):
         """Whether the index changed again while that request was under way."""
         self._encoding: Encoding | None = None
         """The negotiated position encoding, once known."""
-        self._pending: dict[Folder, set[str]] = {}
-        """Paths changed on disk, waiting to be re-read together."""
         self._flush: asyncio.Task[Any] | None = None
-        """The task that re-reads the pending paths, if one is waiting."""
+        """The task that takes the write step soon, if one is waiting."""
+
+    @property
+    def queries(self) -> Queries:
+        """What the features ask (reading only)."""
+        return self.session.queries
 
     # -- helpers -----------------------------------------------------------------
 
@@ -174,15 +172,6 @@ class ChunkServer(LanguageServer):
                 return None
         return value
 
-    def rules_for(self, root: Path) -> CorpusRules:
-        """Corpus rules of a folder: the tutorial's, editor settings, ``[tool.chunkls]``."""
-        rules, problems = load_rules(
-            root, CorpusRules().extended(exclude_globs=self.settings.exclude)
-        )
-        for problem in problems:
-            self.report_once(problem.source, problem.message)
-        return rules
-
     def report_once(self, path: str, reason: str) -> None:
         """Tell the user about a problem once per (path, reason)."""
         if (path, reason) in self.reported:
@@ -212,7 +201,7 @@ class ChunkServer(LanguageServer):
             for folder in folders:
                 last_yield = time.perf_counter()
                 last_percent = -1
-                for done, total in self.index.iter_index_folder(folder):
+                for done, total in self.session.iter_index_folder(folder):
                     now = time.perf_counter()
                     if now - last_yield >= _YIELD_EVERY:
                         percent = done * 100 // total if total else 100
@@ -227,10 +216,10 @@ class ChunkServer(LanguageServer):
                             )
                         await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
-                        if folder not in self.index.folders:
+                        if folder not in self.queries.folders:
                             break  # removed while indexing
                 last_yield = time.perf_counter()
-                for _ in self.citations.scan_folder(folder):
+                for _ in self.session.scan_citations(folder):
                     if time.perf_counter() - last_yield >= _YIELD_EVERY:
                         await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
@@ -238,7 +227,7 @@ class ChunkServer(LanguageServer):
         finally:
             self.indexing -= 1
             elapsed = time.perf_counter() - started
-            message = f"Indexed {len(self.index)} chunks in {elapsed:.1f} s"
+            message = f"Indexed {len(self.queries)} chunks in {elapsed:.1f} s"
             if token is not None and not self.shutting_down:
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
             if token is not None:
@@ -264,56 +253,40 @@ class ChunkServer(LanguageServer):
 
     def report_skipped(self, folder: Folder) -> None:
         """Report each file that could not be chunked, once."""
-        for skipped_in, rel_path, reason in self.index.skipped():
+        for skipped_in, rel_path, reason in self.queries.skipped():
             if skipped_in is folder:
                 self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
 
     def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
-        """Batch paths changed on disk; they are re-read together shortly."""
-        self._pending.setdefault(folder, set()).update(rel_paths)
-        if self._flush is None or self._flush.done():
-            self._flush = self.spawn(self._flush_pending(), "refresh")
+        """Paths changed on disk: the write step re-reads them together shortly."""
+        self.session.note_changed(folder, rel_paths)
+        self.queue_catch_up()
 
-    async def _flush_pending(self) -> None:
+    def queue_catch_up(self) -> None:
+        """Take the write step shortly (a burst of changes at once)."""
+        if self._flush is None or self._flush.done():
+            self._flush = self.spawn(self._catch_up_soon(), "refresh")
+
+    async def _catch_up_soon(self) -> None:
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
-        while self._pending:
-            pending, self._pending = self._pending, {}
-            for folder, paths in pending.items():
-                if folder in self.index.folders:
-                    self.refresh_paths(folder, sorted(paths), notify=False)
-                await asyncio.sleep(0)
-        self.index_changed()
+        self.catch_up()
 
     def refresh_paths(
         self, folder: Folder, rel_paths: Iterable[str], notify: bool = True
     ) -> list[str]:
-        """Re-read files or folders from disk into the index (saves, disk changes)."""
-        rel_paths = list(rel_paths)
-        before = {
-            chunk.chunk_id: chunk.text
-            for rel_path in rel_paths
-            for chunk in self.index.file_chunks(folder, rel_path)
-        }
-        changed = self.index.refresh(folder, rel_paths)
-        # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = {
-            chunk.chunk_id
-            for rel_path in rel_paths
-            for chunk in self.index.file_chunks(folder, rel_path)
-        }
-        self.history.forget_ids(
-            {
-                cid: text
-                for cid, text in before.items()
-                if cid not in kept and not self.index.has_id(cid)
-            }
-        )
-        self.citations.refresh(folder, rel_paths)
-        for rel_path in changed:
+        """Re-read files or folders from disk into the index now (a save)."""
+        self.session.note_changed(folder, rel_paths)
+        return [rel_path for _, rel_path in self.catch_up(notify)]
+
+    def catch_up(self, notify: bool = True) -> list[tuple[Folder, str]]:
+        """The write step: what changed on disk, and texts found missing, read
+        again; the files that could not be chunked reported; the client told."""
+        changed = self.session.catch_up()
+        for folder, rel_path in changed:
             reason = folder.skipped.get(rel_path)
             if reason is not None:
                 self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
-        if notify and changed:
+        if changed or notify:
             self.index_changed()
         return changed
 
@@ -346,7 +319,7 @@ class ChunkServer(LanguageServer):
     def send_status(self) -> None:
         """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""
         try:
-            self.protocol.notify(STATUS_NOTIFICATION, status_of(self.index, self.indexing > 0))
+            self.protocol.notify(STATUS_NOTIFICATION, status_of(self.queries, self.indexing > 0))
         except Exception:
             logger.debug("could not send status", exc_info=True)
 
@@ -365,19 +338,20 @@ class ChunkServer(LanguageServer):
             if old != settings:  # lenses, diagnostics: what clients show changed
                 self.index_changed()
             return
-        self.reload_rules(self.index.folders)
+        self.reload_rules(self.queries.folders)
 
     def reload_rules(self, folders: Iterable[Folder]) -> list[Folder]:
         """Read folders' corpus rules again (``[tool.chunkls]`` and the settings,
         a malformed table reported as at start-up) and re-index those whose rules
         changed; returns them. A save, a branch switch or another program's edit
         of a ``pyproject.toml``, and new settings, come here."""
+        base = CorpusRules().extended(exclude_globs=self.settings.exclude)
         affected = []
         for folder in folders:
-            rules = self.rules_for(folder.root)
-            if rules != folder.rules:
-                folder.rules = rules
+            if self.session.reload_rules(folder, base):
                 affected.append(folder)
+            for problem in folder.config_problems:
+                self.report_once(problem.source, problem.message)
         if affected:
             self.buffers.clear()
             self.index_folders(affected, "Re-indexing chunks")
@@ -392,11 +366,10 @@ class ChunkServer(LanguageServer):
             self.log(f"ignoring workspace folder {uri}: not a file: URI", types.MessageType.Warning)
             return None
         root = Path(path)
-        if any(folder.root == root for folder in self.index.folders):
+        if any(folder.root == root for folder in self.queries.folders):
             return None
-        folder = self.index.add_folder(
-            root, CorpusRules().extended(exclude_globs=self.settings.exclude)
-        )
+        self.session.base_rules = CorpusRules().extended(exclude_globs=self.settings.exclude)
+        folder = self.session.add_root(root)
         for problem in folder.config_problems:
             self.report_once(problem.source, problem.message)
         return folder

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from chunkls.index import WorkspaceIndex
+from chunkls.index.queries import Queries
 from chunkls.lsp.contract import Status
 
 
-def status_of(index: WorkspaceIndex, indexing: bool) -> Status:
+def status_of(index: Queries, indexing: bool) -> Status:
     """Chunk, file and skipped-file counts, and whether the workspace is being
     indexed (the notification and its name are defined in ``lsp.contract``)."""
     return Status(

@@ -65,7 +65,7 @@ def workspace_symbol(
             location=location(hit.item, ls.encoding),
             container_name=f"bm25 {hit.score:.3f}",
         )
-        for hit in ls.index.search(params.query, WORKSPACE_SYMBOL_LIMIT)
+        for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT)
     ]
 
 

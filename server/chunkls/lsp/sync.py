@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from chunkls.chunking.corpus import RULES_FILE
 from chunkls.lsp.documents import forget
-from chunkls.lsp.uris import path_of
+from chunkls.lsp.uris import folder_uris, path_of
 
 if TYPE_CHECKING:
     from chunkls.index import Folder
@@ -20,8 +21,6 @@ logger = logging.getLogger("chunkls")
 
 WATCHED_FILES = "**/*.{py,md,markdown,txt,json,jsonc,jsonl,ndjson}"
 """Corpus files the client is asked to watch for create, change and delete."""
-RULES_FILE = "pyproject.toml"
-"""A folder's file of corpus rules (its ``[tool.chunkls]`` table), watched too."""
 
 
 def register(server: ChunkServer) -> None:
@@ -49,9 +48,8 @@ def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
 
 def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
     """initialized: register file watchers and index every workspace folder."""
-    folders = [ls.add_folder(folder.uri) for folder in ls.workspace.folders.values()]
-    if not ls.workspace.folders and ls.workspace.root_uri:
-        folders.append(ls.add_folder(ls.workspace.root_uri))
+    given = [folder.uri for folder in ls.workspace.folders.values()]
+    folders = [ls.add_folder(uri) for uri in folder_uris(given, ls.workspace.root_uri)]
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         ls.spawn(_register_watchers(ls), "register file watchers")
     added = [folder for folder in folders if folder is not None]
@@ -106,7 +104,7 @@ def text_document_did_close(ls: ChunkServer, params: types.DidCloseTextDocumentP
 def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentParams) -> None:
     """textDocument/didSave: re-chunk the file from disk into the index and search."""
     path = path_of(params.text_document.uri)
-    found = ls.index.folder_of(path) if path else None
+    found = ls.queries.folder_of(path) if path else None
     if found is not None:
         folder, rel_path = found
         if rel_path == RULES_FILE:
@@ -123,7 +121,7 @@ def workspace_did_change_watched_files(
     rules_changed: list[Folder] = []
     for change in params.changes:
         path = path_of(change.uri)
-        found = ls.index.folder_of(path) if path else None
+        found = ls.queries.folder_of(path) if path else None
         if found is None:
             continue
         folder, rel_path = found
@@ -144,10 +142,9 @@ def workspace_did_change_workspace_folders(
     """workspace/didChangeWorkspaceFolders: index added folders, drop removed ones."""
     for removed in params.event.removed:
         path = path_of(removed.uri)
-        for folder in list(ls.index.folders):
+        for folder in list(ls.queries.folders):
             if path is not None and folder.root == Path(path):
-                ls.citations.remove_folder(folder)
-                ls.index.remove_folder(folder)
+                ls.session.remove_folder(folder)
     added = [ls.add_folder(folder.uri) for folder in params.event.added]
     new = [folder for folder in added if folder is not None]
     if new:
@@ -177,6 +174,6 @@ def shutdown(ls: ChunkServer, params: None) -> None:
     """shutdown: write the folders' caches (pending rows and search snapshot)."""
     ls.shutting_down = True
     try:
-        ls.index.close()
+        ls.session.close()
     except Exception:  # a cache problem must not turn a clean exit into an error
         logger.warning("could not save the index cache", exc_info=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from urllib import parse
 
@@ -43,3 +44,12 @@ def path_of(uri: str) -> str | None:
     if not path or "\0" in path:  # no path, or one no file system allows
         return None
     return path
+
+
+def folder_uris(folders: Sequence[str] | None, root_uri: str | None) -> list[str]:
+    """The workspace folders of an ``initialize`` request, each once: its
+    workspace folders' URIs, else its root URI (as pygls takes them)."""
+    uris = list(dict.fromkeys(folders or ()))
+    if not uris and root_uri:
+        uris = [root_uri]
+    return uris

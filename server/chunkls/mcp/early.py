@@ -28,7 +28,6 @@ import io
 import json
 import logging
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +42,7 @@ from chunkls.runtime.early_reader import (
 )
 
 if TYPE_CHECKING:
-    from chunkls.index.ondisk import DiskIndex
-    from chunkls.mcp.tools import Tools
+    from chunkls.mcp.service import McpService
 
 logger = logging.getLogger("chunkls")
 
@@ -94,20 +92,13 @@ def list_key(params: Any) -> str:
 
 
 class McpEarly:
-    """What the MCP server answers early (an ``EarlyProtocol``)."""
+    """What the MCP server answers early (an ``EarlyProtocol``): tool calls by
+    the server's own answering path (``McpService.answer``)."""
 
-    def __init__(
-        self, answers: KeptAnswers, roots: Sequence[str], exclude: Sequence[str], cache: bool
-    ) -> None:
+    def __init__(self, answers: KeptAnswers, service: McpService) -> None:
         self.answers = answers
-        self.roots = [Path(root) for root in roots or ["."]]
-        self.exclude = list(exclude)
-        self.cache = cache
-        self.disk: DiskIndex | None = None
-        """The root's cache read in place (``None``: tool calls are the server's)."""
-        self.tools: Tools | None = None
-        self.opened = False
-        """Whether the cache was looked at (at the first tool call)."""
+        self.service = service
+        """The service the server goes on answering with once the SDK has loaded."""
 
     cut = staticmethod(cut_line)
     frame = staticmethod(frame)
@@ -118,28 +109,9 @@ class McpEarly:
             return None
         return self.answers.get(initialize_key(message.get("params")))
 
-    def _open(self) -> None:
-        """Read the root's cache in place, if it holds the root as it is (once,
-        at the first call: in the reader's thread, which alone uses it)."""
-        if self.opened:
-            return
-        self.opened = True
-        if not self.cache or len(self.roots) != 1:
-            return
-        from chunkls.chunking import CorpusRules
-        from chunkls.index.ondisk import open_current
-        from chunkls.mcp.tools import Tools, root_problem
-        from chunkls.storage.cache import cache_dir
-
-        if root_problem(self.roots[0]) is not None:
-            return
-        base = CorpusRules().extended(exclude_globs=self.exclude)
-        self.disk = open_current(self.roots[0], base, cache_dir())
-        if self.disk is not None:
-            self.tools = Tools(self.disk)
-
     def answer(self, message: dict[str, Any]) -> Any:
-        """``ping``, the kept ``tools/list`` and tool calls from the cache."""
+        """``ping``, the kept ``tools/list``, and the tool calls the service can
+        answer already (in the reader's thread, which alone uses it meanwhile)."""
         method = message.get("method")
         if "id" not in message:
             return None
@@ -147,47 +119,27 @@ class McpEarly:
             return {}
         if method == "tools/list":
             return self.answers.get(list_key(message.get("params")))
-        if method == "tools/call":
-            return self._call(message.get("params"))
-        return None
-
-    def _call(self, params: Any) -> Any:
-        from chunkls.index.ondisk import Stale
-        from chunkls.mcp.tools import call_result, checked
-
-        self._open()
-        if self.tools is None or self.disk is None or not isinstance(params, dict):
+        params = message.get("params")
+        if method != "tools/call" or not isinstance(params, dict):
             return None
         name = params.get("name")
         if not isinstance(name, str):
             return None
-        try:
-            answer = self.tools.call(name, params.get("arguments"))
-        except Stale as stale:  # not what the cache should hold: the server answers
-            logger.info("chunkls mcp: the cache read in place is stale (%s)", stale)
-            self.close()
-            return None
-        return call_result(checked(name, answer, self.disk, self.roots))
+        from chunkls.mcp.tools import call_result
+
+        answer = self.service.answer(name, params.get("arguments"))
+        return None if answer is None else call_result(answer)
 
     def finish(self) -> None:
-        """The reader stops (in its thread): let go of the cache read in place."""
-        self.close()
-
-    def close(self) -> None:
-        """Let go of the cache read in place."""
-        if self.disk is not None:
-            self.disk.close()
-        self.disk = None
-        self.tools = None
+        """The reader stops: nothing to let go of (the service goes on)."""
 
 
-def start_early(roots: Sequence[str], exclude: Sequence[str], cache: bool) -> EarlyReader | None:
+def start_early(service: McpService) -> EarlyReader | None:
     """Start reading stdin early, if it is a pipe this can wait on; ``None`` otherwise."""
     from chunkls.storage.cache import cache_dir
 
     def protocol() -> McpEarly:
-        answers = KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint())
-        return McpEarly(answers, roots, exclude, cache)
+        return McpEarly(KeptAnswers(cache_dir() / ANSWERS_FILE, mcp_fingerprint()), service)
 
     return start_reader(protocol)
 

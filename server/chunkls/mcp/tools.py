@@ -21,14 +21,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunking import LocatedChunk
 from chunkls.chunking.corpus import compile_globs
-from chunkls.citations import ChunkHistory, check_text
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs, find_chunk_refs_in
 from chunkls.ids.positions import TextLines
 from chunkls.search.tokens import tokenize
 
 if TYPE_CHECKING:
-    from chunkls.index import WorkspaceIndex
-    from chunkls.index.ondisk import DiskIndex
+    from chunkls.index.queries import Queries
 
 T = TypeVar("T")
 
@@ -57,8 +55,22 @@ INSTRUCTIONS = (
     "`README.md#heading-setup`). Find chunks with search_chunks, read them with read_chunk, "
     "list a file's chunks with outline, and run check_citations on a draft answer before "
     "you send it. " + CITE + " The answers are current: files changed on disk since the "
-    "previous call are re-read first."
+    "previous call are re-read first. In the first moments after the server starts, while "
+    "its index loads, an answer may come from the index as it was last saved: it then says "
+    "so (its `notice`), and files changed since may be missing from it; ask again shortly."
 )
+LOADING_NOTICE = (
+    "chunkls is still loading its index: this answer comes from the index as it was last "
+    "saved, and files changed since the server started may be missing from it; ask again "
+    "shortly for a current answer."
+)
+"""What an answer given while the index loads says (text and structured ``notice``)."""
+_NOTICE = {
+    "notice": {
+        "type": "string",
+        "description": "Set while the index is still loading: the answer may miss recent changes.",
+    }
+}
 
 _CHUNK_FIELDS: dict[str, Any] = {
     "chunk_id": {"type": "string", "description": "The ID to cite: path#identity."},
@@ -140,6 +152,7 @@ SPECS = (
                         [*_RANGE, "score", "preview"],
                     ),
                 },
+                **_NOTICE,
             },
             ["indexed", "results"],
         ),
@@ -192,6 +205,7 @@ SPECS = (
                         ["chunk_id", "suggestions"],
                     ),
                 },
+                **_NOTICE,
             },
             ["chunks", "unknown"],
         ),
@@ -220,6 +234,7 @@ SPECS = (
                     "type": "array",
                     "items": _object(dict(_CHUNK_FIELDS), list(_RANGE)),
                 },
+                **_NOTICE,
             },
             ["path", "chunks"],
         ),
@@ -257,6 +272,7 @@ SPECS = (
                         ["line", "column", "chunk_id", "written", "suggestions"],
                     ),
                 },
+                **_NOTICE,
             },
             ["checked", "problems"],
         ),
@@ -298,9 +314,7 @@ def root_problem(root: Path) -> str | None:
     return None
 
 
-def checked(
-    name: str, answer: Answer, index: WorkspaceIndex | DiskIndex, roots: Sequence[Path]
-) -> Answer:
+def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) -> Answer:
     """A tool's answer, or why there is nothing to answer from (no chunkable
     file under the roots)."""
     if answer.is_error or name == "check_citations" or index.file_count():
@@ -324,13 +338,11 @@ def call_result(answer: Answer) -> dict[str, Any]:
 
 
 class Tools:
-    """The tools over one index (which the caller keeps current)."""
+    """The tools over the query API (the caller takes the write step first)."""
 
-    def __init__(self, index: WorkspaceIndex | DiskIndex) -> None:
-        self.index = index
-        """What the tools read: the index, or (until it is loaded) its cache read in
-        place (``chunkls.index.ondisk``, whose ``Stale`` the caller handles)."""
-        self.history = ChunkHistory()
+    def __init__(self, queries: Queries) -> None:
+        self.index = queries
+        """What the tools read."""
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
         """Answer one tool call (bad arguments get an error answer)."""
@@ -355,14 +367,6 @@ class Tools:
         except BadArguments as problem:
             return error(f"{name}: {problem}")
 
-    def _ask(self, ask: Callable[[], T]) -> T:
-        """Ask the index; when chunk texts turned out gone from its cache, read
-        those files again and ask once more (as the CLI does)."""
-        answer = ask()
-        if self.index.texts_missing and self.index.recover_texts():
-            answer = ask()
-        return answer
-
     # -- the tools ------------------------------------------------------------------
 
     def search_chunks(self, arguments: Mapping[str, Any]) -> Answer:
@@ -377,11 +381,11 @@ class Tools:
         matcher = compile_globs([glob]) if glob else None
         index = self.index
         if matcher is None:
-            hits = self._ask(lambda: index.search(query, top_k))
+            hits = index.search(query, top_k)
         else:
             hits = [
                 hit
-                for hit in self._ask(lambda: index.search(query, len(index)))
+                for hit in index.search(query, len(index))
                 if matcher.match(hit.item.chunk.source_path)
             ][:top_k]
         previews = [_preview(hit.item.chunk.text) for hit in hits]
@@ -423,7 +427,7 @@ class Tools:
         unknown: list[dict[str, Any]] = []
         parts: list[str] = []
         for ref in refs:
-            found = self._ask(lambda ref=ref: self.index.resolve_first(candidate_ids(ref, None)))  # type: ignore[misc]
+            found = self.index.resolve_first(candidate_ids(ref, None))
             if not found:
                 suggestions = self.index.suggest(ref.chunk_id)
                 unknown.append({"chunk_id": ref.chunk_id, "suggestions": suggestions})
@@ -444,7 +448,7 @@ class Tools:
         """One file's chunks: IDs, symbols and lines."""
         given = _string(arguments, "path", MAX_ARGUMENT)
         rel_path = self._source_path(given)
-        chunks = self._ask(lambda: self._file_chunks(rel_path)) if rel_path else ()
+        chunks = self._file_chunks(rel_path) if rel_path else ()
         if not chunks:
             return error(self._no_chunks(given, rel_path))
         rows = [_range(chunk) for chunk in chunks]
@@ -463,10 +467,7 @@ class Tools:
         if size > MAX_TEXT:
             raise BadArguments(f"'text' is {size:,} bytes; at most {MAX_TEXT:,} are checked")
         refs = find_chunk_refs_in(text, "markdown")
-        index = self.index
-        found = self._ask(
-            lambda: check_text(index, text, "markdown", None, None, self.history, refs)
-        )
+        found = self.index.check(text, "markdown", None, None, refs)
         positions = TextLines(text, "utf-32")
         problems = []
         lines = []

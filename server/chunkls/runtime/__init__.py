@@ -1,3 +1,4 @@
-"""Process plumbing: indexing worker processes, memory returned after bulk work,
-outputs whose reader has gone, answers while a server loads, lazy package exports.
+"""Process plumbing, below everything else: answers while a server loads (the
+early reader and the answers kept between starts), memory returned after bulk
+work, outputs whose reader has gone, package exports looked up on first use.
 """

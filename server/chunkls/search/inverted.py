@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.search.bm25 import K1, B, Hit, term_weight
+from chunkls.search.maxscore import NUMPY_KERNEL
 from chunkls.search.postings import (
     EMPTY,
     NO_SEGMENT,
@@ -25,14 +25,14 @@ from chunkls.search.postings import (
     docs_ascending,
     narrow_tfs,
 )
+from chunkls.search.scorer import Hit, Postings, Scorer
 from chunkls.search.tokens import FileTerms, file_terms, tokenize
-from chunkls.search.topk import TermScores, candidates, dense
 from chunkls.search.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from chunkls.storage.mapped import Mapped
 
-__all__ = ["K1", "B", "BM25Index", "Hit", "LearnedTerms"]
+__all__ = ["BM25Index", "Hit", "LearnedTerms"]
 
 T = TypeVar("T")
 
@@ -41,14 +41,6 @@ _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
 _MERGE_BATCH = 1 << 18
 """Postings a merge puts in place at a time."""
-_CACHE_FROM = 1
-"""Terms with this many documents keep their BM25 scores between queries (all:
-a rare term's scores cost little memory, but computing them costs about as
-many numpy calls as a common term's, the larger part of a query's time)."""
-_CACHE_BUDGET = 2_000_000
-"""Most postings whose scores are kept (about 12 bytes each)."""
-_ENTRY_COST = 32
-"""What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
 _QUERY_TERMS = 4096
 """Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
 
@@ -101,9 +93,11 @@ class BM25Index(Generic[T]):
         self._live = 0
         self._dead = 0
         self._total_length = 0
-        self._norms: dict[int, TermScores] = {}
-        """term id -> its documents and scores, until the next change."""
-        self._cached = 0
+        self._version = 0
+        """Bumped whenever documents are added or removed (the scorer's kept
+        scores are then stale)."""
+        self.scorer = Scorer()
+        """The BM25 scorer over these postings (it keeps term scores until a change)."""
         self._query_ids: dict[str, int] = {}
         """query token -> its term id, for tokens asked for lately (a search as one
         types repeats them); ids stay valid while the vocabulary's generation does."""
@@ -208,15 +202,13 @@ class BM25Index(Generic[T]):
             self._slots[slot] = None
 
     def _changed(self) -> None:
-        """Document counts, lengths or ids change: cached term scores are stale."""
-        if self._norms:
-            self._norms.clear()
-            self._cached = 0
+        """Document counts, lengths or ids change: kept term scores are stale."""
+        self._version += 1
 
     def drop_caches(self) -> None:
         """Forget the term scores and query tokens kept between queries (the next
         query computes them again, as the first one after a change does)."""
-        self._changed()
+        self.scorer.forget()
         self._query_ids.clear()
 
     def _settle(self) -> None:
@@ -433,62 +425,54 @@ class BM25Index(Generic[T]):
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)
 
-    # -- reading --------------------------------------------------------------------
+    # -- reading: the scorer's postings source ----------------------------------------
 
-    def _term(self, term: int, n: int, base: float, scale: float) -> TermScores | None:
-        """A term's live documents and its BM25 score in each; ``None`` when it has none."""
-        cached = self._norms.get(term)
-        if cached is not None:
-            return cached
-        docs, tfs = self._main.postings(term)
-        if len(self._small.docs):
-            more_docs, more_tfs = self._small.postings(term)
-            if len(more_docs):
-                docs = np.concatenate([docs, more_docs])
-                tfs = np.concatenate([tfs, more_tfs])
-        dl = self._length[docs]
-        if self._dead:
-            alive = dl >= 0
-            docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
-        df = len(docs)
-        if not df:
-            return None
-        weight = term_weight(n, df)
-        # the same operations, in the same order, as ``weight * tf / (tf + base + scale * dl)``
-        scores = weight * tfs.astype(np.float64) / (tfs + base + scale * dl)
-        entry = TermScores(docs, scores)
-        if df >= _CACHE_FROM:
-            cost = df + _ENTRY_COST
-            self._cached += cost
-            if self._cached > _CACHE_BUDGET:
-                self._norms.clear()
-                self._cached = cost
-            self._norms[term] = entry
-        return entry
+    kernel = NUMPY_KERNEL
+    """The scorer's operations on these postings (``chunkls.search.scorer``)."""
 
-    def _terms(self, query: str) -> list[TermScores]:
-        """The query's terms that match, one per query token (repeats included)."""
+    @property
+    def version(self) -> int:
+        """Changes whenever documents are added or removed."""
         self._settle()
-        n = self._live
-        if not n:
-            return []
-        avgdl = self._total_length / n or 1.0
-        base = K1 * (1 - B)
-        scale = K1 * B / avgdl
-        found: dict[int, TermScores | None] = {}
-        terms: list[TermScores] = []
-        for term in self._query_term_ids(tokenize(query)):
-            if term is None:
-                continue
-            if term in found:
-                entry = found[term]
-            else:
-                entry = found[term] = self._term(term, n, base, scale)
-            if entry is not None:
-                terms.append(entry)
-        return terms
+        return self._version
 
-    def _query_term_ids(self, tokens: list[str]) -> list[int | None]:
+    @property
+    def live(self) -> int:
+        """Documents that can be found."""
+        return self._live
+
+    @property
+    def total_length(self) -> int:
+        """Tokens in the live documents."""
+        return self._total_length
+
+    @property
+    def size(self) -> int:
+        """Document ids handed out."""
+        return self._docs
+
+    def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
+        """Each token's live documents (ascending), frequencies and lengths."""
+        self._settle()
+        found: list[Postings | None] = []
+        for term in self._query_term_ids(tokens):
+            if term is None:
+                found.append(None)
+                continue
+            docs, tfs = self._main.postings(term)
+            if len(self._small.docs):
+                more_docs, more_tfs = self._small.postings(term)
+                if len(more_docs):
+                    docs = np.concatenate([docs, more_docs])
+                    tfs = np.concatenate([tfs, more_tfs])
+            dl = self._length[docs]
+            if self._dead:
+                alive = dl >= 0
+                docs, tfs, dl = docs[alive], tfs[alive], dl[alive]
+            found.append(Postings(docs, tfs, dl) if len(docs) else None)
+        return found
+
+    def _query_term_ids(self, tokens: Sequence[str]) -> list[int | None]:
         """The term id of each query token (``None``: not in the vocabulary)."""
         vocabulary = self._vocabulary
         known = self._query_ids
@@ -507,48 +491,33 @@ class BM25Index(Generic[T]):
                     known[tokens[i]] = term
         return ids
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 score of every live document matching a query token."""
-        terms = self._terms(query)
-        if not terms:
-            return {}
-        scores = dense(terms, self._docs)
-        docs = np.flatnonzero(scores != 0)
-        return dict(zip(docs.tolist(), scores[docs].tolist(), strict=True))
-
-    def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
-        """The ``top_k`` best documents for a query, best first."""
-        if top_k <= 0:
-            return []
-        terms = self._terms(query)
-        if not terms:
-            return []
-        docs, scores = candidates(terms, top_k, self._docs)
-        if len(docs) > top_k:
-            kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-            tied = scores >= kth  # everything that can rank, ties included
-            docs, scores = docs[tied], scores[tied]
-        ranked = sorted(
-            zip(docs.tolist(), scores.tolist(), strict=True),
-            key=lambda pair: (-pair[1], self._order_key(pair[0])),
-        )[:top_k]
-        return [Hit(score, self._item(doc)) for doc, score in ranked]
-
-    def _order_key(self, doc: int) -> tuple[FileKey, int]:
+    def order_key(self, doc: int) -> tuple[FileKey, int]:
         """A document's place in corpus order: its file's key, its position there."""
         entry = self._slots[int(self._doc_slot[doc])]
         assert entry is not None
         return entry[0], doc - entry[3]
 
-    def _item(self, doc: int) -> T:
+    def item(self, doc: int) -> T:
+        """What a document was added with."""
         entry = self._slots[int(self._doc_slot[doc])]
         assert entry is not None
         _, items, base, first = entry
         return items[base + doc - first]
 
+    def scores(self, query: str) -> dict[int, float]:
+        """BM25 score of every live document matching a query token."""
+        return self.scorer.scores(self, tokenize(query))
+
+    def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
+        """The ``top_k`` best documents for a query, best first (the scorer's)."""
+        return [
+            Hit(score, self.item(doc))
+            for doc, score in self.scorer.top(self, tokenize(query), top_k)
+        ]
+
     def file_items(self, file_key: FileKey) -> Sequence[T]:
         """The live items of one file, in order."""
-        return [self._item(doc) for doc in self._files.get(file_key, ())]
+        return [self.item(doc) for doc in self._files.get(file_key, ())]
 
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""

@@ -1,9 +1,10 @@
-"""The top-k documents of a query, from each query term's BM25 scores.
+"""The scorer's kernel for postings in numpy arrays (``chunkls.search.inverted``).
 
 Given every matching term's documents and scores, ``candidates`` finds the
 documents that can be among the best (MaxScore: a lower bound on the k-th
 best score leaves out the terms that cannot lift a document to it alone),
 with exact scores: the same additions, in the same order, as ``dense``.
+The scores themselves are ``chunkls.search.scorer.term_score``'s.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from chunkls.search.scorer import Postings, term_score
 
 _SCORE_ALL_BELOW = 1_000
 """Postings of a query's terms under which every matching document is scored."""
@@ -140,3 +143,24 @@ def candidates(
     scores = dense(terms, size)
     reached = np.flatnonzero(scores >= floor if floor > 0 else scores != 0)
     return reached, scores[reached]
+
+
+class NumpyKernel:
+    """The ``chunkls.search.scorer.Kernel`` of numpy postings."""
+
+    def term(self, weight: float, postings: Postings, base: float, scale: float) -> TermScores:
+        tfs = postings.tfs.astype(np.float64)
+        return TermScores(postings.docs, term_score(weight, tfs, postings.lengths, base, scale))
+
+    def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
+        return candidates(list(terms), top_k, size)
+
+    def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
+        if len(docs) > top_k:
+            kth = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
+            tied = scores >= kth  # everything that can rank, ties included
+            docs, scores = docs[tied], scores[tied]
+        return list(zip(docs.tolist(), scores.tolist(), strict=True))
+
+
+NUMPY_KERNEL = NumpyKernel()

@@ -17,33 +17,19 @@ import difflib
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.corpus import FileSkipped, read_regular
-from chunkls.chunking.models import LocatedChunk
 from chunkls.chunking.suffixes import suffix_of
 from chunkls.ids.grammar import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.ids.ignore_markers import unignored
 from chunkls.ids.json_strings import JSON_SUFFIXES
-from chunkls.index import Folder
+from chunkls.index.folder import Folder
 
-
-class Lookups(Protocol):
-    """What checking citations asks of an index (``WorkspaceIndex``, or the
-    cache read in place, ``chunkls.index.ondisk.DiskIndex``)."""
-
-    def has_id(self, chunk_id: str) -> bool:
-        """Whether a chunk has this ID."""
-
-    def chunks_of_source(
-        self, source_path: str, prefer: Folder | None = None
-    ) -> list[LocatedChunk]:
-        """The chunks of one source path."""
-
-    def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """The IDs closest to an unknown one."""
+if TYPE_CHECKING:
+    from chunkls.index.queries import Queries
 
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt", *JSON_SUFFIXES})
@@ -330,13 +316,13 @@ are reported without: a generated file can cite thousands)."""
 
 
 def check_text(
-    index: Lookups,
+    index: Queries,
     text: str,
     language: str,
     folder: Folder | None,
     rel_path: str | None,
     history: ChunkHistory | None = None,
-    refs: list[ChunkRef] | None = None,
+    refs: Sequence[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
     suggest_for: int = SUGGEST_FOR,
 ) -> list[Problem]:
@@ -392,7 +378,7 @@ class ChunkHistory:
 
 
 def fix_candidates(
-    index: Lookups, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
+    index: Queries, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
 ) -> list[str]:
     """Replacement IDs for one that does not resolve, best first (at most ``limit``).
 

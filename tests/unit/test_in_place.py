@@ -1,6 +1,7 @@
-"""The persistent index read in place (``chunkls.index.ondisk``): the CLI's
+"""The persistent index read in place (``chunkls.storage.in_place``): the CLI's
 answers on a current cache are those of the loaded index, read without
-building it; anything not current is indexed (and cached) first."""
+building it (the same store, the same scorer); anything not current is indexed
+(and cached) first."""
 
 from __future__ import annotations
 
@@ -13,15 +14,14 @@ from pathlib import Path
 
 import pytest
 
-import chunkls.index.ondisk
 import chunkls.search.buckets
 import chunkls.search.postings
 import chunkls.storage.cache
+import chunkls.storage.in_place
 from chunkls import cli
 from chunkls.chunking import CorpusRules
-from chunkls.index import build_index
+from chunkls.index import Session, build_index
 from chunkls.index.bulk import BulkIndexer
-from chunkls.index.ondisk import DiskIndex, open_current
 from chunkls.search.buckets import bucket_of
 from chunkls.search.postings import bucket_rows
 from chunkls.storage.cache import cache_dir, store_path
@@ -61,6 +61,19 @@ WORDS = [
     "path",
     "name",
 ]
+
+
+def open_current(root: Path, base_rules: CorpusRules, cache: Path) -> Session | None:
+    """A session of the root read in place from its cache, if the cache is current."""
+    session = Session(cache, read_in_place=True, base_rules=base_rules)
+    return session if session.try_in_place(session.add_root(root)) else None
+
+
+def rows_read(session: Session) -> dict[str, int]:
+    """What the questions read of the cache read in place, by table."""
+    in_place = session.queries.folders[0].in_place
+    assert in_place is not None
+    return in_place.rows_read
 
 
 @pytest.fixture(autouse=True)
@@ -137,7 +150,7 @@ def test_the_fast_path_is_taken_only_on_a_current_cache(tree: Path) -> None:
     root = str(tree)
     assert open_current(tree, CorpusRules(), cache_dir()) is None  # no cache yet
     run("search", "greet", "--root", root)
-    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert open_current(tree, CorpusRules(), cache_dir()) is not None
     # other settings: another cache
     other = CorpusRules().extended(exclude_globs=["many/**"])
     assert open_current(tree, other, cache_dir()) is None
@@ -174,16 +187,16 @@ def test_a_search_reads_only_its_terms_and_its_results(
     run("search", "greet", "--root", str(tree))
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
-    hits = disk.search("greet name greet", 2)
+    hits = disk.queries.search("greet name greet", 2)
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
-    assert disk.rows_read["term_buckets"] <= 2  # one row per distinct term
-    assert disk.rows_read["contents"] <= 2  # the files of the results, nothing else
+    assert rows_read(disk)["term_buckets"] <= 2  # one row per distinct term
+    assert rows_read(disk)["contents"] <= 2  # the files of the results, nothing else
     db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
     (buckets,) = db.execute("SELECT count(*) FROM term_buckets").fetchone()
     (files,) = db.execute("SELECT count(*) FROM contents").fetchone()
     assert buckets > 2 and files > 100
-    assert disk.lookup("app/typed.py#function-f")
-    assert disk.rows_read["contents"] <= 3
+    assert disk.queries.lookup("app/typed.py#function-f")
+    assert rows_read(disk)["contents"] <= 3
     disk.close()
 
 
@@ -192,23 +205,25 @@ def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path) -> None:
     index.close()
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
-    assert len(disk) == len(index)
+    assert len(disk.queries) == len(index.queries)
     rng = random.Random(3)
     queries = ["alpha", "alpha alpha beta", "greet", "f0 def return", "zzz", "Same", "hashed"]
     queries += [" ".join(rng.choices(WORDS, k=rng.randint(1, 4))) for _ in range(30)]
     for query in queries:
         for top_k in (1, 3, 10, 200):
-            ours = [(hit.score, hit.item.chunk) for hit in disk.search(query, top_k)]
-            theirs = [(hit.score, hit.item.chunk) for hit in index.search(query, top_k)]
+            ours = [(hit.score, hit.item.chunk) for hit in disk.queries.search(query, top_k)]
+            theirs = [(hit.score, hit.item.chunk) for hit in index.queries.search(query, top_k)]
             assert ours == theirs, (query, top_k)
-    assert disk.chunk_ids() == [entry.chunk.chunk_id for entry in index.chunks()]
-    for entry in list(index.chunks())[::7]:
+    assert list(disk.queries.chunk_ids()) == [
+        entry.chunk.chunk_id for entry in index.queries.chunks()
+    ]
+    for entry in list(index.queries.chunks())[::7]:
         chunk_id = entry.chunk.chunk_id
-        assert [found.chunk for found in disk.lookup(chunk_id)] == [
-            found.chunk for found in index.lookup(chunk_id)
+        assert [found.chunk for found in disk.queries.lookup(chunk_id)] == [
+            found.chunk for found in index.queries.lookup(chunk_id)
         ]
-        assert disk.suggest(chunk_id[:-2]) == index.suggest(chunk_id[:-2])
-    assert disk.suggest("elsewhere/greet.py#function-greet") == index.suggest(
+        assert disk.queries.suggest(chunk_id[:-2]) == index.queries.suggest(chunk_id[:-2])
+    assert disk.queries.suggest("elsewhere/greet.py#function-greet") == index.queries.suggest(
         "elsewhere/greet.py#function-greet"
     )
     disk.close()
@@ -250,8 +265,8 @@ def test_bucket_rows_are_the_same_however_many_are_made_at_once(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = build_index([tree], CorpusRules())
-    keys = [(0, rel_path) for rel_path in sorted(index.folders[0].files)]
-    snapshot = index.search_index.snapshot(keys)
+    keys = [(0, rel_path) for rel_path in sorted(index.queries.folders[0].files)]
+    snapshot = index.store.search_index.snapshot(keys)
 
     def rows() -> list[tuple[object, ...]]:
         saved = bucket_rows(snapshot)
@@ -274,7 +289,7 @@ def test_bucket_rows_are_the_same_however_many_are_made_at_once(
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The roots ``open_current`` walks (it walks only when the recorded listing
     of the folders cannot be trusted)."""
-    import chunkls.index.ondisk as ondisk
+    import chunkls.storage.in_place as ondisk
 
     seen: list[Path] = []
     real_walk = ondisk.walk_corpus
@@ -291,18 +306,18 @@ def test_a_current_listing_stands_in_for_the_walk(tree: Path, walks: list[Path])
     (tree / "odd.py").mkdir()  # a folder with a corpus suffix: reported, as a walk does
     run("search", "greet", "--root", str(tree))
     index = open_current(tree, CorpusRules(), cache_dir())
-    assert isinstance(index, DiskIndex)
+    assert index is not None
     assert walks == []  # the folders were stat'ed, not listed
-    assert index.folders[0].skipped["odd.py"] == "not a regular file (a directory)"
-    assert index.folders[0].skipped["bad.py"].startswith("SyntaxError")
+    assert index.queries.folders[0].skipped["odd.py"] == "not a regular file (a directory)"
+    assert index.queries.folders[0].skipped["bad.py"].startswith("SyntaxError")
     # what a walk finds, word for word
     db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
     with db:
         db.execute("DELETE FROM listing")
     db.close()
     walked = open_current(tree, CorpusRules(), cache_dir())
-    assert isinstance(walked, DiskIndex) and walks == [tree]
-    assert walked.folders[0].skipped == index.folders[0].skipped
+    assert walked is not None and walks == [tree]
+    assert walked.queries.folders[0].skipped == index.queries.folders[0].skipped
 
 
 @pytest.mark.parametrize(
@@ -318,7 +333,7 @@ def test_a_changed_folder_is_seen_without_a_walk_and_then_walked(
     (tree / "app/deep/er").mkdir(parents=True)
     (tree / "app/deep/er/x.py").write_text("def x():\n    return 1\n")
     run("search", "greet", "--root", root)
-    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert open_current(tree, CorpusRules(), cache_dir()) is not None
     assert walks == []
     target = tree / "app/deep/er/x.py"
     if change == "add nested":
@@ -347,7 +362,7 @@ def test_a_folder_touched_but_unchanged_is_walked_and_still_current(
 ) -> None:
     run("search", "greet", "--root", str(tree))
     os.utime(tree / "many")  # its times change, its entries do not
-    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert open_current(tree, CorpusRules(), cache_dir()) is not None
     assert walks == [tree]
 
 
@@ -357,7 +372,7 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     """A folder whose times are within ``RACY_NS`` of the walk may change again
     without its times moving (coarse clocks): the walk is done again."""
     run("search", "greet", "--root", str(tree))
-    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    assert open_current(tree, CorpusRules(), cache_dir()) is not None
     assert walks == []
     db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
     (walk,) = db.execute("SELECT walk FROM listing").fetchone()
@@ -367,8 +382,8 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
     # the same folders, taken as if the walk began a moment after the newest change
     monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", listing.taken_ns - newest)
-    monkeypatch.setattr(chunkls.index.ondisk, "_rows_hold", lambda *a: True)
-    assert isinstance(open_current(tree, CorpusRules(), cache_dir()), DiskIndex)
+    monkeypatch.setattr(chunkls.storage.in_place, "_rows_hold", lambda *a: True)
+    assert open_current(tree, CorpusRules(), cache_dir()) is not None
     assert walks == [tree]
 
 
@@ -465,8 +480,8 @@ def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None
     current = open_current(tree, CorpusRules(), cache_dir())
     assert (current is not None) == (damage == "none")
     if current is not None:
-        assert current.source_paths() >= {"app/greet.py", "app/typed.py"}
-        assert "bad.py" in current.folders[0].skipped
+        assert current.queries.source_paths() >= {"app/greet.py", "app/typed.py"}
+        assert "bad.py" in current.queries.folders[0].skipped
         current.close()
 
 
@@ -477,11 +492,11 @@ def test_collections_pause_only_while_the_cache_answers_in_place(
     made) and starts it again to index, and when it returns."""
     import gc
 
-    import chunkls.index
+    from chunkls.index.session import Session
 
     seen: dict[str, bool] = {}
-    real_open = chunkls.index.ondisk.open_current
-    real_build = chunkls.index.build_index
+    real_open = chunkls.storage.in_place.open_current
+    real_build = Session.index_folder
 
     def open_spy(*args: object) -> object:
         seen["in place"] = gc.isenabled()
@@ -491,8 +506,8 @@ def test_collections_pause_only_while_the_cache_answers_in_place(
         seen["indexing"] = gc.isenabled()
         return real_build(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(chunkls.index.ondisk, "open_current", open_spy)
-    monkeypatch.setattr(chunkls.index, "build_index", build_spy)
+    monkeypatch.setattr(chunkls.storage.in_place, "open_current", open_spy)
+    monkeypatch.setattr(Session, "index_folder", build_spy)
     assert gc.isenabled()
     assert run("search", "greet", "--root", str(tree))[0] == 0  # a cold cache: indexed
     assert seen == {"in place": False, "indexing": True} and gc.isenabled()
@@ -532,7 +547,7 @@ def test_names_that_are_not_utf8_are_answered_in_place(
             db.close()
         disk = open_current(root, CorpusRules(), cache_dir())
         assert disk is not None, listing
-        assert disk.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
-        assert list(disk.folders[0].skipped) == [os.fsdecode(b"\xfabroken.py")]
+        assert disk.queries.lookup(os.fsdecode(b"bad\xff.py") + "#function-f")
+        assert list(disk.queries.folders[0].skipped) == [os.fsdecode(b"\xfabroken.py")]
         disk.close()
         assert run(*argv) == expected

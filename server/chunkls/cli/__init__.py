@@ -1,0 +1,264 @@
+"""The ``chunkls`` command line: chunks, search, resolve and serve.
+
+Exit codes: 0 success; 1 a result the caller asked about is missing (an unknown
+ID, a search that matches no chunk, or skipped files with ``--strict``); 2 usage
+errors (among them a search query with no searchable terms). Usage errors print
+the subcommand's usage.
+"""
+
+from __future__ import annotations
+
+# Only what parsing the command line needs is imported here: `chunkls --help`
+# and every command start in a blink, and each command imports what it uses
+# (tests/unit/test_startup.py holds this module to an allow-list).
+import argparse
+import os
+import sys
+from contextlib import redirect_stderr, redirect_stdout, suppress
+
+TYPE_CHECKING = False
+"""``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the
+name the same way)."""
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn, TextIO
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up (package metadata) only when asked."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from chunkls import __version__
+
+        sys.stdout.write(f"chunkls {__version__}\n")
+        parser.exit()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chunkls",
+        description="Chunk a repository as the RAG tutorial does, search the chunks "
+        "with BM25, resolve chunk IDs, or run the language server.",
+    )
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show program's version number and exit"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    corpus = argparse.ArgumentParser(add_help=False)
+    corpus.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files or folders matching this root-relative glob (repeatable)",
+    )
+    corpus.add_argument(
+        "--strict", action="store_true", help="exit 1 when any file had to be skipped"
+    )
+    corpus.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="index from scratch without reading or writing the cache "
+        "(kept under $XDG_CACHE_HOME/chunkls)",
+    )
+    corpus.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes for indexing (default: one per CPU)",
+    )
+
+    search = commands.add_parser(
+        "search", parents=[corpus], help="BM25 search over the chunks (the tutorial's demo)"
+    )
+    search.add_argument("query", help="free text or code words, e.g. 'chunk_id source_path'")
+    search.add_argument("--root", default=".", help="corpus root (default: .)")
+    search.add_argument(
+        "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
+    )
+    search.add_argument("--json", action="store_true", help="print JSON instead of text")
+    search.set_defaults(usage=search.format_usage)
+
+    chunks = commands.add_parser(
+        "chunks", parents=[corpus], help="list every chunk in corpus order"
+    )
+    chunks.add_argument("root", nargs="?", default=None, help="corpus root (default: .)")
+    chunks.add_argument(
+        "--root",
+        dest="root_option",
+        metavar="ROOT",
+        help="corpus root, as the other commands take it",
+    )
+    chunks.set_defaults(usage=chunks.format_usage)
+    chunks.add_argument(
+        "--format",
+        choices=("jsonl", "ids"),
+        default="jsonl",
+        help="jsonl: one JSON object per chunk (default); ids: one chunk ID per line",
+    )
+
+    resolve = commands.add_parser(
+        "resolve", parents=[corpus], help="show where a chunk ID points, and its text"
+    )
+    resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
+    resolve.add_argument("--root", default=".", help="corpus root (default: .)")
+    resolve.set_defaults(usage=resolve.format_usage)
+
+    check = commands.add_parser(
+        "check",
+        parents=[corpus],
+        help="report chunk IDs cited in Markdown and text files that do not resolve",
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or folders to check (default: every Markdown and text file of the root)",
+    )
+    check.add_argument("--root", default=".", help="corpus root (default: .)")
+    check.add_argument(
+        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    check.set_defaults(usage=check.format_usage)
+
+    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")
+
+    mcp = commands.add_parser("mcp", help="run the MCP server for agents (stdio)")
+    mcp.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="corpus root (repeatable; default: .)",
+    )
+    mcp.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="as for search")
+    mcp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    mcp.set_defaults(usage=mcp.format_usage)
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from chunkls.storage.cache import cache_dir
+
+    early = None
+    if not args.tcp:
+        from chunkls.lsp.early import start_early
+
+        # answers initialize and the first code lenses while the rest loads
+        early = start_early(cache_dir())
+        if early is not None:
+            early.wait_idle()
+    from chunkls.lsp.kept_code import attrs_code_cached
+
+    # lsprotocol's ~1,000 attrs classes: their methods' code kept between starts
+    with attrs_code_cached(cache_dir() / f"attrs-code-{sys.implementation.cache_tag}.bin"):
+        from chunkls.lsp.setup import run
+
+    return run(tcp=args.tcp, early=early)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from chunkls.mcp.early import start_early
+    from chunkls.mcp.service import McpService
+
+    service = McpService(
+        [Path(root) for root in args.root or ["."]], args.exclude, not args.no_cache
+    )
+    # answers initialize, the tool list and tool calls while the SDK loads
+    early = start_early(service)
+    if early is not None:
+        early.wait_idle()
+    from chunkls.mcp.server import run  # the MCP SDK loads only for this command
+
+    return run(service, early=early)
+
+
+def run() -> NoReturn:
+    """The ``chunkls`` command (and ``python -m chunkls``): ``main``, then exit.
+
+    When nothing else runs in the process (no other thread, no child process
+    left), the exit skips the interpreter's teardown, which only frees what the
+    answer read (about 25 ms of a warm stdlib search, as mypy's ``hard_exit``
+    does for its own): the output is flushed first, and nothing chunkls runs at
+    exit. Otherwise (a server's threads, say) it exits as usual."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a reader gone, or a stream closed
+            stream.flush()
+    if _alone():
+        os._exit(code)
+    sys.exit(code)
+
+
+def _alone() -> bool:
+    """Whether this process runs no other thread and has no child process left."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    processes = sys.modules.get("multiprocessing")
+    return processes is None or not processes.active_children()
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the CLI; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = _parser()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            args, unknown = parser.parse_known_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error argparse printed
+        return stop.code if isinstance(stop.code, int) else 0
+    if unknown:  # as argparse says it, but with the subcommand's usage
+        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
+        print(f"chunkls: error: unrecognized arguments: {' '.join(unknown)}", file=err)
+        return 2
+    if args.command in ("serve", "mcp"):
+        from chunkls.runtime.memory import tune_allocator
+
+        tune_allocator()  # large arrays from mmap, given back when freed
+        return _serve(args) if args.command == "serve" else _mcp(args)
+    for stream in (out, err):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    from chunkls.cli.commands import UsageError, run_command
+
+    try:
+        code = run_command(args, out, err)
+        out.flush()  # a closed pipe shows up here, not in the interpreter's exit
+    except UsageError as error:
+        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
+        print(f"chunkls: error: {error}", file=err)
+        return 2
+    except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone
+        from chunkls.runtime.streams import discard_output
+
+        discard_output(out)
+        return 0
+    return code

@@ -1,0 +1,359 @@
+"""The CLI's commands over the query API: ``search``, ``chunks``, ``resolve``, ``check``.
+
+Each command opens the session of its root (``chunkls.index.Session``),
+asks its question through the session's ``ask`` (the write step first: the
+cache read in place when it is current, else the root indexed, which brings the
+cache up to date for the next run), and prints the answer.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+from chunkls.index.session import ASK_ROUNDS, Session
+
+if TYPE_CHECKING:
+    import argparse
+
+    from chunkls.index.folder import IndexedChunk
+    from chunkls.index.queries import Queries
+
+T = TypeVar("T")
+
+
+class UsageError(Exception):
+    """A bad command line: reported with exit code 2, after the command's usage."""
+
+
+def check_root(text: str) -> Path:
+    """A root given on the command line, if it is a readable folder."""
+    root = Path(text)
+    if not root.exists():
+        raise UsageError(f"root {text!r} does not exist")
+    if not root.is_dir():
+        raise UsageError(f"root {text!r} is not a directory")
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as error:
+        raise UsageError(f"root {text!r} is not readable: {error.strerror or error}") from None
+    return root
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (as it was, after)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class ProgressBar:
+    """Indexing progress on stderr, only when it is a terminal."""
+
+    def __init__(self, err: TextIO) -> None:
+        isatty = getattr(err, "isatty", None)
+        self.err = err
+        self.enabled = bool(isatty and isatty())
+        self.shown = False
+        self.last = 0.0
+
+    def update(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total) or not total:
+            return
+        self.last = now
+        width = 30
+        filled = width * done // total
+        bar = "#" * filled + "-" * (width - filled)
+        self.err.write(f"\rchunkls: indexing [{bar}] {done}/{total} files")
+        self.err.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
+
+class Command:
+    """One command's run: its arguments, output streams and session."""
+
+    def __init__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        self.args = args
+        self.out = out
+        self.err = err
+        self.skipped = 0
+        """Files the index had to skip (``--strict`` fails the run on any)."""
+
+    def session(self, root: Path) -> Session:
+        """The root's session, read in place from its cache unless ``--no-cache``."""
+        from chunkls.chunking.corpus import CorpusRules
+        from chunkls.storage.cache import cache_dir
+
+        session = Session(
+            None if self.args.no_cache else cache_dir(),
+            workers=self.args.jobs,
+            read_in_place=True,
+            base_rules=CorpusRules().extended(exclude_globs=self.args.exclude),
+        )
+        session.add_root(root)
+        return session
+
+    def ask(self, session: Session, question: Callable[[Queries], T]) -> T:
+        """The session's answer: the write step first (the cache read in place
+        when it is current, else the root indexed, with a progress bar), the
+        question, and both once more when the answer turned out incomplete;
+        then what could not be indexed, reported.
+
+        The cyclic garbage collector pauses while the cache is read in place and
+        the question is answered (neither makes cycles: collections would only
+        rescan the imports and the rows read, 5% of a warm search); indexing
+        collects as the caller had it."""
+        bar = ProgressBar(self.err)
+        try:
+            with collection_paused():
+                session.read_in_place_if_current()
+            session.catch_up(bar.update)
+            with collection_paused():
+                answer = question(session.queries)
+            for _ in range(ASK_ROUNDS - 1):
+                if not session.queries.incomplete:
+                    break
+                session.catch_up(bar.update)
+                with collection_paused():
+                    answer = question(session.queries)
+        finally:
+            bar.close()
+        self.report(session.queries)
+        return answer
+
+    def report(self, queries: Queries) -> None:
+        """Configuration problems and skipped files, on stderr."""
+        for folder in queries.folders:
+            for problem in folder.config_problems:
+                print(f"chunkls: {problem.source}: {problem.message}", file=self.err)
+        skipped = list(queries.skipped())
+        for _folder, rel_path, reason in skipped:
+            print(f"chunkls: skipped {rel_path}: {reason}", file=self.err)
+        if skipped:
+            noun = "file" if len(skipped) == 1 else "files"
+            print(
+                f"chunkls: {len(skipped)} {noun} skipped (they could not be chunked)", file=self.err
+            )
+        self.skipped = len(skipped)
+
+    # -- the commands -------------------------------------------------------------------
+
+    def search(self) -> int:
+        from chunkls.search.tokens import tokenize
+
+        args = self.args
+        root = check_root(args.root)
+        if not tokenize(args.query):
+            raise UsageError(
+                f"the query has no searchable terms (no letters or digits): {args.query!r}"
+            )
+        session = self.session(root)
+        indexed, hits = self.ask(
+            session, lambda queries: (len(queries), queries.search(args.query, args.top_k))
+        )
+        if args.json:
+            results = [
+                {
+                    "chunk_id": hit.item.chunk.chunk_id,
+                    "score": round(hit.score, 6),
+                    "source_path": hit.item.chunk.source_path,
+                    "start_line": hit.item.chunk.start_line,
+                    "end_line": hit.item.chunk.end_line,
+                }
+                for hit in hits
+            ]
+            json.dump({"indexed": indexed, "results": results}, self.out, indent=2)
+            self.out.write("\n")
+        else:
+            print(f"Indexed {indexed} chunks", file=self.out)
+            for rank, hit in enumerate(hits, 1):
+                print(f"{rank}. {hit.item.chunk.chunk_id} (bm25 {hit.score:.3f})", file=self.out)
+        if not hits:
+            print(f"chunkls: no chunks match {args.query!r}", file=self.err)
+            return 1
+        return 0
+
+    def chunks(self) -> int:
+        args = self.args
+        if args.root is not None and args.root_option is not None and args.root != args.root_option:
+            raise UsageError(f"two roots given: {args.root!r} and --root {args.root_option!r}")
+        session = self.session(check_root(args.root_option or args.root or "."))
+        if args.format == "ids":  # the IDs only: no text is read
+            ids = self.ask(session, lambda queries: list(queries.chunk_ids()))
+            self.out.writelines(f"{chunk_id}\n" for chunk_id in ids)
+            return 0
+        for entry in self.every_chunk(session):
+            chunk = entry.chunk
+            record = {
+                "chunk_id": chunk.chunk_id,
+                "text": chunk.text,
+                "source_path": chunk.source_path,
+                "file_type": chunk.file_type,
+                "symbol": chunk.symbol,
+                "start_line": chunk.start_line,
+                "end_line": chunk.end_line,
+            }
+            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return 0
+
+    def every_chunk(self, session: Session) -> Iterator[IndexedChunk]:
+        """Every chunk in corpus order, streamed: a file whose texts turned out
+        gone from the cache is read again by the write step, in its place."""
+        from chunkls.index.folder import IndexedChunk
+
+        self.ask(session, lambda queries: None)
+        queries = session.queries
+
+        def recovered() -> Iterator[IndexedChunk]:
+            if not queries.incomplete:
+                return
+            missing = sorted(session.store.texts_missing, key=lambda k: (k[0].position, k[1]))
+            session.catch_up()
+            for folder, rel_path in missing:
+                for chunk in session.queries.file_chunks(folder, rel_path):
+                    yield IndexedChunk(folder, chunk)
+
+        for entry in queries.chunks():
+            yield from recovered()  # a file that came before this one
+            yield entry
+        yield from recovered()
+
+    def resolve(self) -> int:
+        args = self.args
+
+        def question(queries: Queries) -> tuple[list[IndexedChunk], list[str]]:
+            found = queries.lookup(args.chunk_id)
+            return found, [] if found else queries.suggest(args.chunk_id)
+
+        matches, suggestions = self.ask(self.session(check_root(args.root)), question)
+        if not matches:
+            print(f"chunkls: unknown chunk ID {args.chunk_id}", file=self.err)
+            if suggestions:
+                print("did you mean:", file=self.err)
+                for suggestion in suggestions:
+                    print(f"  {suggestion}", file=self.err)
+            return 1
+        for number, entry in enumerate(matches):
+            chunk = entry.chunk
+            if number:
+                self.out.write("\n")
+            self.out.write(
+                f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n{chunk.text}\n"
+            )
+        return 0
+
+    def check(self) -> int:
+        from chunkls.ids.positions import TextLines
+        from chunkls.index.citations import (
+            language_of,
+            read_text_file,
+            real_inside,
+            real_relative,
+        )
+
+        args = self.args
+        root = check_root(args.root)
+        session = self.session(root)
+        folder = session.folders[0]
+        documents: list[tuple[str, str, str, str | None]] = []
+        for shown, path, confine in check_targets(root, args.paths, folder.rules.glob_excludes):
+            real = os.path.realpath(path)  # once: the confinement and the relative path
+            text = None
+            if confine is None or real_inside(real, confine):
+                text = read_text_file(Path(real))
+            if text is None:
+                raise UsageError(f"{shown}: not a readable UTF-8 text file")
+            rel_path = real_relative(real, folder.root_resolved) or folder.relative(path)
+            documents.append((shown, language_of(path.name), text, rel_path))
+
+        def question(queries: Queries) -> list[dict[str, object]]:
+            problems: list[dict[str, object]] = []
+            for shown, language, text, rel_path in documents:
+                found = queries.check(text, language, folder, rel_path)
+                if not found:
+                    continue
+                lines = TextLines(text, "utf-32")
+                for problem in found:
+                    line, column = lines.position(problem.ref.start)
+                    problems.append(
+                        {
+                            "path": shown,
+                            "line": line + 1,
+                            "column": column + 1,
+                            "chunkId": problem.chunk_id,
+                            "written": text[problem.ref.start : problem.ref.end],
+                            "suggestions": problem.suggestions,
+                        }
+                    )
+            return problems
+
+        problems = self.ask(session, question)
+        if args.format == "json":
+            json.dump(problems, self.out, indent=2, ensure_ascii=False)
+            self.out.write("\n")
+        else:
+            for item in problems:
+                suggestions = item["suggestions"]
+                hint = f" (did you mean {suggestions[0]}?)" if suggestions else ""  # type: ignore[index]
+                self.out.write(
+                    f"{item['path']}:{item['line']}:{item['column']}: "
+                    f"unknown chunk ID {item['chunkId']}{hint}\n"
+                )
+            if problems:
+                noun = "ID" if len(problems) == 1 else "IDs"
+                print(f"chunkls: {len(problems)} unknown chunk {noun}", file=self.err)
+        return 1 if problems else 0
+
+
+def check_targets(
+    root: Path, paths: list[str], excluded: Callable[[str], bool]
+) -> list[tuple[str, Path, Path | None]]:
+    """The files to check, each with the name to print for it and the folder it
+    must not leave: the given files (read wherever they are: asked for by name),
+    every Markdown and text file of the given folders, or of the root (configured
+    excludes apply); symlinks that leave the folder walked are not followed."""
+    from chunkls.index.citations import walk_citation_files
+
+    within = root.resolve()
+    if not paths:
+        return [(rel, root / rel, within) for rel in walk_citation_files(root, excluded=excluded)]
+    targets: list[tuple[str, Path, Path | None]] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            top = path.resolve()
+            targets += [
+                (os.path.join(given, rel), path / rel, top) for rel in walk_citation_files(path)
+            ]
+        elif path.is_file():
+            targets.append((given, path, None))
+        else:
+            raise UsageError(f"{given!r} does not exist")
+    return targets
+
+
+def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run one of the commands; its exit code (``--strict``: 1 when a file was skipped)."""
+    command = Command(args, out, err)
+    code: int = getattr(command, args.command)()
+    if code == 0 and args.strict and command.skipped:
+        return 1
+    return code

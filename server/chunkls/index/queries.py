@@ -1,0 +1,129 @@
+"""The query API: every question a front door (the language server, the MCP
+server, the CLI) asks of the index, and nothing that changes it.
+
+``Queries`` is a Protocol with one implementation, the chunk store
+(``chunkls.index.store.ChunkStore``), whether its folders are loaded or read in
+place from their cache (``chunkls.storage.in_place``). A front door translates its
+protocol into these calls and their answers back; a question only reads: it
+never opens a source file, chunks, or writes the cache. Bringing the index up
+to date with the disk is the session's one write step
+(``chunkls.index.session.Session.catch_up``), taken before a question is asked.
+
+When an answer turns out incomplete (a file's chunk texts gone from the cache,
+the cache read in place not holding what it should), ``incomplete`` says so: the
+caller's write step reads those files again, and the question is asked once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from chunkls.chunking.models import LocatedChunk
+    from chunkls.ids.grammar import ChunkRef
+    from chunkls.index.citations import Citation, Problem
+    from chunkls.index.folder import Folder, IndexedChunk
+    from chunkls.search.scorer import Hit
+
+
+class Queries(Protocol):
+    """What the index answers (reading only)."""
+
+    folders: list[Folder]
+    """The workspace folders, in order."""
+    version: int
+    """Changes whenever a file's chunks change (memoised answers check it)."""
+    folders_version: int
+    """Changes whenever a folder is added or removed."""
+
+    def __len__(self) -> int:
+        """How many chunks are searchable."""
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether an answer given since the last write step missed something it
+        should have had (texts gone from the cache, a stale cache read in place)."""
+
+    # -- where things are ------------------------------------------------------------
+
+    def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
+        """The innermost folder containing an absolute path, and the relative path."""
+
+    def file_count(self) -> int:
+        """How many files have chunks."""
+
+    def skipped(self) -> Iterator[tuple[Folder, str, str]]:
+        """Every skipped file: (folder, root-relative path, reason), by path."""
+
+    def skip_reason(self, rel_path: str) -> str | None:
+        """Why a root-relative path of some folder could not be chunked, if it was not."""
+
+    # -- resolve and look up -----------------------------------------------------------
+
+    def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
+        """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
+
+    def resolve_first(
+        self, candidate_ids: Iterable[str], prefer: Folder | None = None
+    ) -> list[IndexedChunk]:
+        """The chunks of the first candidate ID that resolves (empty if none does)."""
+
+    def has_id(self, chunk_id: str) -> bool:
+        """Whether any folder has a chunk with this ID (no chunk is read)."""
+
+    def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
+        """The existing IDs closest to one that does not resolve, best first."""
+
+    # -- outline ---------------------------------------------------------------------
+
+    def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
+        """One file's chunks, in order (its outline; empty when it has none)."""
+
+    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+        """The chunk of a file at a 1-based line."""
+
+    def chunks_of_source(
+        self, source_path: str, prefer: Folder | None = None
+    ) -> list[LocatedChunk]:
+        """The chunks whose ``source_path`` is this one, ``prefer``'s first, one per
+        chunk ID, in file order."""
+
+    def chunks(self) -> Iterator[IndexedChunk]:
+        """Every chunk in corpus order (folders in order, files by path)."""
+
+    def chunk_ids(self) -> Iterator[str]:
+        """Every chunk ID in corpus order (no text is read)."""
+
+    def source_paths(self) -> set[str]:
+        """Every ``source_path`` that has chunks."""
+
+    def source_paths_starting(self, prefix: str) -> list[str]:
+        """The distinct ``source_path``s that start with ``prefix``, sorted."""
+
+    # -- search ----------------------------------------------------------------------
+
+    def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
+        """The best chunks for a query, best first."""
+
+    # -- citations -------------------------------------------------------------------
+
+    def check(
+        self,
+        text: str,
+        language: str,
+        folder: Folder | None,
+        rel_path: str | None,
+        refs: Sequence[ChunkRef] | None = None,
+        suggested: dict[str, list[str]] | None = None,
+        suggest_for: int | None = None,
+    ) -> list[Problem]:
+        """The chunk IDs written in a text that resolve to no chunk, with replacements
+        (``chunkls.index.citations.check_text``)."""
+
+    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
+        """Replacement IDs for one that does not resolve, best first."""
+
+    def citing(self, chunk_id: str) -> list[Citation]:
+        """The citations of a chunk ID in the workspace's documents (those scanned)."""

@@ -1,0 +1,320 @@
+"""The workspace: one per process (the CLI, the language server, the MCP
+server), owning its roots, their corpus rules, the index and its freshness;
+the one path that writes.
+
+A front door asks its questions of ``queries`` (``chunkls.index.queries``),
+which only read. Everything that changes the index is a method here, taken as
+one explicit step before a question is answered, never inside one:
+
+- ``catch_up``: the folders not indexed yet answered from their cache read in
+  place when it is current (``read_in_place``) or indexed; what changed on disk
+  since (``note_changed``: a save, a file watcher) re-read; the files whose
+  chunk texts a question found gone from the cache read again; a folder whose
+  cache read in place turned out stale loaded;
+- ``index_folder``/``iter_index_folder``: a whole folder, from disk and its cache
+  (``chunkls.index.bulk``);
+- ``refresh``: some paths re-read (``chunkls.index.refresh``), the texts of the
+  chunks that left kept for suggestions, the citations they hold scanned again;
+- ``reload_rules``: a folder's ``[tool.chunkls]`` read again, and the folder
+  re-indexed when its rules changed.
+
+``ask`` is the pattern every front door follows: the write step, the question,
+and once more both when the answer turned out incomplete.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from chunkls.chunking.corpus import RULES_FILE, CorpusRules, load_rules
+from chunkls.index.folder import Folder
+from chunkls.index.queries import Queries
+from chunkls.index.store import ChunkStore
+
+if TYPE_CHECKING:
+    from chunkls.index.bulk import BulkIndexer, Progress
+
+# the indexing side (bulk indexing and its workers, re-reading files: numpy,
+# multiprocessing) is imported when something is to be indexed: a process that
+# answers from a folder's cache read in place never loads it
+
+logger = logging.getLogger("chunkls")
+
+T = TypeVar("T")
+
+ASK_ROUNDS = 3
+"""Most times ``ask`` takes the write step and asks (a damaged cache read in place:
+loaded, then its damaged texts read from the files)."""
+
+
+class Session:
+    """A process's folders, their index and its freshness."""
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        *,
+        workers: int | None = None,
+        elsewhere_from: int | None = None,
+        long_lived: bool = False,
+        read_in_place: bool = False,
+        citations: bool = False,
+        base_rules: CorpusRules | None = None,
+    ) -> None:
+        self.store = ChunkStore(cache_dir)
+        """The chunks; what ``queries`` reads."""
+        self._bulk: BulkIndexer | None = None
+        self._indexing = (workers, elsewhere_from, long_lived)
+        self.read_in_place = read_in_place and cache_dir is not None
+        """Whether a folder not indexed yet is answered from its cache read in
+        place, when it is current (a short-lived process: the CLI; the MCP server
+        while it loads), rather than loaded first."""
+        self.citations = citations
+        """Whether the chunk IDs cited in the folders' documents are kept (the
+        language server's "cited by" and references): scanned with the folder
+        (``scan_citations``), re-read by ``refresh``."""
+        self.base_rules = base_rules or CorpusRules()
+        """The rules before each folder's ``[tool.chunkls]`` (command line, settings)."""
+        self.waiting: list[Folder] = []
+        """Folders added and neither indexed nor read in place yet."""
+        self._checked: set[Folder] = set()
+        """Folders whose cache was checked for reading in place (once each)."""
+        self.loading: set[Folder] = set()
+        """Folders being indexed (``iter_index_folder`` under way)."""
+        self.rewalk = False
+        """Set when nothing reports changes any more (a file watcher that stopped):
+        each ``catch_up`` then indexes every folder again (unchanged files reused)."""
+        self._changed: dict[Folder, set[str]] = {}
+        self._lock = threading.Lock()
+        """Held while changes are noted (a watcher's thread) or taken."""
+
+    @property
+    def bulk(self) -> BulkIndexer:
+        """Indexes whole folders (workers, a separate process, the cache)."""
+        if self._bulk is None:
+            from chunkls.index.bulk import BulkIndexer
+
+            self._bulk = BulkIndexer(self.store, *self._indexing)
+        return self._bulk
+
+    @property
+    def queries(self) -> Queries:
+        """The query API over the index as it is now."""
+        return self.store
+
+    @property
+    def folders(self) -> list[Folder]:
+        """The workspace folders, in order."""
+        return self.store.folders
+
+    # -- folders -------------------------------------------------------------------
+
+    def add_root(self, root: Path, rules: CorpusRules | None = None) -> Folder:
+        """Add a folder with its configured rules (``base_rules`` plus its
+        ``[tool.chunkls]``), or with ``rules`` as they are; indexed by the next
+        ``catch_up`` (or ``index_folder``)."""
+        folder = self.store.add_folder(root, self.base_rules, rules)
+        self.waiting.append(folder)
+        return folder
+
+    def remove_folder(self, folder: Folder) -> None:
+        """Drop a folder and its chunks and citations (its cache stays)."""
+        self.store.stop_reading_in_place(folder)
+        if self.citations:
+            self.store.citations.remove_folder(folder)
+        self.store.remove_folder(folder)
+        if folder in self.waiting:
+            self.waiting.remove(folder)
+        with self._lock:
+            self._changed.pop(folder, None)
+
+    # -- the write path ----------------------------------------------------------------
+
+    def note_changed(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+        """Paths that changed on disk, re-read by the next ``catch_up`` (any thread)."""
+        with self._lock:
+            self._changed.setdefault(folder, set()).update(rel_paths)
+
+    def pending(self) -> bool:
+        """Whether changes wait for ``catch_up``."""
+        with self._lock:
+            return bool(self._changed)
+
+    def catch_up(self, progress: Progress | None = None) -> list[tuple[Folder, str]]:
+        """Bring the index up to date with the disk (see the module's docstring);
+        returns the (folder, path) whose chunks changed."""
+        store = self.store
+        self.read_in_place_if_current()
+        for folder in list(self.waiting):
+            self.index_folder(folder, progress)
+        for folder in list(store.folders):
+            held = folder.in_place
+            if held is not None and (held.stale is not None or store.texts_missing):
+                logger.info(
+                    "%s: the index cache read in place is stale (%s)",
+                    folder.root,
+                    held.stale or "texts missing",
+                )
+                store.texts_missing.clear()
+                if folder in self.loading:  # the load under way answers from now on
+                    store.stop_reading_in_place(folder)
+                else:
+                    self.index_folder(folder, progress)
+        if self.rewalk:
+            for folder in [f for f in store.folders if f not in self.loading]:
+                self.index_folder(folder, progress)
+        with self._lock:  # a folder read in place keeps its changes until it is loaded
+            changed = {f: paths for f, paths in self._changed.items() if f.in_place is None}
+            for folder in changed:
+                del self._changed[folder]
+        touched: list[tuple[Folder, str]] = []
+        for folder, rel_paths in changed.items():
+            if folder not in store.folders:
+                continue
+            if RULES_FILE in rel_paths and self.reload_rules(folder):
+                logger.info("%s: corpus rules changed; re-indexing", folder.root)
+                self.index_folder(folder, progress)
+                continue
+            touched += [(folder, path) for path in self.refresh(folder, sorted(rel_paths))]
+        missing = sorted(store.texts_missing, key=lambda key: (key[0].position, key[1]))
+        store.texts_missing.difference_update(missing)
+        for folder in dict.fromkeys(folder for folder, _ in missing):
+            if folder in store.folders:
+                paths = [rel_path for each, rel_path in missing if each is folder]
+                touched += [(folder, path) for path in self.refresh(folder, paths)]
+        return touched
+
+    def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
+        """The write step, then the question; both again while the answer turns
+        out incomplete (``ASK_ROUNDS`` at most: a stale cache read in place is
+        loaded, then the texts the loaded cache lacks are read again)."""
+        self.catch_up(progress)
+        answer = question(self.queries)
+        for _ in range(ASK_ROUNDS - 1):
+            if not self.queries.incomplete:
+                break
+            self.catch_up(progress)
+            answer = question(self.queries)
+        return answer
+
+    def read_in_place_if_current(self) -> None:
+        """The first part of the write step (``read_in_place`` sessions): each
+        folder not indexed yet answered from its cache read in place, if the
+        cache holds it as it is on disk."""
+        if self.read_in_place:
+            for folder in [f for f in self.waiting if f not in self._checked]:
+                self._checked.add(folder)
+                self.try_in_place(folder)
+
+    def try_in_place(self, folder: Folder) -> bool:
+        """Answer a folder (the workspace's only one) from its cache read in place,
+        if the cache holds it as it is on disk; whether it does."""
+        from chunkls.storage.in_place import open_current
+
+        store = self.store
+        if store.cache_dir is None or len(store.folders) != 1 or folder.files:
+            return False
+        found = open_current(folder.root, folder.root_resolved, folder.rules, store.cache_dir)
+        if found is None:
+            return False
+        store.read_in_place(folder, found)
+        if folder in self.waiting:
+            self.waiting.remove(folder)
+        return True
+
+    def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
+        """Index a whole folder from disk (and its cache); returns seconds."""
+        started = time.perf_counter()
+        for done, total in self.iter_index_folder(folder):
+            if progress is not None:
+                progress(done, total)
+        return time.perf_counter() - started
+
+    def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
+        """Index a whole folder step by step, yielding (files done, files in all),
+        so a server can answer between the steps. A folder read in place goes on
+        being answered from there until the last step: its maps are loaded
+        beside, and take over at the end."""
+        if folder in self.waiting:
+            self.waiting.remove(folder)
+        self.loading.add(folder)
+        try:
+            yield from self.bulk.iter_index_folder(folder)
+        finally:
+            self.loading.discard(folder)
+        if folder.in_place is not None:
+            self.store.stop_reading_in_place(folder)
+            self.store.save(folder)  # (not while it was read in place)
+
+    def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
+        """Re-read paths from disk (files or folders, created, changed or
+        deleted): their chunks, the texts of those that left (kept for
+        suggestions), and the citations they hold; returns the paths whose
+        entry changed."""
+        store = self.store
+        rel_paths = list(rel_paths)
+        before = {
+            chunk.chunk_id: chunk.text
+            for rel_path in rel_paths
+            for chunk in store.file_chunks(folder, rel_path)
+        }
+        from chunkls.index.refresh import refresh
+
+        changed = refresh(store, folder, rel_paths)
+        # the IDs the files still have need no lookup (a save usually keeps all but one)
+        kept = {
+            chunk.chunk_id
+            for rel_path in rel_paths
+            for chunk in store.file_chunks(folder, rel_path)
+        }
+        store.history.forget_ids(
+            {cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)}
+        )
+        if self.citations:
+            store.citations.refresh(folder, rel_paths)
+        return changed
+
+    def scan_citations(self, folder: Folder) -> Iterator[None]:
+        """Scan a folder's documents for the chunk IDs they cite, a file at a
+        time (yields so a server can answer between them)."""
+        if self.citations:
+            yield from self.store.citations.scan_folder(folder)
+
+    def reload_rules(self, folder: Folder, base_rules: CorpusRules | None = None) -> bool:
+        """Read a folder's ``[tool.chunkls]`` again (and ``base_rules``, when new);
+        whether its rules changed (it is then to be indexed again)."""
+        if base_rules is not None:
+            self.base_rules = base_rules
+        rules, problems = load_rules(folder.root, self.base_rules)
+        folder.config_problems = problems
+        if rules == folder.rules:
+            return False
+        folder.rules = rules
+        return True
+
+    def close(self) -> None:
+        """Stop any separate indexing process; save and close every folder's cache."""
+        if self._bulk is not None:
+            self._bulk.stop()
+        self.store.close()
+
+
+def build_index(
+    roots: Iterable[Path],
+    base_rules: CorpusRules | None = None,
+    progress: Progress | None = None,
+    cache_dir: Path | None = None,
+    workers: int | None = None,
+) -> Session:
+    """A session of folders indexed from scratch, or only what changed since the
+    cache in ``cache_dir`` was written (tests and benchmarks)."""
+    session = Session(cache_dir, workers=workers, base_rules=base_rules)
+    for root in roots:
+        session.index_folder(session.add_root(root), progress)
+    session.close()
+    return session

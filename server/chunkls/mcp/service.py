@@ -1,0 +1,130 @@
+"""The MCP server's one answering path, without the SDK: its session, the
+file watcher that keeps it fresh, and ``answer``.
+
+Every tool call comes here, whoever read it: the early reader while the SDK
+loads (``chunkls.mcp.early``), or the SDK (``chunkls.mcp.server``). ``answer``
+takes the session's write step (``Session.catch_up``: what the watcher saw
+change re-read, lost texts recovered), asks the tools (``chunkls.mcp.tools``,
+which only read), and gives ``None`` when there is nothing to answer from yet:
+the caller then waits for the index to load (``load``) and asks again. The
+state of the load is data it consults:
+
+- the index not loaded, but the single root's cache current: the answer comes
+  from the cache read in place, with a ``notice`` (files changed since start may
+  be missing from it), unless the watcher has seen a change since: then it waits;
+- loaded: the answer is current (every change the watcher saw is applied first).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chunkls.chunking.corpus import CorpusRules
+from chunkls.index.session import Session
+from chunkls.mcp.tools import LOADING_NOTICE, Answer, Tools, checked, error, root_problem
+
+logger = logging.getLogger("chunkls")
+
+INDEX_ELSEWHERE_FROM = 2_000
+"""Files to chunk from which a root is indexed in a separate process (as the
+language server does): the server's heap stays that of a warm start."""
+
+
+class McpService:
+    """The session of one MCP session and the answers to its tool calls."""
+
+    def __init__(self, roots: Sequence[Path], exclude: Sequence[str], cache: bool) -> None:
+        from chunkls.storage.cache import cache_dir
+
+        self.problems = [problem for root in roots if (problem := root_problem(root))]
+        good = [root for root in roots if root_problem(root) is None]
+        self.roots = [Path(root) for root in roots]
+        self.session = Session(
+            cache_dir() if cache else None,
+            elsewhere_from=INDEX_ELSEWHERE_FROM,
+            long_lived=True,
+            read_in_place=len(good) == 1,
+            base_rules=CorpusRules().extended(exclude_globs=exclude),
+        )
+        for root in good:
+            self.session.add_root(root)
+        self.loaded = False
+        """Whether every root is indexed (until then, answers may come in place)."""
+        self.watching = False
+        """Whether a file watcher tells the session what changed (``freshness``)."""
+        self._opened = False
+
+    def report_problems(self) -> None:
+        """Log the bad roots and configuration problems (once, at start)."""
+        for problem in self.problems:
+            logger.error("chunkls mcp: %s", problem)
+        for folder in self.session.folders:
+            for config in folder.config_problems:
+                logger.warning("chunkls mcp: %s: %s", config.source, config.message)
+
+    def answer(self, name: str, arguments: Mapping[str, Any] | None) -> Answer | None:
+        """A tool call's answer; ``None`` while there is nothing to answer from
+        (wait for ``load``, then ask again)."""
+        session = self.session
+        if not session.folders:
+            return error("chunkls has no folder to serve: " + "; ".join(self.problems))
+        self.open()
+        in_place = any(folder.in_place is not None for folder in session.folders)
+        if not self.loaded and (not in_place or session.pending()):
+            return None  # (changed on disk since the cache was checked: wait for the load)
+        session.catch_up()
+        answer = Tools(session.queries).call(name, arguments)
+        if session.queries.incomplete:
+            session.catch_up()
+            if not self.loaded and not any(f.in_place for f in session.folders):
+                return None  # the cache read in place was stale: the load answers
+            answer = Tools(session.queries).call(name, arguments)
+        answer = checked(name, answer, session.queries, self.roots)
+        if not self.loaded:
+            return loading(answer)
+        return answer
+
+    def open(self) -> None:
+        """The write step's first part, once: a root whose cache is current is
+        answered from it, read in place, until the index is loaded."""
+        if not self._opened:
+            self._opened = True
+            self.session.read_in_place_if_current()
+
+    def load(self) -> Iterator[None]:
+        """Index every root (the cache read in place answers meanwhile), a step
+        at a time: the caller answers calls between the steps."""
+        session = self.session
+        for folder in list(session.folders):
+            last = time.perf_counter()
+            for _ in session.iter_index_folder(folder):
+                if time.perf_counter() - last >= 0.005:
+                    yield
+                    last = time.perf_counter()
+        self.loaded = True
+        queries = session.queries
+        for _folder, rel_path, reason in queries.skipped():
+            logger.info("chunkls mcp: skipped %s: %s", rel_path, reason)
+        logger.info(
+            "chunkls mcp: indexed %d chunks of %d files", len(queries), queries.file_count()
+        )
+
+    def close(self) -> None:
+        """Save the index's cache (once loaded) and let go of it."""
+        if self.loaded:
+            self.session.close()
+        else:
+            for folder in self.session.folders:
+                self.session.store.stop_reading_in_place(folder)
+
+
+def loading(answer: Answer) -> Answer:
+    """An answer given while the index loads: it says so."""
+    structured = answer.structured
+    if structured is not None:
+        structured = {**structured, "notice": LOADING_NOTICE}
+    return Answer(f"{answer.text}\n\n({LOADING_NOTICE})", structured, answer.is_error)

@@ -1,0 +1,239 @@
+"""The one BM25 scorer: Okapi BM25 over any source of postings.
+
+The tutorial's BM25 (``K1``, ``B``, the weight of a term, the score of a
+posting) is written here once, and so is how a query's results are chosen:
+each query token's scores added in query order (a repeated token counts
+again), the best ``top_k`` by score, ties in corpus order. A postings source
+(``PostingsSource``) says which documents have a token and how long they are;
+it comes with the array ``Kernel`` its postings are kept in, which adds up the
+term scores and finds the documents that can rank:
+
+- the in-memory index (``chunkls.search.inverted``) keeps numpy arrays and scores
+  with ``chunkls.search.maxscore`` (MaxScore: only documents that can reach the
+  best ``top_k`` are added up);
+- the postings of a folder's cache read in place (``chunkls.storage.in_place``)
+  are a few thousand Python ints per query: ``LIST_KERNEL`` adds them up without
+  numpy (whose import alone costs a CLI command more than its whole answer).
+
+Both compute every score with ``term_score`` and add them in the same order, so
+a score is the same float whichever source it comes from.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+K1 = 1.5
+"""Term-frequency saturation."""
+B = 0.75
+"""Length normalisation."""
+
+T = TypeVar("T")
+
+CACHE_BUDGET = 2_000_000
+"""Most postings whose scores a scorer keeps between queries (about 12 bytes each)."""
+ENTRY_COST = 32
+"""What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
+
+
+class Hit(NamedTuple, Generic[T]):
+    """One search result."""
+
+    score: float
+    item: T
+
+
+def term_weight(documents: int, df: int) -> float:
+    """A term's weight: its inverse document frequency times ``K1 + 1``."""
+    return math.log(1 + (documents - df + 0.5) / (df + 0.5)) * (K1 + 1)
+
+
+def term_score(weight: Any, tf: Any, length: Any, base: float, scale: float) -> Any:
+    """A term's BM25 score in a document of ``length`` tokens where it occurs
+    ``tf`` times: numbers, or numpy arrays of them (the same operations, in the
+    same order, either way)."""
+    return weight * tf / (tf + base + scale * length)
+
+
+def length_terms(live: int, total_length: int) -> tuple[float, float]:
+    """``base`` and ``scale`` of ``term_score`` for documents of this average length."""
+    avgdl = total_length / live or 1.0
+    return K1 * (1 - B), K1 * B / avgdl
+
+
+class TermScores(Protocol):
+    """One query term: its documents (ascending) and its score in each."""
+
+    @property
+    def docs(self) -> Any:
+        """Its documents, ascending."""
+
+    @property
+    def scores(self) -> Any:
+        """Its score in each."""
+
+    @property
+    def best(self) -> float:
+        """The best of them."""
+
+
+class Kernel(Protocol):
+    """The array operations of one kind of postings (numpy arrays, Python lists)."""
+
+    def term(self, weight: float, postings: Postings, base: float, scale: float) -> TermScores:
+        """A term's scores in its documents (with ``term_score``)."""
+
+    def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
+        """Documents (ascending) with their exact scores (each one's term scores
+        added in query order): every document that can be among the ``top_k``
+        best is there (``size``: how many document ids there are)."""
+
+    def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
+        """The (document, score) pairs scoring at least the ``top_k``-th best
+        (ties included), in any order."""
+
+
+class Postings(NamedTuple):
+    """A token's live documents (ascending), its frequency in each, and their lengths."""
+
+    docs: Any
+    tfs: Any
+    lengths: Any
+
+
+class PostingsSource(Protocol):
+    """Where the scorer reads postings (an in-memory index, a cache read in place)."""
+
+    @property
+    def kernel(self) -> Kernel:
+        """The operations on its arrays."""
+
+    @property
+    def scorer(self) -> Scorer:
+        """The scorer over it (which keeps term scores between queries)."""
+
+    @property
+    def version(self) -> int:
+        """Changes whenever a document is added or removed (kept scores are stale)."""
+
+    @property
+    def live(self) -> int:
+        """Documents that can be found."""
+
+    @property
+    def total_length(self) -> int:
+        """Tokens in all of them."""
+
+    @property
+    def size(self) -> int:
+        """Document ids handed out (live or not)."""
+
+    def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
+        """Each token's postings (``None``: no live document has it)."""
+
+    def order_key(self, doc: int) -> Any:
+        """A document's place in corpus order (ties are ranked by it)."""
+
+
+class Scorer:
+    """BM25 over one postings source, keeping each term's scores between
+    queries until the source changes (a search as one types repeats terms)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, TermScores | None] = {}
+        self._kept_postings = 0
+        self._kept_version = -1
+
+    def forget(self) -> None:
+        """Drop the kept scores (the next query computes them again)."""
+        self._kept.clear()
+        self._kept_postings = 0
+
+    def terms(self, source: PostingsSource, tokens: Sequence[str]) -> list[TermScores]:
+        """The scores of the query's tokens that match, one per token (repeats included)."""
+        if self._kept_version != source.version:
+            self.forget()
+            self._kept_version = source.version
+        live = source.live
+        if not live:
+            return []
+        kept = self._kept
+        found = {token: kept[token] for token in tokens if token in kept}
+        missing = [token for token in dict.fromkeys(tokens) if token not in found]
+        if missing:
+            base, scale = length_terms(live, source.total_length)
+            for token, postings in zip(missing, source.postings(missing), strict=True):
+                entry = None
+                if postings is not None and len(postings.docs):
+                    weight = term_weight(live, len(postings.docs))
+                    entry = source.kernel.term(weight, postings, base, scale)
+                    cost = len(postings.docs) + ENTRY_COST
+                    self._kept_postings += cost
+                    if self._kept_postings > CACHE_BUDGET:
+                        kept.clear()
+                        self._kept_postings = cost
+                kept[token] = found[token] = entry
+        return [entry for token in tokens if (entry := found[token]) is not None]
+
+    def top(
+        self, source: PostingsSource, tokens: Sequence[str], top_k: int
+    ) -> list[tuple[int, float]]:
+        """The ``top_k`` best (document, score) pairs for the query tokens, best
+        first, ties in corpus order."""
+        if top_k <= 0:
+            return []
+        terms = self.terms(source, tokens)
+        if not terms:
+            return []
+        kernel = source.kernel
+        docs, scores = kernel.candidates(terms, top_k, source.size)
+        tied = kernel.best(docs, scores, top_k)
+        order = source.order_key
+        return sorted(tied, key=lambda pair: (-pair[1], order(pair[0])))[:top_k]
+
+    def scores(self, source: PostingsSource, tokens: Sequence[str]) -> dict[int, float]:
+        """The score of every document that has a query token."""
+        terms = self.terms(source, tokens)
+        if not terms:
+            return {}
+        docs, scores = source.kernel.candidates(terms, source.size, source.size)
+        return {int(doc): float(score) for doc, score in zip(docs, scores, strict=True)}
+
+
+class _ListTerm(NamedTuple):
+    docs: Sequence[int]
+    scores: list[float]
+    best: float
+
+
+class ListKernel:
+    """Postings as Python sequences of ints (``array``): every matching
+    document is added up (a query of the CLI reads a few thousand postings)."""
+
+    def term(self, weight: float, postings: Postings, base: float, scale: float) -> TermScores:
+        scores = [
+            term_score(weight, tf, length, base, scale)
+            for tf, length in zip(postings.tfs, postings.lengths, strict=True)
+        ]
+        return _ListTerm(postings.docs, scores, max(scores))
+
+    def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
+        sums: dict[int, float] = {}
+        get = sums.get
+        for entry in terms:
+            for doc, score in zip(entry.docs, entry.scores, strict=True):
+                sums[doc] = get(doc, 0.0) + score
+        docs = sorted(sums)
+        return docs, [sums[doc] for doc in docs]
+
+    def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
+        if not scores:
+            return []
+        kth = heapq.nlargest(top_k, scores)[-1]
+        return [(doc, score) for doc, score in zip(docs, scores, strict=True) if score >= kth]
+
+
+LIST_KERNEL = ListKernel()

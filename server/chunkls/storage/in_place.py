@@ -1,0 +1,497 @@
+"""A folder's cache read in place: the storage a short-lived process (the CLI,
+a pre-commit hook, the MCP server while its index loads) answers from when the
+cache holds the folder as it is on disk, without loading it.
+
+``open_current`` checks that it does (the corpus walked, or, while every
+folder's times are those the cache recorded at its last whole walk, the folders
+stat'ed instead: ``chunkls.storage.listing``; every file's size and times
+compared with its row; the search postings saved after the last row changed)
+and gives ``None`` otherwise: the caller then indexes as usual, which brings
+the cache up to date. An ``InPlace`` then reads, inside one read transaction,
+only what each question needs:
+
+- ``files``, ``ids``, ``sources``: what the store's folder maps would hold (by
+  path, by chunk ID, by source path), a file's stubs read when it is looked at;
+- ``texts``: a file's chunk texts, as ``FolderCache.texts`` gives them;
+- ``postings``: the search postings of a query's terms (``term_buckets``, a few
+  rows) for the one BM25 scorer (``chunkls.search.scorer``), as Python ints.
+
+Nothing here writes, chunks, or opens a file of the corpus (the check only lists
+and stats them). A row the cache turns out not to hold (cleared, damaged,
+rewritten meanwhile) makes ``stale`` say why: the reader gets no chunks from
+it, and the caller's write step indexes the folder before asking again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import gc
+import marshal
+import os
+import sqlite3
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from chunkls.chunking.corpus import CorpusRules, walk_corpus
+from chunkls.search.buckets import bucket_of
+from chunkls.search.scorer import LIST_KERNEL, Postings, Scorer
+from chunkls.storage import cache
+from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
+from chunkls.storage.listing import Listing, files_digest
+from chunkls.storage.packed import StoredFile, decode_stubs
+
+
+class InPlace:
+    """One folder's cache file, read in place inside one read transaction."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        files: list[tuple[str, int, int]],
+        stats: dict[str, tuple[int, int]],
+        buckets: int,
+        skipped: dict[str, str],
+    ) -> None:
+        self._db = db
+        self.order = [rel_path for rel_path, _, _ in files]
+        """The files in document order (the saved postings')."""
+        self.starts = [0, *accumulate(count for _, count, _ in files)]
+        """Each file's first document, and the number of documents at the end."""
+        self.generations = {rel_path: generation for rel_path, _, generation in files}
+        """Root-relative path -> its row's generation."""
+        self.counts = {rel_path: count for rel_path, count, _ in files if count}
+        """The files with chunks, and how many."""
+        self.named = sorted(self.counts)
+        """Their paths, sorted."""
+        self.stats = stats
+        """Root-relative path -> (mtime_ns, size) of its row."""
+        self.skipped = skipped
+        """The skipped files and why (as the walk and the rows say)."""
+        self.stale: str | None = None
+        """Why the cache turned out not to hold what it should, once it did."""
+        self.rows_read: dict[str, int] = {"contents": 0, "term_buckets": 0}
+        """Rows read so far, by table (what a question cost)."""
+        self._texts: dict[str, bytes] = {}
+        """Texts read with their stubs, until asked for (a file's last few)."""
+        self._stored: dict[str, StoredFile] = {}
+        """The files read last (a few)."""
+        self.files = InPlaceFiles(self)
+        self.ids = InPlaceIds(self)
+        self.sources = InPlaceSources(self)
+        self.postings = SavedPostings(self, buckets)
+
+    def close(self) -> None:
+        """End the read transaction and close the file."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+
+    def has(self, rel_path: str) -> bool:
+        """Whether a file has chunks."""
+        return rel_path in self.counts
+
+    def fetch(self, sql: str, parameters: Iterable[object] = ()) -> list[Any]:
+        """The rows of a query (none, and ``stale`` set, if the file cannot be read)."""
+        try:
+            return self._db.execute(sql, tuple(parameters)).fetchall()
+        except (sqlite3.Error, OSError) as error:
+            self.spoiled(f"cannot read the index cache ({error})")
+            return []
+
+    def spoiled(self, reason: str) -> None:
+        """The cache does not hold what it should (the first reason is kept)."""
+        if self.stale is None:
+            self.stale = reason
+
+    def stored(self, rel_path: str) -> StoredFile | None:
+        """A file as the store keeps it (its texts kept for ``texts``), from its
+        row (the last few are kept: hovers come in runs)."""
+        known = self._stored.get(rel_path)
+        if known is not None:
+            return known
+        count = self.counts.get(rel_path)
+        if count is None:
+            return None
+        rows = self.fetch(
+            "SELECT stubs, texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),)
+        )
+        self.rows_read["contents"] += 1
+        if not rows:
+            self.spoiled(f"{rel_path}: no chunks in the cache")
+            return None
+        packed, texts = rows[0]
+        try:
+            stubs = decode_stubs(packed)
+        except ValueError as error:
+            self.spoiled(f"{rel_path}: {error}")
+            return None
+        if len(stubs) != count:
+            self.spoiled(f"{rel_path}: its chunks are not those of the search postings")
+            return None
+        if isinstance(texts, bytes):
+            if len(self._texts) >= 64:
+                del self._texts[next(iter(self._texts))]
+            self._texts[rel_path] = texts
+        mtime_ns, size = self.stats[rel_path]
+        stored = StoredFile(rel_path, packed, count, None, mtime_ns, size)
+        if len(self._stored) >= 64:
+            del self._stored[next(iter(self._stored))]
+        self._stored[rel_path] = stored
+        return stored
+
+    def texts(self, rel_path: str) -> bytes | None:
+        """A file's texts blob (``None``: the row is gone)."""
+        known = self._texts.pop(rel_path, None)
+        if known is not None:
+            return known
+        rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        self.rows_read["contents"] += 1
+        return rows[0][0] if rows and isinstance(rows[0][0], bytes) else None
+
+    def all_stubs(self) -> Iterator[tuple[str, bytes]]:
+        """Every file's (path, stubs blob) in path order: no texts are read."""
+        rows = self.fetch("SELECT rel_path, stubs FROM contents")
+        self.rows_read["contents"] += len(rows)
+        found = {_from_db(rel_path): blob for rel_path, blob in rows}
+        if found.keys() != self.generations.keys():  # (a file without chunks has a row too)
+            self.spoiled("the index cache changed while it was read")
+            return
+        for rel_path in self.named:
+            yield rel_path, found[rel_path]
+
+
+class InPlaceFiles(Mapping[str, StoredFile]):
+    """Root-relative path -> the file's chunks: a folder's ``files``, from the
+    cache (each file read when it is looked at)."""
+
+    def __init__(self, cache: InPlace) -> None:
+        self._cache = cache
+
+    def __getitem__(self, rel_path: str) -> StoredFile:
+        found = self._cache.stored(rel_path)
+        if found is None:
+            raise KeyError(rel_path)
+        return found
+
+    def __contains__(self, rel_path: object) -> bool:
+        return isinstance(rel_path, str) and self._cache.has(rel_path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cache.named)
+
+    def __len__(self) -> int:
+        return len(self._cache.named)
+
+
+class InPlaceIds:
+    """A folder's ``by_id`` from the cache: a cached file's chunk IDs all start
+    with its root-relative path, so the files an ID can be in are the paths
+    before each of its ``#`` (``app/a#b.py#function-f`` has two)."""
+
+    def __init__(self, cache: InPlace) -> None:
+        self._cache = cache
+
+    def get(self, chunk_id: str) -> list[str]:
+        """The files that may have chunks of this ID (their stubs tell)."""
+        found = []
+        at = chunk_id.find("#")
+        while at >= 0:
+            if self._cache.has(chunk_id[:at]):
+                found.append(chunk_id[:at])
+            at = chunk_id.find("#", at + 1)
+        return found
+
+
+class InPlaceSources(Mapping[str, list[str]]):
+    """A folder's ``by_source`` from the cache: a cached file's chunks have its
+    path as their source path (a symlink, whose source path is its target's,
+    is never cached)."""
+
+    def __init__(self, cache: InPlace) -> None:
+        self._cache = cache
+
+    def __getitem__(self, source_path: str) -> list[str]:
+        if not self._cache.has(source_path):
+            raise KeyError(source_path)
+        return [source_path]
+
+    def __contains__(self, source_path: object) -> bool:
+        return isinstance(source_path, str) and self._cache.has(source_path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cache.named)
+
+    def __len__(self) -> int:
+        return len(self._cache.named)
+
+
+class SavedPostings:
+    """The folder's saved search postings, a query's terms read when asked for:
+    a postings source of the one scorer (``chunkls.search.scorer``), in Python
+    ints (a query reads a few thousand postings: numpy is not needed for that)."""
+
+    kernel = LIST_KERNEL
+    version = 0
+    """Never changes (a read transaction)."""
+
+    def __init__(self, cache: InPlace, buckets: int) -> None:
+        self._cache = cache
+        self._buckets = buckets
+        self._lengths: array[int] | None = None
+        self._total: int | None = None
+        self.scorer = Scorer()
+        """The scorer over these postings."""
+
+    @property
+    def live(self) -> int:
+        """Documents (every one of the saved postings can be found)."""
+        return self._cache.starts[-1]
+
+    @property
+    def size(self) -> int:
+        """Document ids."""
+        return self._cache.starts[-1]
+
+    @property
+    def total_length(self) -> int:
+        """Tokens in all the documents."""
+        if self._total is None:
+            self._total = sum(self._document_lengths())
+        return self._total
+
+    def order_key(self, doc: int) -> tuple[tuple[int, str], int]:
+        """A document's place in corpus order: (folder position, path), position."""
+        starts = self._cache.starts
+        number = bisect.bisect_right(starts, doc) - 1
+        return (0, self._cache.order[number]), doc - starts[number]
+
+    def _document_lengths(self) -> array[int]:
+        if self._lengths is None:
+            found = self._cache.fetch("SELECT lengths FROM snapshot WHERE id = 1")
+            lengths = array("i")
+            if found:
+                lengths.frombytes(found[0][0])
+            if sys.byteorder != "little":
+                lengths.byteswap()
+            if len(lengths) != self.size:
+                self._cache.spoiled("the saved search postings do not fit the files")
+                lengths = array("i", bytes(4 * self.size))
+            self._lengths = lengths
+        return self._lengths
+
+    def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
+        """Each token's documents, frequencies and lengths (``None``: no document
+        has it); a damaged row answers none (and makes the cache ``stale``)."""
+        wanted: dict[int, list[str]] = {}
+        for token in dict.fromkeys(tokens):
+            wanted.setdefault(bucket_of(token.encode("utf-8"), self._buckets), []).append(token)
+        if not wanted or not self.size:
+            return [None] * len(tokens)
+        marks = ", ".join("?" * len(wanted))
+        rows = self._cache.fetch(
+            f"SELECT bucket, terms, counts, docs, tfs FROM term_buckets WHERE bucket IN ({marks})",
+            wanted,
+        )
+        self._cache.rows_read["term_buckets"] += len(rows)
+        try:
+            found = self._decode(rows, wanted)
+        except (ValueError, TypeError, AttributeError) as error:
+            self._cache.spoiled(f"damaged search postings in the index cache ({error})")
+            found = {}
+        lengths = self._document_lengths()
+        answer: list[Postings | None] = []
+        for token in tokens:
+            pair = found.get(token)
+            if pair is None or not pair[0]:
+                answer.append(None)
+            else:
+                answer.append(Postings(pair[0], pair[1], [lengths[doc] for doc in pair[0]]))
+        return answer
+
+    def _decode(
+        self, rows: list[tuple[int, bytes, bytes, bytes, bytes]], wanted: dict[int, list[str]]
+    ) -> dict[str, tuple[array[int], array[int]]]:
+        found: dict[str, tuple[array[int], array[int]]] = {}
+        for bucket, names_blob, counts_blob, docs_blob, tfs_blob in rows:
+            names = names_blob.split(b"\0")
+            counts, docs = array("i"), array("i")
+            counts.frombytes(counts_blob)
+            docs.frombytes(docs_blob)
+            tfs = array("H" if 2 * len(tfs_blob) == len(docs_blob) else "i")
+            tfs.frombytes(tfs_blob)
+            if sys.byteorder != "little":
+                for each in (counts, docs, tfs):
+                    each.byteswap()
+            if len(counts) != len(names) or len(tfs) != len(docs) or sum(counts) != len(docs):
+                raise ValueError("a bucket's postings do not add up")
+            offsets = [0, *accumulate(counts)]
+            for token in wanted.get(bucket, ()):
+                encoded = token.encode("utf-8")
+                if encoded in names:
+                    at = names.index(encoded)
+                    found[token] = (
+                        docs[offsets[at] : offsets[at + 1]],
+                        tfs[offsets[at] : offsets[at + 1]],
+                    )
+        if any(docs and (max(docs) >= self.size or min(docs) < 0) for docs, _ in found.values()):
+            raise ValueError("a document out of range")
+        return found
+
+
+def open_current(
+    root: Path, root_resolved: Path, rules: CorpusRules, cache_dir: Path
+) -> InPlace | None:
+    """The folder's cache read in place, if it holds the folder as it is on disk
+    now; ``None`` otherwise (no cache, other settings, a file changed, added or
+    removed since, a symlink in the corpus, the search postings older than a
+    row, a locked or unreadable file)."""
+    path = store_path(root_resolved, cache_dir)
+    if not path.is_file():
+        return None
+    meta = FolderCache(path, root_resolved, rules.fingerprint()).meta
+    try:
+        # (a server may answer from it in another thread than the one that opened
+        # it: never in two at once)
+        db = sqlite3.connect(
+            f"{path.as_uri()}?mode=rw",
+            uri=True,
+            timeout=0.5,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    except (sqlite3.Error, OSError):
+        return None
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of rows and stats, no cycle: collections only rescan them
+    try:
+        found = _current(root, rules, db, meta)
+    except (sqlite3.Error, OSError, ValueError, TypeError, EOFError):
+        found = None
+    finally:
+        if collecting:
+            gc.enable()
+    if found is None:
+        db.close()
+    return found
+
+
+_FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generation FROM files"
+"""The columns of ``files`` a current check compares (``_FileRow``'s order)."""
+
+_FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: 13,336 of
+them cost the stdlib's check 40 ms)."""
+
+
+def _current(
+    root: Path, rules: CorpusRules, db: sqlite3.Connection, meta: dict[str, str]
+) -> InPlace | None:
+    db.execute("BEGIN")  # one read transaction: the rows and the postings agree
+    if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
+        return None
+    rows: list[_FileRow] = db.execute(_FILES).fetchall()
+    names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
+    skipped_entries = _listed(root, names, rows, _listing(db))
+    if skipped_entries is None:
+        skipped_entries = _walked(root, rules, names, rows)
+    if skipped_entries is None:
+        return None
+    found = db.execute("SELECT files, buckets FROM snapshot WHERE id = 1").fetchone()
+    if found is None:
+        return None
+    files: list[tuple[str, int, int]] = marshal.loads(found[0])
+    # each file of the postings takes its row out: a file named twice, a row
+    # skipped, or another generation or count, and the postings are not the rows'
+    unclaimed = dict(zip(names, rows, strict=True))
+    claim = unclaimed.pop
+    stats: dict[str, tuple[int, int]] = {}
+    for rel_path, count, generation in files:
+        row = claim(rel_path, None)
+        if row is None or row[4] is not None or row[5] != count or row[6] != generation:
+            return None  # the postings are older than some row
+        stats[rel_path] = (row[1], row[2])
+    if any(row[4] is None for row in unclaimed.values()):
+        return None  # a file with chunks the postings do not have
+    skipped = dict(skipped_entries)
+    for name, row in unclaimed.items():  # the rows of skipped files, in order
+        skipped[name] = _from_db(row[4])  # type: ignore[arg-type]
+    return InPlace(db, files, stats, found[1], dict(sorted(skipped.items())))
+
+
+def _listing(db: sqlite3.Connection) -> Listing | None:
+    """The folders of the last whole walk, as the cache recorded them."""
+    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
+    return None if found is None else Listing.decode(found[0])
+
+
+def _listed(
+    root: Path, names: list[str], rows: list[_FileRow], listing: Listing | None
+) -> list[tuple[str, str]] | None:
+    """The walk's skipped entries, when the recorded listing still holds (every
+    folder's times as recorded, and long enough before the walk to be trusted)
+    and every file is as its row says; ``None`` when that cannot be told so."""
+    if listing is None or files_digest(sorted(names)) != listing.files:
+        return None
+    top = os.fspath(root)
+    prefix = top.rstrip(os.sep) + os.sep  # (a join per path costs as much as its stat)
+    trusted_before = listing.taken_ns - cache.RACY_NS
+    for rel_dir, mtime_ns, ctime_ns in listing.folders:
+        try:
+            info = os.stat(prefix + rel_dir if rel_dir else top)
+        except OSError:
+            return None
+        if (
+            info.st_mtime_ns != mtime_ns
+            or info.st_ctime_ns != ctime_ns
+            or max(mtime_ns, ctime_ns) >= trusted_before
+        ):
+            return None
+    if not _rows_hold([prefix + name for name in names], rows):
+        return None
+    return [(rel_path, reason) for rel_path, reason in listing.skipped]
+
+
+def _walked(
+    root: Path, rules: CorpusRules, names: list[str], rows: list[_FileRow]
+) -> list[tuple[str, str]] | None:
+    """The walk's skipped entries, when a walk finds the files of the rows, each
+    as its row says; ``None`` otherwise."""
+    walk = walk_corpus(root, rules)
+    if len(walk.files) != len(rows):
+        return None
+    by_name = dict(zip(names, rows, strict=True))
+    found = [by_name.get(file.rel_path) for file in walk.files]
+    if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
+        return None  # new, or a symlink (never cached: chunked on every run)
+    if not _rows_hold([file.path for file in walk.files], found):
+        return None
+    return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
+
+
+def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
+    """Whether every file (its path, its row) is as its row says by ``lstat``: what
+    ``FolderCache.unchanged`` says True of, compared in line (a symlink put in a
+    file's place has its own times, and its folder's change)."""
+    racy = cache.RACY_NS
+    lstat = os.lstat
+    for path, row in zip(paths, rows, strict=True):
+        if row is None:
+            return False
+        _, mtime_ns, size, checked_ns, _, _, _ = row
+        try:
+            info = lstat(path)
+        except OSError:
+            return False
+        # ``unchanged``: same size and mtime, and neither the mtime nor the
+        # change time within ``RACY_NS`` of when the row was written or confirmed
+        if (
+            info.st_size != size
+            or info.st_mtime_ns != mtime_ns
+            or max(mtime_ns, info.st_ctime_ns) >= checked_ns - racy
+        ):
+            return False
+    return True
