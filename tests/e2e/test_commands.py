@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from tests.e2e.conftest import open_document, uri
 from tests.e2e.helpers import command
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from tests.e2e.conftest import TIMEOUT, uri, wait_indexed
 from tests.e2e.helpers import command
 

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from tests.e2e.conftest import TIMEOUT, open_document, uri, wait_indexed
 from tests.e2e.helpers import command, definition, doc, hover, position_of
 

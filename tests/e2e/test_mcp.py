@@ -486,8 +486,8 @@ def test_a_cancelled_call_leaves_the_server_answering(workspace: Path) -> None:
 
 
 def test_the_watcher_leaves_out_what_the_corpus_rules_leave_out(workspace: Path) -> None:
-    from chunkls.chunking import CorpusRules
-    from chunkls.index import Session
+    from chunkls.chunking.corpus import CorpusRules
+    from chunkls.index.session import Session
     from chunkls.mcp.freshness import Freshness
 
     index = Session()

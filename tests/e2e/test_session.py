@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from tests.e2e.conftest import SERVER, TIMEOUT, open_document, start_session, uri, wait_indexed
 from tests.e2e.helpers import command, definition, doc, position_of
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from tests.hardening.conftest import scaled
 from tests.hardening.rpc import RawServer, file_uri
 from tests.hardening.watch import CHANGED, CREATED, DELETED, Change, send_changes

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking.corpus import CorpusFile
-from chunkls.index import Session, build_index
+from chunkls.index.session import Session, build_index
 from tests.hardening.rpc import RawServer
 from tests.hardening.test_load import _make_tree
 

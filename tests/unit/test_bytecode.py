@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusRules, bytecode, scan, walk_corpus
+from chunkls.chunking import bytecode, scan
+from chunkls.chunking.corpus import CorpusRules, walk_corpus
 from chunkls.chunking.outline import outline_of, parse_module
 from chunkls.index.workers import SERIAL_BELOW, chunk_many, chunk_one
 

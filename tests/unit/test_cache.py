@@ -18,9 +18,9 @@ import chunkls.index.bulk
 import chunkls.index.refresh
 import chunkls.index.workers
 import chunkls.storage.cache
-from chunkls.chunking import CorpusRules
+from chunkls.chunking.corpus import CorpusRules
 from chunkls.cli import main
-from chunkls.index import Session, build_index
+from chunkls.index.session import Session, build_index
 from chunkls.storage.cache import cache_dir, cache_home, store_path
 from tests.unit.strategies import small_corpus
 
@@ -163,9 +163,10 @@ def _corrupt(path: Path, how: str) -> None:
     elif how == "rows":
         db = sqlite3.connect(path)
         db.execute("UPDATE contents SET stubs = x'00ff'")
-        db.execute("UPDATE term_buckets SET docs = x'0102'")
         db.commit()
         db.close()
+        for postings in path.parent.glob("postings-*.bin"):  # and the saved postings
+            postings.write_bytes(postings.read_bytes()[:-7])
     elif how == "texts":  # found only when a text is needed: the file is read again
         db = sqlite3.connect(path)
         db.execute("UPDATE contents SET texts = x'789c00ff'")
@@ -459,8 +460,6 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
     answers as if they had not gone (the CLI recovers them and asks again)."""
     import io
 
-    import chunkls.index
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     (tree / "cites.md").write_text("`pkg/m3.py#function-alpha_3`, `pkg/m3.py#function-alpah_3`\n")
     root = str(tree)
@@ -477,15 +476,26 @@ def test_the_cli_recovers_texts_the_cache_lost_before_it_answers(
 
     expected = [run(argv) for argv in commands]
     assert "def alpha_3" in expected[2][1] and "function-alpah_3" in expected[3][1]
-    real = chunkls.index.build_index  # the CLI imports it when a command runs
+    real = Session.index_folder
 
-    def losing(*args: object, **kwargs: object) -> Session:
-        index = real(*args, **kwargs)  # type: ignore[arg-type]
+    def losing(self: Session, *args: object, **kwargs: object) -> float:
+        seconds = real(self, *args, **kwargs)  # type: ignore[arg-type]
         _lose_texts(tree, tmp_path / "xdg" / "chunkls", how)
-        return index
+        return seconds
 
-    monkeypatch.setattr(chunkls.index, "build_index", losing)
+    lost: list[int] = []
+    monkeypatch.setattr(Session, "index_folder", losing)
+    # each command indexes (not read in place), then finds the texts gone
+    monkeypatch.setattr(Session, "read_in_place_if_current", lambda self: None)
+    real_catch_up = Session.catch_up
+
+    def counting(self: Session, *args: object, **kwargs: object) -> object:
+        lost.append(len(self.store.texts_missing))
+        return real_catch_up(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Session, "catch_up", counting)
     assert [run(argv) for argv in commands] == expected
+    assert any(lost), lost  # the write step found texts missing, and read them again
 
 
 def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Path) -> None:
@@ -519,10 +529,13 @@ def test_term_frequencies_are_saved_narrow_when_they_fit(
     either way a warm start searches exactly as a cold one."""
     (tree / "many.md").write_text("# Many\n\n" + "helper " * repeats + "\n")
     cold = build_index([tree], cache_dir=cache, workers=1)
+    from chunkls.storage.mapped import Mapped
+
     db = sqlite3.connect(store_path(tree.resolve(), cache))
-    row = db.execute("SELECT sum(length(docs)), sum(length(tfs)) FROM term_buckets").fetchone()
+    (token,) = db.execute("SELECT mapped FROM snapshot").fetchone()
     db.close()
-    assert row[1] * (2 if repeats < 0x10000 else 1) == row[0]
+    arrays = Mapped(store_path(tree.resolve(), cache).parent, token).arrays
+    assert arrays["tfs"].nbytes * (2 if repeats < 0x10000 else 1) == arrays["docs"].nbytes
     parsed.clear()
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []

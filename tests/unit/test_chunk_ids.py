@@ -42,8 +42,8 @@ from chunkls.ids.grammar import (
     typed_id_at,
     written_as,
 )
-from chunkls.index import build_index
 from chunkls.index.citations import check_text
+from chunkls.index.session import build_index
 from tests.unit.strategies import write_tree
 from tests.unit.tokenize_reference import reference_python_literal_spans, tokenize_is_the_reference
 

@@ -8,19 +8,17 @@ from typing import Any
 
 import pytest
 
-from chunkls.chunking import (
-    Chunk,
+from chunkls.chunking.chunker import (
     ChunkingError,
-    chunk_file,
-    chunk_markdown,
     chunk_markdown_source,
-    chunk_python,
     chunk_python_source,
     chunk_source,
     decode_source,
-    file_type_for,
     normalize_newlines,
 )
+from chunkls.chunking.ingest import chunk_file, chunk_markdown, chunk_python
+from chunkls.chunking.models import Chunk
+from chunkls.chunking.suffixes import file_type_for
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusRules
+from chunkls.chunking.corpus import CorpusRules
 from chunkls.cli import main
 from chunkls.ids.grammar import find_chunk_refs
-from chunkls.index import Folder, build_index
 from chunkls.index.citations import (
     ChunkHistory,
     CitationIndex,
@@ -21,6 +20,8 @@ from chunkls.index.citations import (
     real_relative,
     walk_citation_files,
 )
+from chunkls.index.folder import Folder
+from chunkls.index.session import build_index
 from tests.unit.strategies import write_tree
 
 CODE = """\

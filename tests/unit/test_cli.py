@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chunkls import cli
-from chunkls.chunking import scan_corpus
+from chunkls.chunking.ingest import scan_corpus
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import write_tree

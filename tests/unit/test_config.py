@@ -9,12 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunking import CONFIG_KEYS, CorpusRules, load_rules, rules_from_mapping, walk_corpus
 from chunkls.chunking.corpus import (
+    CONFIG_KEYS,
     DEFAULT_EXCLUDED_DIRECTORIES,
     DEFAULT_EXCLUDED_FILES,
     DEFAULT_MAX_FILE_SIZE,
+    CorpusRules,
     compile_globs,
+    load_rules,
+    rules_from_mapping,
+    walk_corpus,
 )
 from tests.reference import tutorial_ingest as tutorial
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusRules, SkippedFile, scan_corpus, walk_corpus
 from chunkls.chunking import ingest as ingest_module
-from chunkls.index import build_index
+from chunkls.chunking.corpus import CorpusRules, SkippedFile, walk_corpus
+from chunkls.chunking.ingest import scan_corpus
+from chunkls.index.session import build_index
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import write_tree

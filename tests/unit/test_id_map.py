@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import chunkls.index.id_map
-from chunkls.index import build_index
 from chunkls.index.id_map import IdMap
+from chunkls.index.session import build_index
 
 
 @pytest.mark.parametrize("tail", [1, 3, 1 << 14])

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from chunkls import cli
-from chunkls.chunking import CONFIG_KEYS, CorpusRules, load_rules, rules_from_mapping
+from chunkls.chunking.corpus import CONFIG_KEYS, CorpusRules, load_rules, rules_from_mapping
 from chunkls.ids.grammar import find_chunk_refs_in
 from chunkls.ids.ignore_markers import ignored_spans, unignored
-from chunkls.index import build_index
 from chunkls.index.citations import check_text
+from chunkls.index.session import build_index
 from tests.unit.strategies import write_tree
 
 

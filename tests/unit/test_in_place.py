@@ -14,18 +14,16 @@ from pathlib import Path
 
 import pytest
 
-import chunkls.search.buckets
 import chunkls.search.postings
 import chunkls.storage.cache
 import chunkls.storage.in_place
 from chunkls import cli
-from chunkls.chunking import CorpusRules
-from chunkls.index import Session, build_index
+from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.bulk import BulkIndexer
-from chunkls.search.buckets import bucket_of
-from chunkls.search.postings import bucket_rows
+from chunkls.index.session import Session, build_index
 from chunkls.storage.cache import cache_dir, store_path
 from chunkls.storage.listing import Listing
+from chunkls.storage.mapped import file_path, read_sections
 
 from .strategies import write_tree
 
@@ -183,18 +181,16 @@ def test_a_change_since_the_cache_is_indexed_before_answering(
 def test_a_search_reads_only_its_terms_and_its_results(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chunkls.search.buckets, "TERMS_PER_BUCKET", 4)  # a small tree: many buckets
     run("search", "greet", "--root", str(tree))
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
     hits = disk.queries.search("greet name greet", 2)
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
-    assert rows_read(disk)["term_buckets"] <= 2  # one row per distinct term
+    assert rows_read(disk)["postings"] <= 2  # each distinct term's postings, once
     assert rows_read(disk)["contents"] <= 2  # the files of the results, nothing else
     db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
-    (buckets,) = db.execute("SELECT count(*) FROM term_buckets").fetchone()
     (files,) = db.execute("SELECT count(*) FROM contents").fetchone()
-    assert buckets > 2 and files > 100
+    assert files > 100
     assert disk.queries.lookup("app/typed.py#function-f")
     assert rows_read(disk)["contents"] <= 3
     disk.close()
@@ -252,37 +248,18 @@ def test_a_damaged_cache_is_indexed_again_not_trusted(
         if damage == "texts":
             db.execute("UPDATE contents SET texts = x'789c00ff'")
         elif damage == "postings":
-            db.execute("UPDATE term_buckets SET counts = x'01'")
+            (token,) = db.execute("SELECT mapped FROM snapshot").fetchone()
+            postings = file_path(path.parent, token)
+            data = bytearray(postings.read_bytes())
+            _, at, count = read_sections(data, token, len(data), postings.name)["docs"]
+            data[at : at + 4 * count] = b"\xff" * (4 * count)  # documents out of range
+            postings.write_bytes(bytes(data))
         else:
             db.execute("UPDATE snapshot SET files = x'00'")
         db.commit()
         db.close()
     for argv, answer in expected.items():
         assert run(*argv) == answer
-
-
-def test_bucket_rows_are_the_same_however_many_are_made_at_once(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    index = build_index([tree], CorpusRules())
-    keys = [(0, rel_path) for rel_path in sorted(index.queries.folders[0].files)]
-    snapshot = index.store.search_index.snapshot(keys)
-
-    def rows() -> list[tuple[object, ...]]:
-        saved = bucket_rows(snapshot)
-        made = [(row[0], row[1], *map(bytes, row[2:])) for row in saved.rows]
-        return [saved.buckets, saved.term_ids.tolist(), saved.offsets.tolist(), made]
-
-    whole = rows()
-    monkeypatch.setattr(chunkls.search.postings, "ROWS_AT_ONCE", 3)
-    assert rows() == whole
-    buckets, made = whole[0], whole[3]
-    names = list(snapshot.terms)
-    assert sorted(name for row in made for name in row[1].decode().split("\0")) == names
-    for bucket, terms, *_ in made:  # each term in its own bucket, once
-        assert all(
-            bucket_of(name.encode(), buckets) == bucket for name in terms.decode().split("\0")
-        )
 
 
 @pytest.fixture

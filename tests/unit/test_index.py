@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import scan_corpus
-from chunkls.index import Folder, Session, build_index
+from chunkls.chunking.ingest import scan_corpus
+from chunkls.index.folder import Folder
+from chunkls.index.session import Session, build_index
 
 from .strategies import write_tree
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import chunkls.index.bulk as bulk_module
-from chunkls.index import Folder, Session, build_index
+from chunkls.index.folder import Folder
+from chunkls.index.session import Session, build_index
 
 from .strategies import write_tree
 

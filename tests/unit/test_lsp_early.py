@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from chunkls.chunking import chunk_source
+from chunkls.chunking.chunker import chunk_source
 from chunkls.lsp import contract
 from chunkls.lsp.early import (
     AnswerFilter,

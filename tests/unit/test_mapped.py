@@ -1,5 +1,6 @@
-"""The search postings mapped from their own file: the same answers as the
-database's tables, and a file that is missing, damaged or unwritable never hurts."""
+"""The search postings saved in their own file, mapped: the same answers as a
+cold index, the same arrays read without numpy (a question answered in place),
+and a file that is missing, damaged or unwritable never hurts."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import numpy as np
 import pytest
 
 import chunkls.storage.snapshot
-from chunkls.index import Session, build_index
+from chunkls.index.session import Session, build_index
 from chunkls.storage.cache import store_path
-from chunkls.storage.mapped import HEADER, Mapped, file_path, remove_others
+from chunkls.storage.mapped import HEADER, Mapped, file_path, read_plain, remove_others
 from tests.unit.test_cache import _state
 
 
@@ -25,8 +26,8 @@ def _files(tree: Path, cache: Path) -> list[Path]:
 def _token(tree: Path, cache: Path) -> str | None:
     db = sqlite3.connect(store_path(tree.resolve(), cache))
     try:
-        token: str | None = db.execute("SELECT mapped FROM snapshot").fetchone()[0]
-        return token
+        row = db.execute("SELECT mapped FROM snapshot").fetchone()
+        return None if row is None else str(row[0])
     finally:
         db.close()
 
@@ -48,26 +49,23 @@ def test_a_warm_index_searches_the_mapped_file_as_a_cold_one(tree: Path, cache: 
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
 
 
-def test_the_mapped_arrays_are_those_of_the_tables(tree: Path, cache: Path) -> None:
+def test_the_file_read_without_numpy_has_the_mapped_arrays(tree: Path, cache: Path) -> None:
+    """What a question answered in place reads (``read_plain``) is, item for
+    item, what a server maps (``Mapped``)."""
     build_index([tree], cache_dir=cache, workers=1)
     db = sqlite3.connect(store_path(tree.resolve(), cache))
     directory = store_path(tree.resolve(), cache).parent
     mapped, _ = chunkls.storage.snapshot.load(db, directory)
-    db.execute("UPDATE snapshot SET mapped = NULL")
-    tables, _ = chunkls.storage.snapshot.load(db, directory)
     db.close()
-    assert mapped is not None and tables is not None
-    assert mapped.mapped is not None and tables.mapped is None
-    for ours, theirs in zip(mapped.segment, tables.segment, strict=True):
-        assert np.array_equal(ours, theirs)
-    assert list(mapped.terms) == list(tables.terms)
-    assert np.array_equal(mapped.terms.ids, tables.terms.ids)
-    assert np.array_equal(mapped.terms.prefixes, tables.terms.prefixes)
-    assert mapped.terms.find_many(["alpha", "gamma", "nope"]) == tables.terms.find_many(
-        ["alpha", "gamma", "nope"]
-    )
+    token = _token(tree, cache)
+    assert mapped is not None and mapped.mapped is not None and token is not None
+    plain = read_plain(directory, token)
+    for name, array in mapped.mapped.arrays.items():
+        assert list(plain[name]) == array.tolist(), name
+    assert bytes(plain["blob"]) == bytes(mapped.terms.blob)
+    assert len(plain["lengths"]) == len(mapped.lengths)
     mapped.mapped.release()  # pages given back are read again when needed
-    assert np.array_equal(mapped.segment.docs, tables.segment.docs)
+    assert np.array_equal(mapped.segment.docs, np.array(plain["docs"], dtype=np.int32))
 
 
 def _damage(path: Path, how: str) -> None:
@@ -132,7 +130,7 @@ def test_a_file_changed_since_the_snapshot_keeps_the_mapping(tree: Path, cache: 
     assert _state(index) == _state(build_index([tree], workers=1))
 
 
-def test_an_unwritable_postings_file_leaves_the_tables(
+def test_an_unwritable_postings_file_leaves_no_snapshot(
     tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def refuse(*args: object, **kwargs: object) -> None:

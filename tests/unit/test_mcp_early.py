@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import chunkls.storage.cache
-from chunkls.chunking import CorpusRules
-from chunkls.index import Session
+from chunkls.chunking.corpus import CorpusRules
+from chunkls.index.session import Session
 from chunkls.mcp.early import (
     AnswerFilter,
     McpEarly,

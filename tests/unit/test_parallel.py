@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusFile, CorpusRules, scan_corpus, walk_corpus
-from chunkls.index import Session, build_index
+from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
+from chunkls.chunking.ingest import scan_corpus
+from chunkls.index.session import Session, build_index
 from chunkls.index.workers import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search.tokens import file_terms
 from chunkls.storage.packed import unpack

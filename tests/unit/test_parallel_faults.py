@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusFile, CorpusRules, FileChunks, walk_corpus
+from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
+from chunkls.chunking.ingest import FileChunks
 from chunkls.index import workers as parallel
 from chunkls.index.workers import Chunked, chunk_many, chunk_one
 

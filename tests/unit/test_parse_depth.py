@@ -22,8 +22,9 @@ from typing import TypeVar
 
 import pytest
 
-from chunkls.chunking import CorpusRules, chunker, walk_corpus
+from chunkls.chunking import chunker
 from chunkls.chunking.chunker import ChunkingError, chunk_source, parse_python
+from chunkls.chunking.corpus import CorpusRules, walk_corpus
 from chunkls.chunking.outline import MAX_NESTING, Parsed, outline_of, reparse
 from chunkls.index.workers import SERIAL_BELOW, chunk_many
 

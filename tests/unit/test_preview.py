@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkls.chunking import CorpusRules, LocatedChunk
-from chunkls.index import Folder, IndexedChunk
+from chunkls.chunking.corpus import CorpusRules
+from chunkls.chunking.models import LocatedChunk
+from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.navigation import PREVIEW_LINES, preview
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunking import Chunk, LocatedChunk, scan_corpus
+from chunkls.chunking.ingest import scan_corpus
+from chunkls.chunking.models import Chunk, LocatedChunk
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import markdown_source, python_source

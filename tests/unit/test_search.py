@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.index import build_index
+from chunkls.index.session import build_index
 from chunkls.search.inverted import BM25Index
 from chunkls.search.scorer import K1, B
 from chunkls.search.tokens import file_terms, term_counts, tokenize

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from chunkls.index import Session, build_index
 from chunkls.index import bulk as workspace_index
+from chunkls.index.session import Session, build_index
 from chunkls.search import inverted as search
 from chunkls.search import maxscore as ranking
 from chunkls.search import scorer

@@ -207,20 +207,6 @@ def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
     assert loaded & IN_MEMORY_INDEX == set()
 
 
-@pytest.mark.parametrize("package", ["chunkls.chunking", "chunkls.index"])
-def test_lazy_package_exports_name_real_objects(package: str) -> None:
-    """Each name a package re-exports on first use exists in the module it names,
-    and ``__all__`` lists exactly those names."""
-    module = __import__(package, fromlist=["__all__"])
-    homes = module._MODULE_OF
-    assert sorted(homes) == sorted(module.__all__)
-    for name, home in homes.items():
-        defined = __import__(f"{package}.{home}", fromlist=[name])
-        assert getattr(module, name) is getattr(defined, name), name
-    with pytest.raises(AttributeError, match="no_such_name"):
-        _ = module.no_such_name
-
-
 @pytest.mark.parametrize("pyproject", [False, True])
 def test_the_toml_parser_loads_only_for_a_root_with_a_pyproject(
     tmp_path: Path, pyproject: bool

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkls.chunking import CorpusRules, walk_corpus
 from chunkls.chunking import symbol_table as symbols
+from chunkls.chunking.corpus import CorpusRules, walk_corpus
 from chunkls.chunking.outline import Outline
 from chunkls.index.workers import chunk_many, chunk_one
 

@@ -1,6 +1,6 @@
 """The CLI's commands over the query API: ``search``, ``chunks``, ``resolve``, ``check``.
 
-Each command opens the session of its root (``chunkls.index.Session``),
+Each command opens the session of its root (``chunkls.index.session.Session``),
 asks its question through the session's ``ask`` (the write step first: the
 cache read in place when it is current, else the root indexed, which brings the
 cache up to date for the next run), and prints the answer.

@@ -17,9 +17,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from chunkls.chunking import CorpusRules, bulk_gc, walk_corpus
-from chunkls.chunking.corpus import CorpusFile
-from chunkls.index.folder import ChunkAts, Folder
+from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
+from chunkls.chunking.ingest import bulk_gc
+from chunkls.index.folder import Folder
 from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
 from chunkls.index.workers import NICENESS, chunk_many, detach, process_context
@@ -72,14 +72,6 @@ class BulkIndexer:
         snapshot is to be saved (a process about to end has no other use for it)."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
         """The separate indexing processes running, by folder."""
-
-    def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
-        """Chunk a whole folder from disk (replacing what it had); returns seconds."""
-        started = time.perf_counter()
-        for done, total in self.iter_index_folder(folder):
-            if progress is not None:
-                progress(done, total)
-        return time.perf_counter() - started
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all)
@@ -350,7 +342,7 @@ class BulkIndexer:
                     files=[((folder.position, key[1]), count) for key, count in snapshot.files]
                 )
                 gone = {key for key, _ in whole.files if key[1] not in via}
-                items = ChunkAts(folder, [(key[1], count) for key, count in whole.files])
+                items = range(sum(count for _, count in whole.files))  # (found by order key)
                 try:
                     store.search_index.load_snapshot(whole, items, gone)
                 except ValueError:

@@ -6,18 +6,16 @@ inside it are root-relative POSIX paths. Its maps are in memory once it is
 loaded; until then it may be read in place from its cache (``in_place``): the
 store reads either through the same accessors (``stored``, ``holding``,
 ``sources``, ``paths``), so a question is asked the same way of both.
-``IndexedChunk`` is what a lookup answers; ``ChunkAt``/``ChunkAts`` are what
-the search postings point at.
+``IndexedChunk`` is what a lookup answers.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, NamedTuple, overload
+from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules
 from chunkls.chunking.models import LocatedChunk
@@ -114,18 +112,18 @@ class Folder:
     def holding(self, chunk_id: str) -> list[str]:
         """The files that may have chunks of this ID (their stubs tell)."""
         if self.in_place is not None:
-            return self.in_place.ids.get(chunk_id)
+            return self.in_place.holding(chunk_id)
         return self.by_id.get(chunk_id)
 
     def sources(self, source_path: str) -> Sequence[str]:
         """The files whose chunks have this source path."""
-        if self.in_place is not None:
-            return self.in_place.sources.get(source_path, ())
+        if self.in_place is not None:  # (a cached file's source path is its path)
+            return (source_path,) if self.in_place.has(source_path) else ()
         return self.by_source.get(source_path, ())
 
     def source_paths(self) -> Iterable[str]:
         """Every source path with chunks."""
-        return self.in_place.sources if self.in_place is not None else self.by_source
+        return self.in_place.named if self.in_place is not None else self.by_source
 
     def paths(self) -> list[str]:
         """The files with chunks, sorted."""
@@ -157,42 +155,3 @@ class IndexedChunk(NamedTuple):
     def path(self) -> Path:
         """The file the chunk's text comes from (its ``source_path``)."""
         return self.folder.root / self.chunk.source_path
-
-
-class ChunkAt(NamedTuple):
-    """Where a chunk is in the index (what search postings point at)."""
-
-    folder: Folder
-    rel_path: str
-    position: int
-
-
-class ChunkAts(Sequence[ChunkAt]):
-    """The search items of consecutive files, made when asked for: the search
-    index keeps this one object per file instead of one per chunk."""
-
-    def __init__(self, folder: Folder, files: list[tuple[str, int]]) -> None:
-        self.folder = folder
-        self.paths = [rel_path for rel_path, _ in files]
-        self.starts = [0]
-        for _, count in files:
-            self.starts.append(self.starts[-1] + count)
-
-    def __len__(self) -> int:
-        return self.starts[-1]
-
-    @overload
-    def __getitem__(self, index: int) -> ChunkAt: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ChunkAt]: ...
-
-    def __getitem__(self, index: int | slice) -> ChunkAt | Sequence[ChunkAt]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        number = bisect.bisect_right(self.starts, index) - 1
-        return ChunkAt(self.folder, self.paths[number], index - self.starts[number])

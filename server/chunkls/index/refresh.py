@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from chunkls.chunking import walk_corpus
-from chunkls.chunking.corpus import CorpusFile, FileSkipped, read_regular
+from chunkls.chunking.corpus import CorpusFile, FileSkipped, read_regular, walk_corpus
 from chunkls.index.folder import Folder
 from chunkls.index.store import ChunkStore
 from chunkls.index.workers import Chunked, chunk_one, content_digest

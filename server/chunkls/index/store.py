@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
-from chunkls.index.folder import ChunkAt, ChunkAts, Folder, IndexedChunk, innermost
+from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.search.scorer import Hit
 from chunkls.search.tokens import FileTerms, tokenize
 from chunkls.storage.cache import FolderCache, store_path
@@ -69,7 +69,7 @@ class ChunkStore:
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
         """Session folders in order."""
-        self._search_index: BM25Index[ChunkAt] | None = None
+        self._search_index: BM25Index[int] | None = None
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
@@ -121,7 +121,7 @@ class ChunkStore:
         return self._suggestions
 
     @property
-    def search_index(self) -> BM25Index[ChunkAt]:
+    def search_index(self) -> BM25Index[int]:
         """The in-memory BM25 postings over every loaded chunk's ID and text."""
         if self._search_index is None:
             from chunkls.search.inverted import BM25Index
@@ -130,7 +130,7 @@ class ChunkStore:
         return self._search_index
 
     @property
-    def postings(self) -> BM25Index[ChunkAt] | SavedPostings:
+    def postings(self) -> BM25Index[int] | SavedPostings:
         """Where searches read postings: the folder's cache read in place while
         it is, else the in-memory index."""
         for folder in self.folders:
@@ -286,7 +286,7 @@ class ChunkStore:
         if terms is not None and folder.deferred is not None:
             folder.deferred[rel_path] = (stored, terms)
             return
-        items = ChunkAts(folder, [(rel_path, stored.chunk_count)])
+        items = range(stored.chunk_count)  # a search finds a chunk by its order key
         if terms is not None:
             self.search_index.add_file_terms((folder.position, rel_path), items, terms, learned)
             return

@@ -35,7 +35,7 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.chunking import CorpusFile, CorpusRules, FileSkipped
+from chunkls.chunking.corpus import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
 from chunkls.search.tokens import FileTerms, file_terms
 from chunkls.storage.packed import StoredFile, pack

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from chunkls.ids.grammar import find_chunk_refs
 from chunkls.ids.positions import units
-from chunkls.index import Folder, IndexedChunk
+from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking import LocatedChunk
+from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import typed_id_at
 from chunkls.ids.positions import column_to_index
 from chunkls.lsp.ranges import range_before

@@ -9,13 +9,13 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from chunkls.chunking import CorpusRules, LocatedChunk, chunk_source, normalize_newlines
-from chunkls.chunking.chunker import ChunkingError
-from chunkls.chunking.corpus import FileSkipped, read_corpus_file
+from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
+from chunkls.chunking.corpus import CorpusRules, FileSkipped, read_corpus_file
+from chunkls.chunking.models import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for
 from chunkls.ids.grammar import ChunkRef
 from chunkls.ids.positions import Encoding, TextLines
-from chunkls.index import Folder
+from chunkls.index.folder import Folder
 from chunkls.lsp.languages import effective_language
 from chunkls.lsp.uris import path_of
 

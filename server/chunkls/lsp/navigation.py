@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 from lsprotocol import types
 
 from chunkls.ids.grammar import ChunkRef, ref_at
-from chunkls.index import IndexedChunk
+from chunkls.index.folder import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range
 from chunkls.lsp.refs import navigable, refs_near, refs_of, resolve_ref

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking import LocatedChunk
+from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.positions import Encoding, TextLines, units
-from chunkls.index import IndexedChunk
 from chunkls.index.citations import Citation
+from chunkls.index.folder import IndexedChunk
 from chunkls.lsp.uris import uri_of
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from chunkls.ids.grammar import (
     find_chunk_refs_in,
     line_span,
 )
-from chunkls.index import Folder, IndexedChunk
+from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.documents import DocumentContext, get_buffer, get_document, loose_folder
 
 if TYPE_CHECKING:

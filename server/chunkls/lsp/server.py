@@ -1,6 +1,6 @@
 """The language server: its state and the one path that changes it.
 
-``ChunkServer`` holds the workspace (``chunkls.index.Session``: the index and
+``ChunkServer`` holds the workspace (``chunkls.index.session.Session``: the index and
 its one write path) and the open buffers' chunkings. Every change to the index
 goes through the workspace, from here: ``catch_up`` (a save, a file watcher
 batch, texts found missing) or ``index_folders`` (start, re-index, folders
@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from chunkls import __version__
-from chunkls.chunking import CorpusRules
+from chunkls.chunking.corpus import CorpusRules
 from chunkls.ids.positions import Encoding
 from chunkls.index.folder import Folder
 from chunkls.index.queries import Queries

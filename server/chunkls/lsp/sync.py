@@ -14,7 +14,7 @@ from chunkls.lsp.documents import forget
 from chunkls.lsp.uris import folder_uris, path_of
 
 if TYPE_CHECKING:
-    from chunkls.index import Folder
+    from chunkls.index.folder import Folder
     from chunkls.lsp.server import ChunkServer
 
 logger = logging.getLogger("chunkls")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chunkls.chunking import LocatedChunk
 from chunkls.chunking.corpus import compile_globs
+from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs, find_chunk_refs_in
 from chunkls.ids.positions import TextLines
 from chunkls.search.tokens import tokenize

@@ -7,13 +7,12 @@ cache saves and loads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from chunkls.search.buckets import bucket_count, term_hash
 from chunkls.search.vocabulary import TermTable
 
 if TYPE_CHECKING:
@@ -145,134 +144,3 @@ def concat_triples(
         np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
         np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
     )
-
-
-BucketRow = tuple[int, bytes, memoryview, memoryview, memoryview]
-"""One saved bucket: (bucket, its terms NUL-joined, int32 postings count of
-each, int32 documents, term frequencies as the segment keeps them)."""
-
-
-class Buckets(NamedTuple):
-    """A snapshot's postings as saved: terms renumbered bucket by bucket."""
-
-    buckets: int
-    """How many buckets (``chunkls.search.buckets.bucket_count``)."""
-    rows: Iterator[BucketRow]
-    """A row per bucket that has terms, in bucket order (made as they are
-    written: a few buckets' postings at a time): their postings, one after the
-    other, are the whole segment."""
-    term_ids: npt.NDArray[np.int32]
-    """The new id of each term of the snapshot's table (in its sorted order)."""
-    offsets: npt.NDArray[np.int64]
-    """The segment's offsets by new term id."""
-
-
-ROWS_AT_ONCE = 1 << 18
-"""Postings regrouped at a time while bucket rows are written (a bound on the
-memory a save takes beside the segment)."""
-
-
-def bucket_rows(snapshot: Snapshot) -> Buckets:
-    """A snapshot's postings grouped by term bucket (``chunkls.search.buckets``), terms
-    numbered in bucket order (then by their bytes). Each term's documents are
-    ascending, as in the snapshot once read."""
-    table = snapshot.terms
-    segment = docs_ascending(snapshot.segment)
-    size = len(table)
-    buckets = bucket_count(size)
-    of = _term_buckets(table, buckets)
-    order = np.argsort(of, kind="stable")  # by bucket, then (within one) by term
-    term_ids = np.empty(size, dtype=_I32)
-    term_ids[order] = np.arange(size, dtype=_I32)
-    ids = table.ids[order].astype(np.int64)
-    first_posting = segment.offsets[ids]
-    counts = segment.offsets[ids + 1] - first_posting
-    offsets = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    term_ends = np.cumsum(np.bincount(of, minlength=buckets))
-    return Buckets(
-        buckets,
-        _rows(table, segment, order, first_posting, counts, offsets, term_ends),
-        term_ids,
-        offsets,
-    )
-
-
-HASHED_AT_ONCE = 1 << 16
-"""Terms hashed at a time (their bounds as Python ints: a bound on the memory)."""
-
-
-def _term_buckets(table: TermTable, buckets: int) -> npt.NDArray[np.int64]:
-    """``bucket_of`` of every term of a table (its bytes without their NUL), the
-    modulo taken at once; ``HASHED_AT_ONCE`` terms' bounds as Python ints at a time
-    (all of them at once were 40 MB of ints on the stdlib's half a million terms)."""
-    size = len(table)
-    blob = memoryview(table.blob)
-    hashed = np.empty(size, dtype=np.int64)
-    for low in range(0, size, HASHED_AT_ONCE):
-        high = min(size, low + HASHED_AT_ONCE)
-        starts = table.starts[low : high + 1].tolist()
-        spans = map(slice, starts[:-1], [start - 1 for start in starts[1:]])
-        hashed[low:high] = np.fromiter(
-            map(term_hash, map(blob.__getitem__, spans)), np.int64, high - low
-        )
-    hashed %= buckets
-    return hashed
-
-
-def _rows(
-    table: TermTable,
-    segment: Segment,
-    order: npt.NDArray[np.int64],
-    first_posting: npt.NDArray[np.int64],
-    counts: npt.NDArray[np.int64],
-    offsets: npt.NDArray[np.int64],
-    term_ends: npt.NDArray[np.int64],
-) -> Iterator[BucketRow]:
-    """The bucket rows, regrouping about ``ROWS_AT_ONCE`` postings at a time."""
-    letters = np.frombuffer(table.blob, dtype=np.uint8)
-    lengths = np.diff(table.starts)  # each term with its NUL
-    bounds = term_ends.tolist()
-    # where each bucket's postings start (the offsets of its first term), by term:
-    # only the buckets' bounds are ever asked for (a bucket's first term, or the end)
-    posting_at = dict(zip([0, *bounds], offsets[[0, *bounds]].tolist(), strict=True))
-    low_bucket = 0
-    while low_bucket < len(bounds):
-        low = bounds[low_bucket - 1] if low_bucket else 0
-        high_bucket = low_bucket
-        while high_bucket < len(bounds) and (
-            high_bucket == low_bucket
-            or posting_at[bounds[high_bucket]] - posting_at[low] <= ROWS_AT_ONCE
-        ):
-            high_bucket += 1
-        high = bounds[high_bucket - 1]
-        # this group's postings and term bytes, gathered in bucket order
-        group_counts = counts[low:high]
-        total = int(group_counts.sum())
-        before = np.cumsum(group_counts) - group_counts
-        gather = np.repeat(first_posting[low:high] - before, group_counts)
-        gather += np.arange(total)
-        docs = segment.docs[gather].astype(_I32, copy=False)
-        tfs = segment.tfs[gather]
-        ranks = order[low:high]
-        sizes = lengths[ranks]
-        before_letters = np.cumsum(sizes) - sizes
-        pick = np.repeat(table.starts[ranks] - before_letters, sizes) + np.arange(int(sizes.sum()))
-        names = letters[pick].tobytes()
-        counts32 = group_counts.astype(_I32)
-        letter_at = [0, *np.cumsum(sizes).tolist()]
-        base = posting_at[low]
-        start = low
-        for bucket in range(low_bucket, high_bucket):
-            stop = bounds[bucket]
-            if stop > start:
-                first, last = posting_at[start] - base, posting_at[stop] - base
-                yield (
-                    bucket,
-                    names[letter_at[start - low] : letter_at[stop - low] - 1],  # no last NUL
-                    counts32[start - low : stop - low].data,
-                    docs[first:last].data,
-                    tfs[first:last].data,
-                )
-            start = stop
-        low_bucket = high_bucket

@@ -3,10 +3,10 @@
 A row per corpus file holds its chunks (with ranges, as ``chunkls.storage.packed``
 keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
 content hash they were read with, or why it was skipped. A snapshot of the
-folder's search postings (numpy arrays as blobs, and also in a file beside
-the database that a load maps: ``chunkls.storage.snapshot``) lets a warm start
-skip tokenizing; it records the row generation of each file it covers, so a file
-whose row changed after it was taken is re-added from its row instead.
+folder's search postings (in a file beside the database that a load maps:
+``chunkls.storage.snapshot``) lets a warm start skip tokenizing; it records
+the row generation of each file it covers, so a file whose row changed after it
+was taken is re-added from its row instead.
 
 The cache is never trusted blindly: a different chunkls version, tokenizer,
 schema, folder or corpus settings empties it; a corrupt, truncated or locked
@@ -46,12 +46,11 @@ def _logger() -> logging.Logger:
     return logging.getLogger("chunkls.storage.cache")
 
 
-SCHEMA = 8
+SCHEMA = 9
 """Bump when the tables or blob layouts change (6: a file's chunks in their own
-table, ``contents``, beside a narrow ``files``; the search postings also by
-term bucket, ``term_buckets``, so that a query reads only its terms'; 7: the
-folders of the last whole walk, ``listing``; 8: the postings also in a file
-that a server maps, ``snapshot.mapped``)."""
+table, ``contents``, beside a narrow ``files``; 7: the folders of the last whole
+walk, ``listing``; 8: the postings also in a file that a server maps; 9: the
+postings in that file only, the database naming it)."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -149,42 +148,24 @@ CREATE TABLE IF NOT EXISTS contents (
 );
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1),
-    buckets INTEGER NOT NULL,
-    mapped TEXT,
-    files BLOB NOT NULL,
-    lengths BLOB NOT NULL,
-    terms BLOB NOT NULL,
-    term_ids BLOB NOT NULL,
-    offsets BLOB NOT NULL
+    mapped TEXT NOT NULL,
+    files BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS listing (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     walk BLOB NOT NULL
 );
-CREATE TABLE IF NOT EXISTS term_buckets (
-    bucket INTEGER PRIMARY KEY,
-    terms BLOB NOT NULL,
-    counts BLOB NOT NULL,
-    docs BLOB NOT NULL,
-    tfs BLOB NOT NULL
-);
 """
 """``files``: a row per corpus file, only what a start-up compares with the disk
 (a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
-``snapshot`` and ``term_buckets``: the folder's search postings. Terms are
-grouped by a hash (``chunkls.search.buckets``) and numbered bucket by bucket, so each
-bucket's postings are one row (a query reads a few, see
-``chunkls.index.ondisk``) and all of them in bucket order are the whole
-segment. ``snapshot`` holds the rest: the files, the documents' lengths, the
-term table and the segment's offsets (its small columns first: SQLite reaches
-a column through the overflow pages of the long ones before it), and the token
-of the file with the same postings and term table laid out to be mapped
-(``chunkls.storage.mapped``), which a load maps when it can (a server then holds no
-copy of them) and reads from these tables when it cannot."""
+``snapshot``: the folder's search postings, the token of the file that holds
+them (``chunkls.storage.snapshot``), and the files they cover; ``listing``: the
+folders of the last whole walk."""
 
 
 _DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing")
-"""The tables an emptied cache starts afresh (another schema may have other columns)."""
+"""The tables an emptied cache starts afresh (another schema may have other
+columns; ``term_buckets`` was schema 6 to 8's)."""
 
 
 class _Put(NamedTuple):

@@ -10,11 +10,14 @@ and gives ``None`` otherwise: the caller then indexes as usual, which brings
 the cache up to date. An ``InPlace`` then reads, inside one read transaction,
 only what each question needs:
 
-- ``files``, ``ids``, ``sources``: what the store's folder maps would hold (by
-  path, by chunk ID, by source path), a file's stubs read when it is looked at;
+- ``stored``, ``holding``: what the store's folder maps would hold (by path, by
+  chunk ID; a cached file's chunks have its path as their source path: a
+  symlink, whose source path is its target's, is never cached), a file's row
+  read when it is looked at;
 - ``texts``: a file's chunk texts, as ``FolderCache.texts`` gives them;
-- ``postings``: the search postings of a query's terms (``term_buckets``, a few
-  rows) for the one BM25 scorer (``chunkls.search.scorer``), as Python ints.
+- ``postings``: the search postings of a query's terms (from the postings file,
+  ``chunkls.storage.mapped``) for the one BM25 scorer (``chunkls.search.scorer``),
+  as Python ints.
 
 Nothing here writes, chunks, or opens a file of the corpus (the check only lists
 and stats them). A row the cache turns out not to hold (cleared, damaged,
@@ -30,19 +33,17 @@ import gc
 import marshal
 import os
 import sqlite3
-import sys
-from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from chunkls.chunking.corpus import CorpusRules, walk_corpus
-from chunkls.search.buckets import bucket_of
 from chunkls.search.scorer import LIST_KERNEL, Postings, Scorer
 from chunkls.storage import cache
 from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
 from chunkls.storage.listing import Listing, files_digest
+from chunkls.storage.mapped import read_plain
 from chunkls.storage.packed import StoredFile, decode_stubs
 
 
@@ -54,7 +55,7 @@ class InPlace:
         db: sqlite3.Connection,
         files: list[tuple[str, int, int]],
         stats: dict[str, tuple[int, int]],
-        buckets: int,
+        postings: dict[str, memoryview[int]],
         skipped: dict[str, str],
     ) -> None:
         self._db = db
@@ -74,16 +75,13 @@ class InPlace:
         """The skipped files and why (as the walk and the rows say)."""
         self.stale: str | None = None
         """Why the cache turned out not to hold what it should, once it did."""
-        self.rows_read: dict[str, int] = {"contents": 0, "term_buckets": 0}
+        self.rows_read: dict[str, int] = {"contents": 0, "postings": 0}
         """Rows read so far, by table (what a question cost)."""
         self._texts: dict[str, bytes] = {}
         """Texts read with their stubs, until asked for (a file's last few)."""
         self._stored: dict[str, StoredFile] = {}
         """The files read last (a few)."""
-        self.files = InPlaceFiles(self)
-        self.ids = InPlaceIds(self)
-        self.sources = InPlaceSources(self)
-        self.postings = SavedPostings(self, buckets)
+        self.postings = SavedPostings(self, postings)
 
     def close(self) -> None:
         """End the read transaction and close the file."""
@@ -93,6 +91,18 @@ class InPlace:
     def has(self, rel_path: str) -> bool:
         """Whether a file has chunks."""
         return rel_path in self.counts
+
+    def holding(self, chunk_id: str) -> list[str]:
+        """The files that may have chunks of this ID: a cached file's chunk IDs
+        all start with its root-relative path, so those are the paths before
+        each of its ``#`` that have chunks (``app/a#b.py#function-f`` has two)."""
+        found = []
+        at = chunk_id.find("#")
+        while at >= 0:
+            if chunk_id[:at] in self.counts:
+                found.append(chunk_id[:at])
+            at = chunk_id.find("#", at + 1)
+        return found
 
     def fetch(self, sql: str, parameters: Iterable[object] = ()) -> list[Any]:
         """The rows of a query (none, and ``stale`` set, if the file cannot be read)."""
@@ -164,84 +174,22 @@ class InPlace:
             yield rel_path, found[rel_path]
 
 
-class InPlaceFiles(Mapping[str, StoredFile]):
-    """Root-relative path -> the file's chunks: a folder's ``files``, from the
-    cache (each file read when it is looked at)."""
-
-    def __init__(self, cache: InPlace) -> None:
-        self._cache = cache
-
-    def __getitem__(self, rel_path: str) -> StoredFile:
-        found = self._cache.stored(rel_path)
-        if found is None:
-            raise KeyError(rel_path)
-        return found
-
-    def __contains__(self, rel_path: object) -> bool:
-        return isinstance(rel_path, str) and self._cache.has(rel_path)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cache.named)
-
-    def __len__(self) -> int:
-        return len(self._cache.named)
-
-
-class InPlaceIds:
-    """A folder's ``by_id`` from the cache: a cached file's chunk IDs all start
-    with its root-relative path, so the files an ID can be in are the paths
-    before each of its ``#`` (``app/a#b.py#function-f`` has two)."""
-
-    def __init__(self, cache: InPlace) -> None:
-        self._cache = cache
-
-    def get(self, chunk_id: str) -> list[str]:
-        """The files that may have chunks of this ID (their stubs tell)."""
-        found = []
-        at = chunk_id.find("#")
-        while at >= 0:
-            if self._cache.has(chunk_id[:at]):
-                found.append(chunk_id[:at])
-            at = chunk_id.find("#", at + 1)
-        return found
-
-
-class InPlaceSources(Mapping[str, list[str]]):
-    """A folder's ``by_source`` from the cache: a cached file's chunks have its
-    path as their source path (a symlink, whose source path is its target's,
-    is never cached)."""
-
-    def __init__(self, cache: InPlace) -> None:
-        self._cache = cache
-
-    def __getitem__(self, source_path: str) -> list[str]:
-        if not self._cache.has(source_path):
-            raise KeyError(source_path)
-        return [source_path]
-
-    def __contains__(self, source_path: object) -> bool:
-        return isinstance(source_path, str) and self._cache.has(source_path)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._cache.named)
-
-    def __len__(self) -> int:
-        return len(self._cache.named)
-
-
 class SavedPostings:
-    """The folder's saved search postings, a query's terms read when asked for:
-    a postings source of the one scorer (``chunkls.search.scorer``), in Python
-    ints (a query reads a few thousand postings: numpy is not needed for that)."""
+    """The folder's saved search postings, read in place from their file
+    (``chunkls.storage.mapped.read_plain``): a postings source of the one scorer
+    (``chunkls.search.scorer``) in Python ints (a query reads a few thousand
+    postings: numpy is not needed for that)."""
 
     kernel = LIST_KERNEL
     version = 0
-    """Never changes (a read transaction)."""
+    """Never changes (what the file holds)."""
 
-    def __init__(self, cache: InPlace, buckets: int) -> None:
+    def __init__(self, cache: InPlace, arrays: dict[str, memoryview[int]]) -> None:
         self._cache = cache
-        self._buckets = buckets
-        self._lengths: array[int] | None = None
+        self._arrays = arrays
+        self._blob = arrays["blob"]
+        self._starts = arrays["starts"]
+        self._lengths = arrays["lengths"]
         self._total: int | None = None
         self.scorer = Scorer()
         """The scorer over these postings."""
@@ -260,7 +208,7 @@ class SavedPostings:
     def total_length(self) -> int:
         """Tokens in all the documents."""
         if self._total is None:
-            self._total = sum(self._document_lengths())
+            self._total = sum(self._lengths)
         return self._total
 
     def order_key(self, doc: int) -> tuple[tuple[int, str], int]:
@@ -269,76 +217,31 @@ class SavedPostings:
         number = bisect.bisect_right(starts, doc) - 1
         return (0, self._cache.order[number]), doc - starts[number]
 
-    def _document_lengths(self) -> array[int]:
-        if self._lengths is None:
-            found = self._cache.fetch("SELECT lengths FROM snapshot WHERE id = 1")
-            lengths = array("i")
-            if found:
-                lengths.frombytes(found[0][0])
-            if sys.byteorder != "little":
-                lengths.byteswap()
-            if len(lengths) != self.size:
-                self._cache.spoiled("the saved search postings do not fit the files")
-                lengths = array("i", bytes(4 * self.size))
-            self._lengths = lengths
-        return self._lengths
+    def _term(self, rank: int) -> bytes:
+        return bytes(self._blob[self._starts[rank] : self._starts[rank + 1] - 1])
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
         """Each token's documents, frequencies and lengths (``None``: no document
-        has it); a damaged row answers none (and makes the cache ``stale``)."""
-        wanted: dict[int, list[str]] = {}
-        for token in dict.fromkeys(tokens):
-            wanted.setdefault(bucket_of(token.encode("utf-8"), self._buckets), []).append(token)
-        if not wanted or not self.size:
-            return [None] * len(tokens)
-        marks = ", ".join("?" * len(wanted))
-        rows = self._cache.fetch(
-            f"SELECT bucket, terms, counts, docs, tfs FROM term_buckets WHERE bucket IN ({marks})",
-            wanted,
-        )
-        self._cache.rows_read["term_buckets"] += len(rows)
-        try:
-            found = self._decode(rows, wanted)
-        except (ValueError, TypeError, AttributeError) as error:
-            self._cache.spoiled(f"damaged search postings in the index cache ({error})")
-            found = {}
-        lengths = self._document_lengths()
-        answer: list[Postings | None] = []
+        has it): a binary search of the sorted terms, then its slices."""
+        arrays = self._arrays
+        ids, offsets, docs, tfs = arrays["ids"], arrays["offsets"], arrays["docs"], arrays["tfs"]
+        count = len(ids)
+        found: list[Postings | None] = []
         for token in tokens:
-            pair = found.get(token)
-            if pair is None or not pair[0]:
-                answer.append(None)
-            else:
-                answer.append(Postings(pair[0], pair[1], [lengths[doc] for doc in pair[0]]))
-        return answer
-
-    def _decode(
-        self, rows: list[tuple[int, bytes, bytes, bytes, bytes]], wanted: dict[int, list[str]]
-    ) -> dict[str, tuple[array[int], array[int]]]:
-        found: dict[str, tuple[array[int], array[int]]] = {}
-        for bucket, names_blob, counts_blob, docs_blob, tfs_blob in rows:
-            names = names_blob.split(b"\0")
-            counts, docs = array("i"), array("i")
-            counts.frombytes(counts_blob)
-            docs.frombytes(docs_blob)
-            tfs = array("H" if 2 * len(tfs_blob) == len(docs_blob) else "i")
-            tfs.frombytes(tfs_blob)
-            if sys.byteorder != "little":
-                for each in (counts, docs, tfs):
-                    each.byteswap()
-            if len(counts) != len(names) or len(tfs) != len(docs) or sum(counts) != len(docs):
-                raise ValueError("a bucket's postings do not add up")
-            offsets = [0, *accumulate(counts)]
-            for token in wanted.get(bucket, ()):
-                encoded = token.encode("utf-8")
-                if encoded in names:
-                    at = names.index(encoded)
-                    found[token] = (
-                        docs[offsets[at] : offsets[at + 1]],
-                        tfs[offsets[at] : offsets[at + 1]],
-                    )
-        if any(docs and (max(docs) >= self.size or min(docs) < 0) for docs, _ in found.values()):
-            raise ValueError("a document out of range")
+            term = token.encode("utf-8")
+            rank = bisect.bisect_left(range(count), term, key=self._term)
+            if rank == count or self._term(rank) != term:
+                found.append(None)
+                continue
+            term_id = ids[rank]
+            start, stop = offsets[term_id], offsets[term_id + 1]
+            these = docs[start:stop]
+            if len(these) and (max(these) >= self.size or min(these) < 0):
+                self._cache.spoiled("damaged search postings in the index cache")
+                return [None] * len(tokens)
+            lengths = self._lengths
+            found.append(Postings(these, tfs[start:stop], [lengths[doc] for doc in these]))
+        self._cache.rows_read["postings"] += len(tokens)
         return found
 
 
@@ -368,7 +271,7 @@ def open_current(
     collecting = gc.isenabled()
     gc.disable()  # tens of thousands of rows and stats, no cycle: collections only rescan them
     try:
-        found = _current(root, rules, db, meta)
+        found = _current(root, rules, db, meta, path)
     except (sqlite3.Error, OSError, ValueError, TypeError, EOFError):
         found = None
     finally:
@@ -388,7 +291,7 @@ them cost the stdlib's check 40 ms)."""
 
 
 def _current(
-    root: Path, rules: CorpusRules, db: sqlite3.Connection, meta: dict[str, str]
+    root: Path, rules: CorpusRules, db: sqlite3.Connection, meta: dict[str, str], cache_path: Path
 ) -> InPlace | None:
     db.execute("BEGIN")  # one read transaction: the rows and the postings agree
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
@@ -400,10 +303,19 @@ def _current(
         skipped_entries = _walked(root, rules, names, rows)
     if skipped_entries is None:
         return None
-    found = db.execute("SELECT files, buckets FROM snapshot WHERE id = 1").fetchone()
+    found = db.execute("SELECT files, mapped FROM snapshot WHERE id = 1").fetchone()
     if found is None:
         return None
     files: list[tuple[str, int, int]] = marshal.loads(found[0])
+    try:
+        postings = read_plain(cache_path.parent, found[1])
+    except (OSError, ValueError):
+        return None
+    if (
+        len(postings.get("lengths", ())) != sum(count for _, count, _ in files)
+        or not {"ids", "offsets", "docs", "tfs", "starts", "blob"} <= postings.keys()
+    ):
+        return None
     # each file of the postings takes its row out: a file named twice, a row
     # skipped, or another generation or count, and the postings are not the rows'
     unclaimed = dict(zip(names, rows, strict=True))
@@ -419,7 +331,7 @@ def _current(
     skipped = dict(skipped_entries)
     for name, row in unclaimed.items():  # the rows of skipped files, in order
         skipped[name] = _from_db(row[4])  # type: ignore[arg-type]
-    return InPlace(db, files, stats, found[1], dict(sorted(skipped.items())))
+    return InPlace(db, files, stats, postings, dict(sorted(skipped.items())))
 
 
 def _listing(db: sqlite3.Connection) -> Listing | None:

@@ -1,11 +1,11 @@
 """The search postings in a file of their own, mapped into memory and read in place.
 
-A server that loaded the stdlib's postings from the cache's SQLite file held
-them on its heap: 42 MB of documents and term frequencies and 20 MB of term
-table, resident whether a query read them or not. ``FolderCache.save_snapshot``
-also writes them to a file beside the database (``postings-<token>.bin``), each
-array laid out as numpy reads it; a load maps that file read-only and the
-index searches the very same arrays (so the very same scores). Only the pages a
+The search postings are saved in a file beside the folder's database
+(``postings-<token>.bin``), each array laid out as numpy reads it (the terms, the
+documents and frequencies of each, the documents' lengths); a server's load maps
+it read-only and its index searches the very same arrays (so the very same
+scores), and a question answered from the cache read in place reads the same
+file as ``memoryview`` s (``read_plain``: no numpy). Only the pages a
 query reads become resident, and those are the page cache's: shared with any
 other process reading the file, clean, and taken back by the kernel under
 memory pressure. After a pass that reads every page (the load's checks, a
@@ -19,8 +19,8 @@ with the main one, on the heap (``BM25Index._merge``): a second large folder,
 or a long session of edits, ends the mapping until the next load.
 
 The database's snapshot row names the token of its file. A file that is
-missing, short, damaged or another snapshot's is not used: the postings are
-then read from the database as before. A save writes a new file under a new
+missing, short, damaged or another snapshot's is not used: the files are then
+tokenized again from their rows. A save writes a new file under a new
 name (never over one in use: a process that mapped the old one keeps reading
 it) and, once the database names it, removes the others.
 """
@@ -31,13 +31,17 @@ import contextlib
 import mmap
 import os
 import struct
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+# numpy is imported by the writer and the numpy mapping only: a question
+# answered in place reads the file with ``read_plain``, without it
 
 MAGIC = b"chunklsP"
 VERSION = 1
@@ -61,6 +65,11 @@ def file_path(directory: Path, token: str) -> Path:
     return directory / f"{PREFIX}{token}{SUFFIX}"
 
 
+def _item_size(dtype: str) -> int:
+    """Bytes of an item of a numpy dtype string (``<i4``: 4)."""
+    return _ITEM_SIZES[dtype[1:]]
+
+
 def _layout(sections: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, int, int]]:
     """(name, dtype, offset, count) of each section: arrays 64-byte aligned, a
     byte section (dtype ``|u1``) on a ``BLOB_ALIGN`` boundary."""
@@ -70,7 +79,7 @@ def _layout(sections: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, in
         align = BLOB_ALIGN if dtype == "|u1" else _ALIGN
         at = -(-at // align) * align
         placed.append((name, dtype, at, count))
-        at += count * np.dtype(dtype).itemsize
+        at += count * _item_size(dtype)
     return placed
 
 
@@ -123,12 +132,14 @@ class MappedWriter:
 
     def put(self, name: str, data: Any) -> None:
         """Append to a section (``data``: an array or bytes of its dtype)."""
+        import numpy as np
+
         dtype, at, count = self.layout[name]
         if isinstance(data, np.ndarray):
             data = np.ascontiguousarray(data, dtype=np.dtype(dtype))
         size = memoryview(data).nbytes
         cursor = self._cursor[name]
-        if cursor + size > at + count * np.dtype(dtype).itemsize:
+        if cursor + size > at + count * _item_size(dtype):
             raise ValueError(f"section {name} overflows")
         self._write(data, cursor)
         self._cursor[name] = cursor + size
@@ -137,7 +148,7 @@ class MappedWriter:
         """Close the file under its final name; returns its token (``ValueError``
         if a section is not full)."""
         for name, (dtype, at, count) in self.layout.items():
-            if self._cursor[name] != at + count * np.dtype(dtype).itemsize:
+            if self._cursor[name] != at + count * _item_size(dtype):
                 raise ValueError(f"section {name} incomplete")
         self._close()
         os.replace(self.temporary, file_path(self.directory, self.token))
@@ -174,44 +185,61 @@ def remove_others(directory: Path, token: str | None) -> None:
                         os.remove(entry.path)
 
 
+def read_sections(view: Any, token: str, size: int, name: str) -> dict[str, tuple[str, int, int]]:
+    """The sections of a postings file's header: name -> (numpy dtype string,
+    offset, count); ``ValueError`` if the file is short, damaged or another
+    snapshot's (``name``: the file's, for messages)."""
+    if size < HEADER:
+        raise ValueError(f"{name}: short")
+    magic, version, count, stored = _HEAD.unpack_from(view, 0)
+    if magic != MAGIC or version != VERSION or stored != token.encode("ascii"):
+        raise ValueError(f"{name}: not this snapshot's")
+    found = {}
+    for n in range(count):
+        raw_name, raw_dtype, at, length = _SECTION.unpack_from(view, _HEAD.size + n * _SECTION.size)
+        dtype = raw_dtype.rstrip(b"\0").decode("ascii")
+        if dtype[1:] not in _ITEM_SIZES or at + length * _item_size(dtype) > size:
+            raise ValueError(f"{name}: short")
+        if dtype == "|u1" and at % mmap.ALLOCATIONGRANULARITY:
+            raise ValueError(f"{name}: misaligned")
+        found[raw_name.rstrip(b"\0").decode("ascii")] = (dtype, at, length)
+    return found
+
+
+_ITEM_SIZES = {"i8": 8, "u8": 8, "i4": 4, "u2": 2, "u1": 1}
+"""Bytes of an item of each kind of section (numpy's dtype strings, byte order aside)."""
+_CODES = {"i8": "q", "u8": "Q", "i4": "i", "u2": "H", "u1": "B"}
+"""The ``memoryview`` format of each kind of section."""
+
+
 class Mapped:
-    """An open postings file: its sections as read-only arrays over the mapping."""
+    """An open postings file: its sections as read-only numpy arrays over the mapping."""
 
     def __init__(self, directory: Path, token: str) -> None:
         """Map the file of ``token`` (``OSError``/``ValueError`` if it is missing,
         short, damaged or another's)."""
+        import numpy as np
+
         path = file_path(directory, token)
         with open(path, "rb") as file:
             size = os.fstat(file.fileno()).st_size
-            if size < HEADER:
-                raise ValueError(f"{path.name}: short")
             self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-            magic, version, count, stored = _HEAD.unpack_from(self._map, 0)
-            if magic != MAGIC or version != VERSION or stored != token.encode("ascii"):
-                raise ValueError(f"{path.name}: not this snapshot's")
             self.arrays: dict[str, npt.NDArray[Any]] = {}
             """Each array section, by name (read-only views of the mapping)."""
             self.blob: mmap.mmap | bytes = b""
             """The byte section, mapped on its own (slices of it are ``bytes``)."""
             self._blob_map: mmap.mmap | None = None
-            for n in range(count):
-                raw_name, raw_dtype, at, length = _SECTION.unpack_from(
-                    self._map, _HEAD.size + n * _SECTION.size
-                )
-                name = raw_name.rstrip(b"\0").decode("ascii")
-                dtype = np.dtype(raw_dtype.rstrip(b"\0").decode("ascii"))
-                if at + length * dtype.itemsize > size:
-                    raise ValueError(f"{path.name}: short")
-                if dtype == np.dtype("|u1"):
-                    if at % mmap.ALLOCATIONGRANULARITY:
-                        raise ValueError(f"{path.name}: misaligned")
+            for name, (dtype, at, length) in read_sections(
+                self._map, token, size, path.name
+            ).items():
+                if dtype == "|u1":
                     if length:
                         self._blob_map = mmap.mmap(
                             file.fileno(), length, access=mmap.ACCESS_READ, offset=at
                         )
                         self.blob = self._blob_map
                 else:
-                    self.arrays[name] = np.frombuffer(self._map, dtype, length, at)
+                    self.arrays[name] = np.frombuffer(self._map, np.dtype(dtype), length, at)
 
     def release(self) -> None:
         """Let the kernel take back the pages read so far (they are read again
@@ -223,3 +251,23 @@ class Mapped:
             if each is not None:
                 with contextlib.suppress(OSError, ValueError):
                     each.madvise(advice)
+
+
+def read_plain(directory: Path, token: str) -> dict[str, memoryview[int]]:
+    """A postings file's sections as ``memoryview`` s of its mapping, without
+    numpy (a question answered in place reads a few thousand items of it);
+    ``OSError``/``ValueError`` as ``Mapped``, and for a file of another byte order."""
+    path = file_path(directory, token)
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    found = read_sections(mapping, token, size, path.name)
+    native = "<" if sys.byteorder == "little" else ">"
+    view = memoryview(mapping)
+    plain: dict[str, memoryview[int]] = {}
+    for name, (dtype, at, length) in found.items():
+        if dtype[0] not in (native, "|"):
+            raise ValueError(f"{path.name}: another byte order")
+        kind = dtype[1:]
+        plain[name] = view[at : at + length * _item_size(dtype)].cast(_CODES[kind])  # type: ignore[call-overload]
+    return plain
