@@ -94,7 +94,7 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     import resource
 
     import chunkls.index.bulk
-    from chunkls.index import build_index
+    from chunkls.index.session import build_index
 
     parsed: list[str] = []
     real = chunkls.index.bulk.chunk_many
@@ -144,7 +144,7 @@ def child_parse_floor(corpus: Path, workers: int | None) -> Result:
     parsing them alone, in as many processes as the index uses, nothing else."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from chunkls.chunking import CorpusRules, walk_corpus
+    from chunkls.chunking.corpus import CorpusRules, walk_corpus
     from chunkls.chunking.suffixes import file_type_for
     from chunkls.index.workers import _batches, default_workers
 
@@ -210,8 +210,8 @@ def time_calls(fn: Any, queries: list[str], repeat: int = 3) -> list[float]:
 def bench_search(corpus: Path, cache: str, queries_count: int) -> Result:
     import numpy as np
 
-    from chunkls.chunking import FileChunks
-    from chunkls.index import build_index
+    from chunkls.chunking.ingest import FileChunks
+    from chunkls.index.session import build_index
     from chunkls.search.tokens import tokenize
 
     index = build_index([corpus], cache_dir=Path(cache))
@@ -343,7 +343,7 @@ def bench_server(corpus: Path, saves: int = 50, repeat: int = 200) -> Result:
     and once it is loaded; save-to-fresh-lenses on a 1,000-line file; peak RSS."""
     from lsp_client import Client
 
-    from chunkls.chunking import CorpusRules, walk_corpus
+    from chunkls.chunking.corpus import CorpusRules, walk_corpus
     from chunkls.index.workers import chunk_one
 
     work = Path(tempfile.mkdtemp(prefix="chunkls-bench-ws-"))
@@ -907,8 +907,7 @@ def main() -> int:
         return 0
 
     workers = ["--workers", str(args.workers)] if args.workers else []
-    from chunkls.chunking import CorpusRules
-    from chunkls.chunking.corpus import load_rules
+    from chunkls.chunking.corpus import CorpusRules, load_rules
 
     results: Result = {
         "corpus": str(corpus),
