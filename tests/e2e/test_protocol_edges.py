@@ -113,7 +113,7 @@ def test_a_short_counted_message_then_shutdown(raw: RawServer, tmp_path: Path) -
     )
     assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == [str(tmp_path)]
     assert raw.shutdown(SHORT) == 0
-    assert "bytes of input that were not a message header" in raw.stderr_text()
+    assert "bytes of input that were not a message header" in raw.log_text()
 
 
 def test_an_over_counted_message_at_end_of_input_ends_the_process(raw: RawServer) -> None:
@@ -223,3 +223,23 @@ def test_a_method_that_is_not_a_string_is_an_invalid_request(raw: RawServer, met
     assert error["code"] == INVALID_REQUEST and "method" in error["message"], error
     assert raw.command("chunkls.stats", timeout=SHORT)["folders"] == []
     assert raw.shutdown(SHORT) == 0
+
+
+def test_each_log_record_goes_to_one_place_at_its_level(raw: RawServer, tmp_path: Path) -> None:
+    """Once the client listens, a record is a ``window/logMessage`` of its level
+    and is not also written to stderr (a client showing both would show it twice)."""
+    (tmp_path / "a.py").write_text("def f():\n    pass\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.chunkls]\nexclude = 3\n")  # a warning
+    raw.initialize([tmp_path])
+    raw.wait_indexed()
+    assert raw.shutdown(SHORT) == 0
+    sent = [
+        (m["params"]["type"], m["params"]["message"])
+        for m in raw.notifications
+        if m.get("method") == "window/logMessage"
+    ]
+    indexed = [(kind, text) for kind, text in sent if text.startswith("Indexed 1 chunks in ")]
+    warned = [(kind, text) for kind, text in sent if "exclude" in text]
+    assert [kind for kind, _ in indexed] == [3] and [kind for kind, _ in warned] == [2], sent
+    stderr = raw.stderr_text()
+    assert "Indexed 1 chunks" not in stderr and "exclude" not in stderr, stderr

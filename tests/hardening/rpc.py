@@ -81,11 +81,12 @@ class RawServer:
         env: dict[str, str] | None = None,
         args: Iterable[str] = (),
         preexec: Callable[[], None] | None = None,
+        command: Iterable[str] = ("-m", "chunkls"),
     ) -> None:
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "wb")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "chunkls", "serve", "--stdio", *args],
+            [sys.executable, *command, "serve", "--stdio", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -330,10 +331,18 @@ class RawServer:
             self._stderr.flush()
         return self.stderr_path.read_bytes().decode("utf-8", "replace")
 
+    def log_text(self) -> str:
+        """The server's log wherever it went: stderr, then ``window/logMessage``
+        (each record is in one of them: ``chunkls.lsp.logs``)."""
+        sent = [
+            m["params"]["message"]
+            for m in self.notifications
+            if m.get("method") == "window/logMessage"
+        ]
+        return "\n".join([self.stderr_text(), *sent])
+
     def stderr_tail(self, lines: int = 30) -> str:
-        return "\n--- server stderr (tail) ---\n" + "\n".join(
-            self.stderr_text().splitlines()[-lines:]
-        )
+        return "\n--- server log (tail) ---\n" + "\n".join(self.log_text().splitlines()[-lines:])
 
 
 def _key(id: Any) -> Any:

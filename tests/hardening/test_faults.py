@@ -85,7 +85,7 @@ def test_broken_cache_is_rebuilt(
         time.sleep(0.05)
     assert _served(second) == _fresh(root)
     assert second.shutdown() == 0
-    log = second.stderr_text()
+    log = second.log_text()
     assert log.count("index cache") <= 1, log
     # and the next start is warm again, and still right
     third = _session(start_server, root)
@@ -110,7 +110,7 @@ def test_locked_cache_is_bypassed(
         second = _session(start_server, root)
         assert _served(second) == expected
         assert second.shutdown() == 0
-        assert second.stderr_text().count("index cache") <= 1
+        assert second.log_text().count("index cache") <= 1
     finally:
         other.execute("ROLLBACK")
         other.close()

@@ -533,4 +533,4 @@ def test_a_refusal_after_an_early_answer_is_reported(
     writer = AnswerFilter(Written(), _prelude(ANSWER), kept)
     refusal = {"id": "init", "jsonrpc": "2.0", "error": {"code": -32602, "message": "bad"}}
     writer.write(frame(refusal))
-    assert "refused an initialize request answered early" in caplog.text
+    assert "refused a request answered early" in caplog.text

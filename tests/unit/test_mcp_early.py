@@ -248,7 +248,7 @@ def test_a_refusal_after_an_early_answer_is_reported(
     refusal = {"jsonrpc": "2.0", "id": 0, "error": {"code": -32602, "message": "bad"}}
     AnswerFilter(out, _prelude(ANSWER), kept).write(json.dumps(refusal) + "\n")
     assert out.getvalue() == ""  # answered already
-    assert "refused an initialize answered early" in caplog.text
+    assert "refused a request answered early" in caplog.text
     assert kept.get(initialize_key(INITIALIZE)) is None
 
 
@@ -259,5 +259,5 @@ def test_a_stale_early_answer_is_reported_and_replaced(
     out = io.StringIO()
     AnswerFilter(out, _prelude({"old": True}), kept).write(_line(0, ANSWER))
     assert out.getvalue() == ""
-    assert "kept earlier was stale" in caplog.text
+    assert "kept from an earlier start was stale" in caplog.text
     assert kept.get(initialize_key(INITIALIZE)) == ANSWER

@@ -89,6 +89,8 @@ for (const d of [home, join(userData, 'User'), join(userData, 'Machine'), extens
   mkdirSync(d, { recursive: true });
 }
 cpSync(join(here, 'fixture'), workspace, { recursive: true });
+// a key the server warns about: its log's levels are checked in the Output panel's file
+writeFileSync(join(workspace, 'pyproject.toml'), '[tool.chunkls]\nspelled-wrong = 1\n');
 
 const pythonCmd = process.env.CHUNKLS_E2E_PYTHON || 'python3';
 const py = spawnSync(pythonCmd, ['-c', 'import sys; print("cp%d%d" % sys.version_info[:2]); print(sys.executable)'], { encoding: 'utf8' });
@@ -582,6 +584,25 @@ try {
 
   await test('status bar counts the chunks', async () => {
     await waitChunkCount();
+  });
+
+  await test("the server's log is in the output channel once per message, at its level", async () => {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const lines = findLogs(join(userData, 'logs')).flatMap((f) => readFileSync(f, 'utf8').split('\n'));
+      const indexed = lines.filter((l) => /Indexed \d+ chunks in /.test(l));
+      const warned = lines.filter((l) => l.includes("unknown key 'spelled-wrong'"));
+      if (indexed.length > 0 && warned.length > 0) {
+        if (indexed.length !== 1 || !indexed[0].includes('[info]') || warned.length !== 1 || !warned[0].includes('[warning]')) {
+          throw new Error(`expected each once, at info and warning: ${JSON.stringify([...indexed, ...warned])}`);
+        }
+        return;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`the log lines did not come: ${JSON.stringify([...indexed, ...warned])}`);
+      }
+      await page.waitForTimeout(250);
+    }
   });
 
   await test('a lens click copies the chunk ID', async () => {

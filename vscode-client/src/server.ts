@@ -25,9 +25,8 @@ import { type Choice } from './interpreter';
 import { choosePython } from './pythonChoice';
 import { Lifecycle, type Chosen } from './lifecycle';
 import { readLayout, SERVER_ARGS, serverEnv, type ServerLayout } from './launch';
-import { TraceChannel } from './traceChannel';
-import { ClientChannel } from './clientChannel';
-import { ServerLog } from './serverLog';
+import { traceChannel } from './traceChannel';
+import { ServerStderr } from './serverLog';
 import {
   documentLanguages,
   documentSelector,
@@ -56,9 +55,8 @@ export class ServerManager implements vscode.Disposable {
   private failureShown = false;
   private statusNotified = false;
   private readonly disposables: { dispose(): unknown }[] = [];
-  private readonly trace: TraceChannel;
-  private readonly serverLog: ServerLog;
-  private readonly clientChannel: ClientChannel;
+  private readonly trace: vscode.LogOutputChannel;
+  private readonly serverStderr: ServerStderr;
   /** The languages whose documents the running client sends (its document selector's). */
   private sentLanguages: readonly string[] = [];
 
@@ -67,14 +65,13 @@ export class ServerManager implements vscode.Disposable {
     private readonly output: vscode.LogOutputChannel,
     private readonly events: ServerEvents,
   ) {
-    this.trace = new TraceChannel(output);
-    this.serverLog = new ServerLog({
+    this.trace = traceChannel(output);
+    this.serverStderr = new ServerStderr({
       debug: (message) => output.debug(message),
       info: (message) => output.info(message),
       warn: (message) => output.warn(message),
       error: (message) => output.error(message),
     });
-    this.clientChannel = new ClientChannel(output, this.serverLog);
     this.lifecycle = new Lifecycle({
       choose: () => this.choosePython(),
       launch: (python) => this.launch(python),
@@ -190,10 +187,10 @@ export class ServerManager implements vscode.Disposable {
     const languages = documentLanguages(toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)));
     const clientOptions: LanguageClientOptions = {
       documentSelector: documentSelector(languages),
-      outputChannel: this.clientChannel,
+      outputChannel: this.output,
       stdioOptions: {
         stdout: (input) => eachLine(input, (line) => this.output.info(line)),
-        stderr: (input) => eachLine(input, (line) => this.serverLog.stderr(line)),
+        stderr: (input) => eachLine(input, (line) => this.serverStderr.line(line)),
       },
       traceOutputChannel: this.trace,
       initializationOptions: () => toServerSettings(vscode.workspace.getConfiguration(CONFIG_SECTION)),
@@ -296,7 +293,6 @@ export class ServerManager implements vscode.Disposable {
       this.output.warn(`Stopping the server: ${String(error)}`);
     } finally {
       await client.dispose().catch(() => undefined);
-      this.serverLog.flush();
       this.stopping = false;
       this.events.onPhase('stopped');
     }

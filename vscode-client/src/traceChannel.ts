@@ -1,49 +1,47 @@
 import * as vscode from 'vscode';
 import { CONFIG_SECTION, SettingDefaults, Settings } from './constants';
-import { WrappedChannel } from './wrappedChannel';
 
 /**
  * vscode-languageclient writes its message trace only to a channel whose log
- * level is Trace. This channel reports Trace while `chunkls.trace.server` is not
- * "off" and writes the trace into the chunkls output channel, so the setting
- * alone turns the trace on and off (no log-level change needed).
+ * level is Trace. This view of the chunkls output channel reports Trace while
+ * `chunkls.trace.server` is not "off" and writes the trace there at info level,
+ * so the setting alone turns the trace on and off (no log-level change needed).
+ * Everything else is the output channel's own.
  */
-export class TraceChannel extends WrappedChannel {
-  private readonly emitter = new vscode.EventEmitter<vscode.LogLevel>();
-  private readonly listener: vscode.Disposable;
-
-  constructor(output: vscode.LogOutputChannel) {
-    super(output);
-    this.listener = vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.traceServer}`)) {
-        this.emitter.fire(this.logLevel);
-      }
-    });
-  }
-
-  private get enabled(): boolean {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.traceServer, SettingDefaults.traceServer) !== 'off';
-  }
-
-  override get onDidChangeLogLevel(): vscode.Event<vscode.LogLevel> {
-    return this.emitter.event;
-  }
-
-  override get logLevel(): vscode.LogLevel {
-    return this.enabled ? vscode.LogLevel.Trace : this.output.logLevel;
-  }
-
-  override trace(message: string, ...args: unknown[]): void {
-    if (this.enabled) {
-      this.output.info(`[trace] ${message}`, ...args);
-    } else {
-      this.output.trace(message, ...args);
+export function traceChannel(output: vscode.LogOutputChannel): vscode.LogOutputChannel {
+  const enabled = (): boolean =>
+    vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.traceServer, SettingDefaults.traceServer) !== 'off';
+  const emitter = new vscode.EventEmitter<vscode.LogLevel>();
+  const listener = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.traceServer}`)) {
+      emitter.fire(enabled() ? vscode.LogLevel.Trace : output.logLevel);
     }
-  }
-
-  /** Disposes the listener only: the output channel belongs to the extension. */
-  override dispose(): void {
-    this.listener.dispose();
-    this.emitter.dispose();
-  }
+  });
+  const own: Partial<Record<keyof vscode.LogOutputChannel, unknown>> = {
+    onDidChangeLogLevel: emitter.event,
+    trace: (message: string, ...args: unknown[]) => {
+      if (enabled()) {
+        output.info(`[trace] ${message}`, ...args);
+      } else {
+        output.trace(message, ...args);
+      }
+    },
+    // the output channel belongs to the extension: only this view's own parts go
+    dispose: () => {
+      listener.dispose();
+      emitter.dispose();
+    },
+  };
+  return new Proxy(output, {
+    get(target, property, receiver): unknown {
+      if (property === 'logLevel') {
+        return enabled() ? vscode.LogLevel.Trace : target.logLevel;
+      }
+      if (property in own) {
+        return own[property as keyof vscode.LogOutputChannel];
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }

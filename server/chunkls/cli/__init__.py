@@ -16,6 +16,8 @@ import os
 import sys
 from contextlib import redirect_stderr, redirect_stdout, suppress
 
+from chunkls import __version__
+
 TYPE_CHECKING = False
 """``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the
 name the same way)."""
@@ -35,31 +37,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
-class _Version(argparse.Action):
-    """``--version``: the version is looked up (package metadata) only when asked."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: object,
-        option_string: str | None = None,
-    ) -> None:
-        from chunkls import __version__
-
-        sys.stdout.write(f"chunkls {__version__}\n")
-        parser.exit()
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chunkls",
         description="Chunk a repository as the RAG tutorial does, search the chunks "
         "with BM25, resolve chunk IDs, or run the language server.",
     )
-    parser.add_argument(
-        "--version", action=_Version, nargs=0, help="show program's version number and exit"
-    )
+    parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     corpus = argparse.ArgumentParser(add_help=False)

@@ -48,6 +48,7 @@ from chunkls.runtime.early_reader import (
     code_fingerprint,
     parse,
     request_key,
+    settle,
     start_reader,
 )
 
@@ -273,15 +274,8 @@ class AnswerFilter:
         return self.writer.write(data)
 
     def _initialize_answered(self, message: dict[str, Any], data: bytes) -> Any:
-        answer = message.get("result")
-        sent = self.prelude.first_answer
-        if sent is not None and not isinstance(answer, dict):
-            logger.warning("the server refused an initialize request answered early: %.500s", data)
-        if isinstance(answer, dict) and answer != sent:
-            if sent is not None:
-                logger.warning("the initialize answer kept from an earlier start was stale")
-            self.answers.put(answer_key(self.request.get("params")), answer)
-        if sent is not None:
+        key = answer_key(self.request.get("params"))
+        if settle(self.answers, key, message, self.prelude.first_answer):
             return None  # answered already
         return self.writer.write(data)
 

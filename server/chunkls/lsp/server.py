@@ -30,6 +30,7 @@ from chunkls.index.queries import Queries
 from chunkls.index.session import Session
 from chunkls.lsp.contract import STATUS_NOTIFICATION
 from chunkls.lsp.documents import Buffer, DocumentContext
+from chunkls.lsp.logs import ClientLog
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.lsp.status import status_of
@@ -86,6 +87,8 @@ class ChunkServer(LanguageServer):
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
+        self.logs: ClientLog | None = None
+        """Where log records go (``chunkls.lsp.logs``), once the server runs."""
         self.located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
         """URI -> (the index's folders version, (its path, folder, folder-relative
         path)) (see ``documents.locate``)."""
@@ -125,20 +128,9 @@ class ChunkServer(LanguageServer):
             if not finished.cancelled() and finished.exception() is not None:
                 error = finished.exception()
                 logger.error("%s failed: %r", name, error, exc_info=error)
-                self.log(f"{name} failed: {error!r}", types.MessageType.Error)
 
         task.add_done_callback(done)
         return task
-
-    def log(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
-        """Log to stderr and, once connected and until ``shutdown``, to the client's log."""
-        logger.log(logging.ERROR if level == types.MessageType.Error else logging.INFO, message)
-        if self.shutting_down:  # the output may be closed already (after ``exit``)
-            return
-        try:
-            self.window_log_message(types.LogMessageParams(type=level, message=message))
-        except Exception:  # not connected (unit use) or the pipe is gone
-            logger.debug("could not send window/logMessage", exc_info=True)
 
     @property
     def encoding(self) -> Encoding:
@@ -177,7 +169,7 @@ class ChunkServer(LanguageServer):
         if (path, reason) in self.reported:
             return
         self.reported.add((path, reason))
-        self.log(f"{path}: {reason}", types.MessageType.Warning)
+        logger.warning("%s: %s", path, reason)
 
     # -- the index: the one path that changes it --------------------------------
 
@@ -232,7 +224,7 @@ class ChunkServer(LanguageServer):
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
             if token is not None:
                 self.work_done_progress.tokens.pop(token, None)  # pygls keeps it otherwise
-            self.log(message)
+            logger.info("%s", message)
             gc.collect()
             gc.freeze()
             release_memory()
@@ -363,7 +355,7 @@ class ChunkServer(LanguageServer):
         """Add a workspace folder to the index (not yet indexed)."""
         path = path_of(uri)
         if path is None:
-            self.log(f"ignoring workspace folder {uri}: not a file: URI", types.MessageType.Warning)
+            logger.warning("ignoring workspace folder %s: not a file: URI", uri)
             return None
         root = Path(path)
         if any(folder.root == root for folder in self.queries.folders):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING
 
 from chunkls.lsp import (
@@ -16,6 +15,7 @@ from chunkls.lsp import (
     symbols,
     sync,
 )
+from chunkls.lsp.logs import log_to
 from chunkls.lsp.server import ChunkServer
 from chunkls.lsp.stdio import serve_stdio
 
@@ -39,11 +39,8 @@ def create_server() -> ChunkServer:
 def run(tcp: str | None = None, early: EarlyReader | None = None) -> int:
     """Serve LSP over stdio, or over TCP (``HOST:PORT``) for debugging.
     ``early``: what read stdin while the server was loading (``chunkls.lsp.early``)."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="chunkls %(levelname)s: %(message)s"
-    )
-    logging.getLogger("pygls").setLevel(logging.WARNING)
     server = create_server()
+    server.logs = log_to(server)
     if tcp:
         host, _, port = tcp.rpartition(":")
         if not port.isdigit():

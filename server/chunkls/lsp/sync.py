@@ -42,7 +42,10 @@ def register(server: ChunkServer) -> None:
 
 
 def initialize(ls: ChunkServer, params: types.InitializeParams) -> None:
-    """initialize: take the initialization options as settings."""
+    """initialize: take the initialization options as settings; the client
+    listens to the server's log from now on."""
+    if ls.logs is not None:
+        ls.logs.listen()
     ls.apply_settings(params.initialization_options, initial=True)
 
 
@@ -56,7 +59,7 @@ def initialized(ls: ChunkServer, params: types.InitializedParams) -> None:
     if added:
         ls.index_folders(added)
     else:
-        ls.log("no workspace folder: single-file mode (open documents only)")
+        logger.info("no workspace folder: single-file mode (open documents only)")
         ls.send_status()
 
 

@@ -38,6 +38,7 @@ from chunkls.runtime.early_reader import (
     code_fingerprint,
     parse,
     request_key,
+    settle,
     start_reader,
 )
 
@@ -209,15 +210,8 @@ class AnswerFilter:
     def _answered(self, message: dict[str, Any]) -> bool:
         """Keep an answer; whether it was sent early (then it is not sent again)."""
         key = self.keys.pop(message["id"])
-        result = message.get("result")
-        early = message["id"] == self.initialize_id and self.prelude.first_answer is not None
-        if early and not isinstance(result, dict):
-            logger.warning("chunkls mcp: the SDK refused an initialize answered early: %r", message)
-        elif early and result != self.prelude.first_answer:
-            logger.warning("chunkls mcp: the initialize answer kept earlier was stale")
-        if isinstance(result, dict) and not (early and result == self.prelude.first_answer):
-            self.answers.put(key, result)
-        return early
+        early = message["id"] == self.initialize_id
+        return settle(self.answers, key, message, self.prelude.first_answer if early else None)
 
     def flush(self) -> None:
         self.out.flush()

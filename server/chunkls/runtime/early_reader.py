@@ -149,6 +149,21 @@ class KeptAnswers:
             logger.warning("could not keep a server answer in %s: %s", self.path, error)
 
 
+def settle(answers: KeptAnswers, key: str, message: dict[str, Any], sent: Any = None) -> bool:
+    """The server's own answer to a request of the prelude: kept for the next
+    start under ``key``, compared with the one ``sent`` early to the same request
+    (a refusal or a difference is logged); whether it was (then it is not sent
+    again)."""
+    result = message.get("result")
+    if sent is not None and not isinstance(result, dict):
+        logger.warning("the server refused a request answered early: %.500r", message)
+    elif sent is not None and result != sent:
+        logger.warning("the answer kept from an earlier start was stale")
+    if isinstance(result, dict) and result != sent:
+        answers.put(key, result)
+    return sent is not None
+
+
 def parse(body: bytes | str) -> dict[str, Any] | None:
     """A message body as a JSON object, or ``None``."""
     try:

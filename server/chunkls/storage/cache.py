@@ -465,11 +465,11 @@ class FolderCache:
 
     def texts(self, rel_path: str, generation: int) -> bytes | None:
         """The texts blob of a file's row of this generation (``None``: no such
-        row any more, or the cache cannot be read)."""
+        row any more, or the cache is not open or cannot be read)."""
         pending = self._puts.get(rel_path)
         if pending is not None and pending.generation == generation:
             return pending.texts
-        db = self._connect()
+        db = self._db  # read only through the open file: opening it may write
         if db is None:
             return None
         try:
