@@ -198,7 +198,7 @@ async def test_check_citations_agrees_with_check(workspace: Path) -> None:
     problems = result.structuredContent["problems"]
     assert [
         (p["line"], p["column"], p["chunk_id"], p["written"], p["suggestions"]) for p in problems
-    ] == [(e["line"], e["column"], e["chunkId"], e["written"], e["suggestions"]) for e in expected]
+    ] == [(e["line"], e["column"], e["chunk_id"], e["written"], e["suggestions"]) for e in expected]
     assert result.structuredContent["checked"] == 4
     _, lines = run_cli("check", str(workspace / "draft.md"), "--root", str(workspace))
     shown = str(workspace / "draft.md")

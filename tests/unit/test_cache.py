@@ -137,7 +137,7 @@ def test_a_snapshot_missing_some_saves_is_still_exact(tree: Path, cache: Path) -
 
 
 @pytest.mark.parametrize("change", ["version", "settings", "tokenizer"])
-def test_a_cache_from_other_version_or_settings_is_not_used(
+def test_a_cache_from_another_version_is_not_used_and_other_settings_reuse_it(
     tree: Path, cache: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
     build_index([tree], cache_dir=cache, workers=1)
@@ -150,8 +150,15 @@ def test_a_cache_from_other_version_or_settings_is_not_used(
     else:
         base = CorpusRules().extended(exclude_globs=["notes1.md"])
     warm = build_index([tree], base, cache_dir=cache, workers=1)
-    assert len(parsed) == (24 if change == "settings" else 25)
+    # another version or tokenizer: every file chunked again; other corpus settings:
+    # none (a file's chunks depend on its bytes and the chunker alone)
+    assert len(parsed) == (0 if change == "settings" else 25)
     assert _state(warm) == _state(build_index([tree], base, workers=1))
+    if change == "settings":  # and back: the file left out comes back from its row
+        parsed.clear()
+        back = build_index([tree], cache_dir=cache, workers=1)
+        assert parsed == []
+        assert _state(back) == _state(build_index([tree], workers=1))
 
 
 def _corrupt(path: Path, how: str) -> None:
@@ -509,7 +516,7 @@ def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Pat
     chunk = LocatedChunk("a.py#function-f", "def f():\n    pass", "a.py", "code", "f", 1, 2)
     stored = pack(FileChunks("a.py", (chunk,), 123, 17))
     assert stored.texts is not None
-    cache = FolderCache(tmp_path / "c" / "index.sqlite3", tmp_path, "rules")
+    cache = FolderCache(tmp_path / "c" / "index.sqlite3", tmp_path)
     generation = cache.put("a.py", stored, b"d" * 16)
     assert cache.texts("a.py", generation) == stored.texts  # pending
     assert cache.texts("a.py", generation + 1) is None

@@ -213,7 +213,7 @@ def test_check_cli_exit_codes_and_output(tree: Path) -> None:
     [item] = json.loads(out)
     assert item["line"] == 2
     assert item["column"] == 8
-    assert item["chunkId"] == "app/calc.py#function-compute_totals"
+    assert item["chunk_id"] == "app/calc.py#function-compute_totals"
     assert item["suggestions"][0] == "app/calc.py#function-compute_total"
 
 
@@ -230,11 +230,13 @@ def test_check_cli_usage_errors(tree: Path, argv: tuple[str, ...]) -> None:
     assert "error" in err
 
 
-def test_check_cli_binary_file_is_a_usage_error(tree: Path) -> None:
+def test_check_cli_binary_file_is_skipped_and_named(tree: Path) -> None:
+    """Not a usage error (issue 32): named on stderr; ``--strict`` fails the run."""
     (tree / "bin.md").write_bytes(b"\xff\xfe\x00")
     code, _, err = run("--root", str(tree), str(tree / "bin.md"))
-    assert code == 2
-    assert "not a readable UTF-8 text file" in err
+    assert code == 0
+    assert err.count("skipped bin.md") == 1 and "usage:" not in err
+    assert run("--root", str(tree), str(tree / "bin.md"), "--strict")[0] == 1
 
 
 def test_check_text_suggests_for_the_first_unknown_ids_only(tree: Path) -> None:

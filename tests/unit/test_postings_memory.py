@@ -37,7 +37,7 @@ def _snapshot(ascending: bool = True) -> Snapshot:
 
 def _saved_peak(snapshot: Snapshot, tmp_path: Path) -> int:
     """The most bytes allocated at once while the snapshot was saved."""
-    cache = FolderCache(tmp_path / "index.sqlite3", tmp_path, "rules")
+    cache = FolderCache(tmp_path / "index.sqlite3", tmp_path)
     db = cache._connect()
     assert isinstance(db, sqlite3.Connection)
     tracemalloc.start()

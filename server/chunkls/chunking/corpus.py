@@ -71,6 +71,18 @@ def compile_globs(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("(?:" + "|".join(parts) + r")\Z")
 
 
+def glob_problem(pattern: str) -> str | None:
+    """What is wrong with a glob pattern (``None``: nothing): a ``[`` that opens
+    no character class (no ``]`` after it), or a class of nothing."""
+    at = pattern.find("[")
+    while at >= 0:
+        end = pattern.find("]", at + 2)
+        if end < 0:
+            return f"{pattern!r} has a '[' that is never closed (a character class needs a ']')"
+        at = pattern.find("[", end + 1)
+    return None
+
+
 def _translate_glob(pattern: str) -> str:
     anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
     pattern = pattern.strip("/")
@@ -154,6 +166,24 @@ class CorpusRules:
         )
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
+    @property
+    def adds_excludes(self) -> bool:
+        """Whether these rules leave out more files than the tutorial's (every
+        rules leave out at least those: a cached file is in a corpus of the
+        tutorial's rules)."""
+        return bool(
+            self.exclude_globs
+            or self.exclude_dirs != DEFAULT_EXCLUDED_DIRECTORIES
+            or self.exclude_files != DEFAULT_EXCLUDED_FILES
+        )
+
+    def size_decides(self, size: int, skipped: str | None) -> bool:
+        """Whether a file of ``size`` bytes, chunked (``skipped`` ``None``) or
+        skipped for ``skipped``, must be read again under these rules' size limit
+        (a cached row made under another limit)."""
+        over = size > self.max_file_size
+        return over != (skipped is not None and SIZE_LIMIT_NOTE in skipped)
+
     def glob_excludes(self, rel_path: str) -> bool:
         """Whether a configured glob leaves out this root-relative path itself."""
         return self._glob is not None and self._glob.match(rel_path) is not None
@@ -215,8 +245,14 @@ def rules_from_mapping(
             value = _str_list(settings[key])
             if value is None:
                 problems.append(ConfigProblem(source, f"{key} must be a list of strings"))
-            else:
-                lists[key] = value
+                continue
+            if key in ("exclude", "check-exclude"):
+                bad = [problem for pattern in value if (problem := glob_problem(pattern))]
+                problems += [
+                    ConfigProblem(source, f"{key}: {problem}; left out") for problem in bad
+                ]
+                value = [pattern for pattern in value if glob_problem(pattern) is None]
+            lists[key] = value
     max_size = settings.get("max-file-size")
     if max_size is not None and (
         not isinstance(max_size, int) or isinstance(max_size, bool) or max_size <= 0
@@ -238,6 +274,8 @@ def rules_from_mapping(
     return rules, problems
 
 
+SIZE_LIMIT_NOTE = "(max-file-size)"
+"""What the reason of a file skipped for its size says (the limit may change)."""
 RULES_FILE = "pyproject.toml"
 """A root's file of corpus rules (its ``[tool.chunkls]`` table)."""
 
@@ -414,7 +452,7 @@ def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
             raise FileSkipped(f"not a regular file ({_kind(info.st_mode)})")
         if info.st_size > max_file_size:
             raise FileSkipped(
-                f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit (max-file-size)"
+                f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit {SIZE_LIMIT_NOTE}"
             )
         chunks = []
         while True:

@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 a result the caller asked about is missing (an unknown
 ID, a search that matches no chunk, or skipped files with ``--strict``); 2 usage
 errors (among them a search query with no searchable terms). Usage errors print
-the subcommand's usage.
+the subcommand's usage. A reader that goes away (``chunkls check | head``) leaves
+the exit code the work determined.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def _parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="exit 1 when any file had to be skipped"
     )
     corpus.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="say only errors on stderr (not the files skipped, nor configuration notes)",
+    )
+    corpus.add_argument(
         "--no-cache",
         action="store_true",
         help="index from scratch without reading or writing the cache "
@@ -105,18 +112,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
     resolve.add_argument("--root", default=".", help="corpus root (default: .)")
+    resolve.add_argument(
+        "--json", action="store_true", help="print JSON (ID, path, lines, symbol, text)"
+    )
     resolve.set_defaults(usage=resolve.format_usage)
 
     check = commands.add_parser(
         "check",
         parents=[corpus],
-        help="report chunk IDs cited in Markdown and text files that do not resolve",
+        help="report chunk IDs cited in Markdown, text, JSON and JSONL files that do not resolve",
     )
     check.add_argument(
         "paths",
         nargs="*",
         metavar="PATH",
-        help="files or folders to check (default: every Markdown and text file of the root)",
+        help="files or folders to check (default: every Markdown, text, JSON and JSON Lines "
+        "file of the root; a file that is not UTF-8 text is skipped and named)",
     )
     check.add_argument("--root", default=".", help="corpus root (default: .)")
     check.add_argument(
@@ -235,14 +246,8 @@ def main(
 
     try:
         code = run_command(args, out, err)
-        out.flush()  # a closed pipe shows up here, not in the interpreter's exit
     except UsageError as error:
         err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
         print(f"chunkls: error: {error}", file=err)
         return 2
-    except BrokenPipeError:  # e.g. `chunkls chunks | head -1`: the reader is gone
-        from chunkls.runtime.streams import discard_output
-
-        discard_output(out)
-        return 0
     return code

@@ -22,6 +22,7 @@ from chunkls.index.session import ASK_ROUNDS, Session
 if TYPE_CHECKING:
     import argparse
 
+    from chunkls.chunking.models import LocatedChunk
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
 
@@ -95,12 +96,19 @@ class Command:
         self.out = out
         self.err = err
         self.skipped = 0
-        """Files the index had to skip (``--strict`` fails the run on any)."""
+        """Files skipped, by the index or by the check (``--strict`` fails the run on any)."""
+        self.code = 0
+        """The exit code the work determined, set before the answer is written
+        (a reader that goes away meanwhile does not change it)."""
 
     def session(self, root: Path) -> Session:
         """The root's session, read in place from its cache unless ``--no-cache``."""
-        from chunkls.chunking.corpus import CorpusRules
+        from chunkls.chunking.corpus import CorpusRules, glob_problem
         from chunkls.storage.cache import cache_dir
+
+        for pattern in self.args.exclude:
+            if (problem := glob_problem(pattern)) is not None:
+                raise UsageError(f"--exclude: {problem}")
 
         session = Session(
             None if self.args.no_cache else cache_dir(),
@@ -140,19 +148,20 @@ class Command:
         return answer
 
     def report(self, queries: Queries) -> None:
-        """Configuration problems and skipped files, on stderr."""
+        """Configuration problems and skipped files, on stderr (unless ``--quiet``)."""
+        skipped = list(queries.skipped())
+        self.skipped += len(skipped)
+        if self.args.quiet:
+            return
         for folder in queries.folders:
             for problem in folder.config_problems:
                 print(f"chunkls: {problem.source}: {problem.message}", file=self.err)
-        skipped = list(queries.skipped())
         for _folder, rel_path, reason in skipped:
             print(f"chunkls: skipped {rel_path}: {reason}", file=self.err)
         if skipped:
             noun = "file" if len(skipped) == 1 else "files"
-            print(
-                f"chunkls: {len(skipped)} {noun} skipped (they could not be chunked)", file=self.err
-            )
-        self.skipped = len(skipped)
+            said = f"{len(skipped)} {noun} skipped (they could not be chunked)"
+            print(f"chunkls: {said}", file=self.err)
 
     # -- the commands -------------------------------------------------------------------
 
@@ -169,6 +178,7 @@ class Command:
         indexed, hits = self.ask(
             session, lambda queries: (len(queries), queries.search(args.query, args.top_k))
         )
+        self.code = 0 if hits else 1
         if args.json:
             results = [
                 {
@@ -186,10 +196,9 @@ class Command:
             print(f"Indexed {indexed} chunks", file=self.out)
             for rank, hit in enumerate(hits, 1):
                 print(f"{rank}. {hit.item.chunk.chunk_id} (bm25 {hit.score:.3f})", file=self.out)
-        if not hits:
+        if not hits and not args.quiet:  # (the exit code says it)
             print(f"chunkls: no chunks match {args.query!r}", file=self.err)
-            return 1
-        return 0
+        return self.code
 
     def chunks(self) -> int:
         args = self.args
@@ -201,17 +210,7 @@ class Command:
             self.out.writelines(f"{chunk_id}\n" for chunk_id in ids)
             return 0
         for entry in self.every_chunk(session):
-            chunk = entry.chunk
-            record = {
-                "chunk_id": chunk.chunk_id,
-                "text": chunk.text,
-                "source_path": chunk.source_path,
-                "file_type": chunk.file_type,
-                "symbol": chunk.symbol,
-                "start_line": chunk.start_line,
-                "end_line": chunk.end_line,
-            }
-            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.out.write(json.dumps(chunk_record(entry.chunk), ensure_ascii=False) + "\n")
         return 0
 
     def every_chunk(self, session: Session) -> Iterator[IndexedChunk]:
@@ -237,20 +236,46 @@ class Command:
         yield from recovered()
 
     def resolve(self) -> int:
+        from chunkls.ids.grammar import candidate_ids, id_written
+
         args = self.args
+        session = self.session(check_root(args.root))
+        ref = id_written(args.chunk_id)
+        shown = ref.chunk_id if ref is not None else args.chunk_id.strip()
 
-        def question(queries: Queries) -> tuple[list[IndexedChunk], list[str]]:
-            found = queries.lookup(args.chunk_id)
-            return found, [] if found else queries.suggest(args.chunk_id)
+        def question(queries: Queries) -> tuple[list[IndexedChunk], list[str], str | None]:
+            found = queries.resolve_first(candidate_ids(ref, None)) if ref is not None else []
+            if found:
+                return found, [], None
+            return [], queries.suggest(shown), queries.skip_reason(shown.partition("#")[0])
 
-        matches, suggestions = self.ask(self.session(check_root(args.root)), question)
+        matches, suggestions, skipped = self.ask(session, question)
+        self.code = 0 if matches else 1
         if not matches:
-            print(f"chunkls: unknown chunk ID {args.chunk_id}", file=self.err)
+            if ref is not None and skipped is not None:
+                path = shown.partition("#")[0]
+                print(
+                    f"chunkls: unknown chunk ID {shown}: {path} was skipped: {skipped}",
+                    file=self.err,
+                )
+            else:
+                print(f"chunkls: unknown chunk ID {shown}", file=self.err)
             if suggestions:
                 print("did you mean:", file=self.err)
                 for suggestion in suggestions:
                     print(f"  {suggestion}", file=self.err)
-            return 1
+        if args.json:
+            record: dict[str, object] = {"chunks": [chunk_record(e.chunk) for e in matches]}
+            if not matches:
+                record = {
+                    **record,
+                    "unknown": shown,
+                    "suggestions": suggestions,
+                    "skipped": skipped,
+                }
+            json.dump(record, self.out, indent=2, ensure_ascii=False)
+            self.out.write("\n")
+            return self.code
         for number, entry in enumerate(matches):
             chunk = entry.chunk
             if number:
@@ -258,7 +283,7 @@ class Command:
             self.out.write(
                 f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n{chunk.text}\n"
             )
-        return 0
+        return self.code
 
     def check(self) -> int:
         from chunkls.ids.positions import TextLines
@@ -274,14 +299,16 @@ class Command:
         session = self.session(root)
         folder = session.folders[0]
         documents: list[tuple[str, str, str, str | None]] = []
+        unreadable: list[tuple[str, str | None]] = []
         for shown, path, confine in check_targets(root, args.paths, folder.rules.glob_excludes):
             real = os.path.realpath(path)  # once: the confinement and the relative path
             text = None
             if confine is None or real_inside(real, confine):
                 text = read_text_file(Path(real))
-            if text is None:
-                raise UsageError(f"{shown}: not a readable UTF-8 text file")
             rel_path = real_relative(real, folder.root_resolved) or folder.relative(path)
+            if text is None:  # skipped, named once (below); the rest is checked
+                unreadable.append((shown, rel_path))
+                continue
             documents.append((shown, language_of(path.name), text, rel_path))
 
         def question(queries: Queries) -> list[dict[str, object]]:
@@ -298,7 +325,7 @@ class Command:
                             "path": shown,
                             "line": line + 1,
                             "column": column + 1,
-                            "chunkId": problem.chunk_id,
+                            "chunk_id": problem.chunk_id,
                             "written": text[problem.ref.start : problem.ref.end],
                             "suggestions": problem.suggestions,
                         }
@@ -306,6 +333,14 @@ class Command:
             return problems
 
         problems = self.ask(session, question)
+        for shown, rel_path in unreadable:  # (a corpus file the index skipped is named already)
+            if rel_path is None or session.queries.skip_reason(rel_path) is None:
+                self.skipped += 1
+                if not args.quiet:
+                    print(
+                        f"chunkls: skipped {shown}: not a readable UTF-8 text file", file=self.err
+                    )
+        self.code = 1 if problems else 0
         if args.format == "json":
             json.dump(problems, self.out, indent=2, ensure_ascii=False)
             self.out.write("\n")
@@ -315,12 +350,12 @@ class Command:
                 hint = f" (did you mean {suggestions[0]}?)" if suggestions else ""  # type: ignore[index]
                 self.out.write(
                     f"{item['path']}:{item['line']}:{item['column']}: "
-                    f"unknown chunk ID {item['chunkId']}{hint}\n"
+                    f"unknown chunk ID {item['chunk_id']}{hint}\n"
                 )
             if problems:
                 noun = "ID" if len(problems) == 1 else "IDs"
                 print(f"chunkls: {len(problems)} unknown chunk {noun}", file=self.err)
-        return 1 if problems else 0
+        return self.code
 
 
 def check_targets(
@@ -350,10 +385,32 @@ def check_targets(
     return targets
 
 
+def chunk_record(chunk: LocatedChunk) -> dict[str, object]:
+    """A chunk as JSON: the tutorial's ``Chunk`` fields, then its lines."""
+    return {
+        "chunk_id": chunk.chunk_id,
+        "text": chunk.text,
+        "source_path": chunk.source_path,
+        "file_type": chunk.file_type,
+        "symbol": chunk.symbol,
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+    }
+
+
 def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run one of the commands; its exit code (``--strict``: 1 when a file was skipped)."""
+    """Run one of the commands; its exit code (``--strict``: 1 when a file was
+    skipped). A reader that goes away (``chunkls check | head -1``) leaves the
+    code the work determined."""
     command = Command(args, out, err)
-    code: int = getattr(command, args.command)()
+    try:
+        code: int = getattr(command, args.command)()
+        out.flush()  # a closed pipe shows up here, not in the interpreter's exit
+    except BrokenPipeError:
+        from chunkls.runtime.streams import discard_output
+
+        discard_output(out)
+        code = command.code
     if code == 0 and args.strict and command.skipped:
         return 1
     return code

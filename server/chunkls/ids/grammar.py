@@ -375,6 +375,51 @@ def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
     return refs
 
 
+def ids_written(text: str) -> list[ChunkRef]:
+    """The chunk IDs given as an argument (``chunkls resolve ID``, MCP
+    ``read_chunk``, ``chunkls.resolve``): the one normaliser of written forms
+    for every front door. An ID may be bare, in backticks, a Markdown link
+    target, with a leading ``/`` or ``./``, and JSON-escaped (``app\\/x.py``,
+    ``\\u0023``, as copied from a session log); ``#identity`` alone is none
+    (no document: no "same file"). Offsets are into the decoded text."""
+    decoded = json_strings.decode(text)[0] if "\\" in text else text
+    return [ref for ref in find_chunk_refs(decoded) if ref.form != "local"]
+
+
+def id_written(text: str) -> ChunkRef | None:
+    """The one chunk ID a whole argument is, written in any form ``ids_written``
+    reads (spaces around it aside); ``None`` if it is not exactly one ID."""
+    written = text.strip()
+    decoded = json_strings.decode(written)[0] if "\\" in written else written
+    refs = ids_written(decoded)
+    if len(refs) != 1:
+        return None
+    ref = refs[0]
+    start, end = ref.start, ref.end
+    if ref.form == "backtick":
+        start, end = start - 1, end + 1
+    elif ref.form == "link":
+        opening = decoded.rfind("](", 0, start)
+        start, end = (decoded.rfind("[", 0, opening) if opening >= 0 else start), end + 1
+    return ref if (start, end) == (0, len(decoded)) else None
+
+
+def path_written(text: str) -> str | None:
+    """A root-relative path given as an argument (MCP ``outline``), written as
+    an ID's path is: backticks, a leading ``/`` or ``./``, JSON escapes, an ID's
+    ``#identity`` after it; ``None`` for one that leads out (``..``) or is empty."""
+    written = text.strip().strip("`").strip()
+    if "\\" in written:
+        written = json_strings.decode(written)[0]
+    written = written.partition("#")[0].replace("\\", "/").lstrip("/")
+    while written.startswith("./"):
+        written = written[2:]
+    normal = posixpath.normpath(written) if written else ""
+    if normal in ("", ".") or normal == ".." or normal.startswith("../"):
+        return None
+    return normal
+
+
 def ref_at(refs: list[ChunkRef], offset: int) -> ChunkRef | None:
     """The reference covering a character offset (its end included; the first
     one where two touch). ``refs`` are in order and do not overlap."""

@@ -249,6 +249,7 @@ class BulkIndexer:
         loaded = cache.load() if cache is not None else None
         rows = loaded.rows if loaded is not None else {}
         touched = folder.touched if folder.touched is not None else set()
+        rules = folder.rules
         reused: list[tuple[str, Row]] = []
         for number, file in enumerate(files):
             if number % REUSE_STEP == REUSE_STEP - 1:
@@ -269,8 +270,8 @@ class BulkIndexer:
                 info.st_size,
             ):
                 continue
-            if row is None or cache is None:
-                todo.append(file)
+            if row is None or cache is None or rules.size_decides(info.st_size, row.skipped):
+                todo.append(file)  # (a row made under another size limit: read again)
                 continue
             same = cache.unchanged(row, info.st_mtime_ns, info.st_size, info.st_ctime_ns)
             if same is None:
@@ -286,7 +287,10 @@ class BulkIndexer:
             return
         stale = not reused or bool(todo) or loaded.snapshot is None
         for rel_path in rows.keys() - seen - touched:
-            cache.delete(rel_path)
+            # a file left out by these corpus rules keeps its row for when it comes
+            # back (another --exclude); a file gone from disk loses it
+            if not os.path.lexists(folder.absolute(rel_path)):
+                cache.delete(rel_path)
             stale = True
         searchable: list[str] = []
         settled = len(files) - len(todo) - len(reused)

@@ -170,7 +170,7 @@ class ChunkStore:
         folder = Folder(root, rules, position, problems)
         if self.cache_dir is not None:
             path = store_path(folder.root_resolved, self.cache_dir)
-            folder.cache = FolderCache(path, folder.root_resolved, rules.fingerprint())
+            folder.cache = FolderCache(path, folder.root_resolved)
         self.folders.append(folder)
         self.folders_version += 1
         return folder

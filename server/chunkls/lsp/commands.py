@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chunkls.ids.grammar import find_chunk_refs
+from chunkls.ids.grammar import find_chunk_refs, id_written
 from chunkls.ids.positions import units
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.contract import (
@@ -133,12 +133,11 @@ def _folder_of(ls: ChunkServer, uri: str | None) -> Folder | None:
 
 
 def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: Folder | None) -> list[dict[str, Any]]:
-    """The chunks of an ID written alone (the grammar reads it, as in a document)."""
-    written = chunk_id.strip()
-    refs = [ref for ref in find_chunk_refs(written) if ref.form != "local"]
-    if len(refs) != 1 or (refs[0].start, refs[0].end) != (0, len(written)):
+    """The chunks of an ID written alone (in any form ``id_written`` reads)."""
+    ref = id_written(chunk_id)
+    if ref is None:
         return []
-    return [_target(ls, entry) for entry in resolve_written(ls, refs[0], None, prefer)]
+    return [_target(ls, entry) for entry in resolve_written(ls, ref, None, prefer)]
 
 
 def _resolve_text(ls: ChunkServer, text: str, prefer: Folder | None) -> list[dict[str, Any]]:

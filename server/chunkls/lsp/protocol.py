@@ -184,7 +184,7 @@ class ChunkProtocol(LanguageServerProtocol):
         msg_id = message.get("id")
         entry = self.pending.pop(msg_id, None) if isinstance(msg_id, (int, str)) else None
         if entry is None:
-            logger.debug('Received response to unknown message id "%s"', msg_id)
+            logger.warning('Received response to unknown message id "%s"', msg_id)
             return
         future, response_type = entry
         if future.done():

@@ -12,6 +12,7 @@ never opened. No MCP SDK code is here (``chunkls.mcp.server`` wires it).
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
@@ -19,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chunkls.chunking.corpus import compile_globs
+from chunkls.chunking.corpus import compile_globs, glob_problem
 from chunkls.chunking.models import LocatedChunk
-from chunkls.ids.grammar import candidate_ids, find_chunk_refs, find_chunk_refs_in
+from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
 from chunkls.search.tokens import tokenize
 
@@ -378,6 +379,9 @@ class Tools:
             raise BadArguments(
                 f"the query has no searchable terms (no letters or digits): {query!r}"
             )
+        problem = glob_problem(glob) if glob else None
+        if problem is not None:
+            raise BadArguments(f"'path_glob': {problem}")
         matcher = compile_globs([glob]) if glob else None
         index = self.index
         if matcher is None:
@@ -407,7 +411,7 @@ class Tools:
     def read_chunk(self, arguments: Mapping[str, Any]) -> Answer:
         """Chunks by ID (any written form), or the closest IDs to unknown ones."""
         written = _string(arguments, "chunk_id", MAX_ARGUMENT)
-        refs = [ref for ref in find_chunk_refs(written) if ref.form != "local"]
+        refs = ids_written(written)
         if not refs:
             suggestions = self.index.suggest(written.strip().strip("`"))
             hint = f" Closest IDs: {', '.join(suggestions)}." if suggestions else ""
@@ -495,22 +499,20 @@ class Tools:
     # -- helpers --------------------------------------------------------------------
 
     def _source_path(self, given: str) -> str | None:
-        """The root-relative path an agent meant (an absolute path inside a root, a
-        leading '/' or './', backticks, an ID's path); ``None`` for a path that
-        leaves the roots. Only compared, never opened."""
+        """The root-relative path an agent meant: an absolute path inside a root,
+        or a path written as an ID's is (``path_written``: backticks, a leading
+        ``/`` or ``./``, JSON escapes), read from the root; ``None`` for a path
+        outside the roots. Only compared, never opened."""
         text = given.strip().strip("`").strip()
-        text = text.partition("#")[0]
         if posixpath.isabs(text):
             inside = self.index.folder_of(text)
             if inside is not None:
                 return inside[1]
-        text = text.replace("\\", "/").lstrip("/")
-        while text.startswith("./"):
-            text = text[2:]
-        normal = posixpath.normpath(text) if text else ""
-        if normal in ("", ".") or normal == ".." or normal.startswith("../"):
-            return None
-        return normal
+            relative = path_written(text)  # "/app/x.py": from the root, if it has it
+            if relative is None or not any(f.sources(relative) for f in self.index.folders):
+                return None
+            return relative
+        return path_written(text)
 
     def _file_chunks(self, rel_path: str) -> tuple[LocatedChunk, ...]:
         """Every chunk of a file, repeated IDs too (the first root that has it)."""
@@ -569,6 +571,16 @@ def _type_name(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def _shown(value: object) -> str:
+    """A wrong value as a message names it: a number as written, a boolean by its
+    kind and value, anything else by its kind."""
+    if isinstance(value, bool):
+        return f"a boolean, {json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    return _type_name(value)
+
+
 def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
     value = arguments.get(name)
     if not isinstance(value, str):
@@ -593,7 +605,7 @@ def _integer(arguments: Mapping[str, Any], name: str, default: int, low: int, hi
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadArguments(f"{name!r} must be a whole number, got {_type_name(value)}")
+        raise BadArguments(f"{name!r} must be a whole number, got {_shown(value)}")
     if not low <= value <= high:
         raise BadArguments(f"{name!r} must be from {low} to {high}, got {value}")
     return value

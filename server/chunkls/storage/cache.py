@@ -9,7 +9,8 @@ the row generation of each file it covers, so a file whose row changed after it
 was taken is re-added from its row instead.
 
 The cache is never trusted blindly: a different chunkls version, tokenizer,
-schema, folder or corpus settings empties it; a corrupt, truncated or locked
+schema or folder empties it (other corpus settings do not: the rows of files
+they leave out are kept for when they come back); a corrupt, truncated or locked
 file is logged once and rebuilt (or bypassed), never raised to the caller.
 """
 
@@ -187,16 +188,19 @@ class _Put(NamedTuple):
 class FolderCache:
     """The cache file of one workspace folder."""
 
-    def __init__(self, path: Path, root_resolved: Path, rules_fingerprint: str) -> None:
+    def __init__(self, path: Path, root_resolved: Path) -> None:
         self.path = path
         self.meta = {
             "schema": str(SCHEMA),
             "version": _version(),
             "tokenizer": str(TOKENIZER),
             "root": os.fsdecode(root_resolved),
-            "rules": rules_fingerprint,
         }
+        """What the rows are only valid for (not the corpus settings: a file's
+        chunks depend on its bytes and the chunker alone, so rows are kept
+        across ``--exclude`` and ``[tool.chunkls]`` changes)."""
         self._db: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
         self._disabled = False
         self.held = 0
         """While other processes write this folder's cache (how many): writes wait."""
@@ -469,7 +473,7 @@ class FolderCache:
         pending = self._puts.get(rel_path)
         if pending is not None and pending.generation == generation:
             return pending.texts
-        db = self._db  # read only through the open file: opening it may write
+        db = self._db or self._read_only()  # (opening it to write may write)
         if db is None:
             return None
         try:
@@ -484,6 +488,18 @@ class FolderCache:
                 self.problem = str(error)
             return None
         return found[0] if found is not None and isinstance(found[0], bytes) else None
+
+    def _read_only(self) -> sqlite3.Connection | None:
+        """A connection that only reads the file (made once, when the file is not
+        open to write: after ``close``), or ``None`` if it cannot be opened."""
+        if self._reader is None and not self._disabled:
+            try:
+                self._reader = sqlite3.connect(
+                    f"{self.path.as_uri()}?mode=ro", uri=True, timeout=0.5, check_same_thread=False
+                )
+            except (sqlite3.Error, OSError):
+                return None
+        return self._reader
 
     def _write_failed(self, error: sqlite3.Error | OSError) -> None:
         """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""

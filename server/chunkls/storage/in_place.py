@@ -255,7 +255,7 @@ def open_current(
     path = store_path(root_resolved, cache_dir)
     if not path.is_file():
         return None
-    meta = FolderCache(path, root_resolved, rules.fingerprint()).meta
+    meta = FolderCache(path, root_resolved).meta
     try:
         # (a server may answer from it in another thread than the one that opened
         # it: never in two at once)
@@ -298,6 +298,16 @@ def _current(
         return None
     rows: list[_FileRow] = db.execute(_FILES).fetchall()
     names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
+    # the rows of these corpus rules' files (those of files they leave out are kept
+    # for other settings: not the corpus now, so neither stat'ed nor answered from)
+    inside = [rules.excluded_reason(name) is None for name in names] if rules.adds_excludes else []
+    if not all(inside):
+        names = [name for name, kept in zip(names, inside, strict=True) if kept]
+        rows = [row for row, kept in zip(rows, inside, strict=True) if kept]
+    if any(
+        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in rows
+    ):
+        return None  # a row made under another size limit
     skipped_entries = _listed(root, names, rows, _listing(db))
     if skipped_entries is None:
         skipped_entries = _walked(root, rules, names, rows)
