@@ -64,7 +64,8 @@ class SourceWatcher(Protocol):
 
 class ChunkStore:
     """The chunks of the workspace folders, by file, by ID and searchable: the
-    implementation of the query API (``Queries``)."""
+    implementation of the query API (``Queries``, where its questions are
+    documented)."""
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
@@ -419,30 +420,24 @@ class ChunkStore:
 
     @property
     def incomplete(self) -> bool:
-        """Whether an answer missed something it should have had: chunk texts
-        gone from the cache, or a folder's cache read in place found stale."""
         return bool(self.texts_missing) or any(
             folder.in_place is not None and folder.in_place.stale is not None
             for folder in self.folders
         )
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
-        """The innermost folder containing an absolute path, and the relative path."""
         return innermost(self.folders, path)
 
     def file_count(self) -> int:
-        """How many files have chunks."""
         return sum(folder.file_count() for folder in self.folders)
 
     def chunks(self) -> Iterator[IndexedChunk]:
-        """Every chunk in corpus order (folders in order, files by path)."""
         for folder in sorted(self.folders, key=lambda f: f.position):
             for rel_path in folder.paths():
                 for chunk in self.file_chunks(folder, rel_path):
                     yield IndexedChunk(folder, chunk)
 
     def chunk_ids(self) -> Iterator[str]:
-        """Every chunk ID in corpus order (stubs only are read)."""
         for folder in sorted(self.folders, key=lambda f: f.position):
             if folder.in_place is not None:
                 for _, packed in folder.in_place.all_stubs():
@@ -452,13 +447,11 @@ class ChunkStore:
                 yield from map(_chunk_id_of, self._stubs(folder.files[rel_path]))
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
-        """Every skipped file: (folder, root-relative path, reason), by path."""
         for folder in self.folders:
             for rel_path in sorted(folder.skipped):
                 yield folder, rel_path, folder.skipped[rel_path]
 
     def skip_reason(self, rel_path: str) -> str | None:
-        """Why a root-relative path of some folder could not be chunked, if it was not."""
         for folder in self.folders:
             reason = folder.skipped.get(rel_path)
             if reason is not None:
@@ -472,8 +465,6 @@ class ChunkStore:
         }
 
     def has_id(self, chunk_id: str) -> bool:
-        """Whether any folder has a chunk with this ID (in memory the map's
-        96-bit keys tell, ``chunkls.index.id_map``: no chunk is read)."""
         for folder in self.folders:
             if folder.in_place is not None:
                 if self._holding(folder, chunk_id):
@@ -483,7 +474,6 @@ class ChunkStore:
         return False
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
-        """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
         holding = self._holding(prefer, chunk_id) if prefer is not None else None
         if prefer is not None and holding:
             return self._entries(prefer, chunk_id, holding)
@@ -503,7 +493,6 @@ class ChunkStore:
     def resolve_first(
         self, candidate_ids: Iterable[str], prefer: Folder | None = None
     ) -> list[IndexedChunk]:
-        """The chunks of the first candidate ID that resolves (empty if none does)."""
         for chunk_id in candidate_ids:
             found = self.lookup(chunk_id, prefer)
             if found:
@@ -527,11 +516,9 @@ class ChunkStore:
         return found
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """The existing IDs closest to one that does not resolve, best first."""
         return self.suggestions.suggest(chunk_id, limit)
 
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
-        """The indexed chunks of one file (empty when it has none)."""
         stored = self._stored(folder, rel_path)
         return self._unpack(folder, stored) if stored is not None else ()
 
@@ -544,14 +531,11 @@ class ChunkStore:
         return stored
 
     def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
-        """The chunk of a file at a 1-based line."""
         return chunk_at_line(self.file_chunks(folder, rel_path), line)
 
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
     ) -> list[LocatedChunk]:
-        """The chunks whose ``source_path`` is this one, ``prefer``'s first, one per
-        chunk ID, in file order."""
         seen: dict[str, LocatedChunk] = {}
         for folder in sorted(self.folders, key=lambda folder: folder is not prefer):
             for rel_path in folder.sources(source_path):
@@ -560,8 +544,6 @@ class ChunkStore:
         return list(seen.values())
 
     def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
-        """BM25-ranked chunks for a query (the one scorer, over whichever postings
-        the folders have: in memory, or read in place)."""
         source = self.postings
         by_position = {folder.position: folder for folder in self.folders}
         hits = []
@@ -574,11 +556,9 @@ class ChunkStore:
         return hits
 
     def source_paths(self) -> set[str]:
-        """Every ``source_path`` that has chunks."""
         return {path for folder in self.folders for path in folder.source_paths()}
 
     def source_paths_starting(self, prefix: str) -> list[str]:
-        """The distinct ``source_path``s that start with ``prefix``, sorted."""
         return sorted(
             {
                 path
@@ -600,7 +580,6 @@ class ChunkStore:
         suggested: dict[str, list[str]] | None = None,
         suggest_for: int | None = None,
     ) -> list[Problem]:
-        """The chunk IDs written in a text that resolve to no chunk, with replacements."""
         from chunkls.index.citations import SUGGEST_FOR, check_text
 
         return check_text(
@@ -616,13 +595,11 @@ class ChunkStore:
         )
 
     def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """Replacement IDs for one that does not resolve, best first."""
         from chunkls.index.citations import fix_candidates
 
         return fix_candidates(self, chunk_id, self.history, limit)
 
     def citing(self, chunk_id: str) -> list[Citation]:
-        """The citations of a chunk ID in the workspace's documents (those scanned)."""
         return self.citations.citing(chunk_id) if self._citations is not None else []
 
 
