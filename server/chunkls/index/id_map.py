@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 # numpy is imported when there is something to look up or sort: a folder made
-# to answer from the cache in place (``chunkls.index.ondisk``) never has any
+# to answer from the cache in place (``chunkls.storage.in_place``) never has any
 
 TAIL = 1 << 14
 """Entries added since the last sort at most (then they are sorted in)."""

@@ -1,4 +1,4 @@
 """Process plumbing, below everything else: answers while a server loads (the
 early reader and the answers kept between starts), memory returned after bulk
-work, outputs whose reader has gone, package exports looked up on first use.
+work, outputs whose reader has gone.
 """

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 # numpy and the postings are imported by the two methods that read and write the
 # search snapshot (``chunkls.storage.snapshot``): a process that only checks rows
-# (the CLI answering from the cache in place, ``chunkls.index.ondisk``) does not
+# (the CLI answering from the cache in place, ``chunkls.storage.in_place``) does not
 # load them.
 
 
