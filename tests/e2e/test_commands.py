@@ -30,6 +30,36 @@ async def test_search_matches_the_core_ranking(
     assert first["preview"] and "\n" not in first["preview"]
 
 
+@pytest.mark.parametrize("mode", [None, "hybrid", "bm25"])
+async def test_search_ranks_in_the_mode_asked_and_says_which(
+    shared_client: LanguageClient, shared_workspace: Path, mode: str | None
+) -> None:
+    query = "how do I greet someone politely"
+    asked = {"query": query, "topK": 5, **({"mode": mode} if mode else {})}
+    results = await command(shared_client, "chunkls.search", asked)
+    roots = [shared_workspace, shared_workspace.parent / "second"]
+    expected = build_index(roots).queries.search(query, 5, mode or "hybrid")
+    assert expected
+    assert [(r["chunkId"], r["score"], r["mode"]) for r in results] == [
+        (h.item.chunk.chunk_id, round(h.score, 6), mode or "hybrid") for h in expected
+    ]
+
+
+async def test_an_unknown_mode_is_an_error_naming_the_modes(shared_client: LanguageClient) -> None:
+    with pytest.raises(
+        JsonRpcException, match=r"unknown search mode 'dense' \(modes: hybrid, bm25\)"
+    ):
+        await command(shared_client, "chunkls.search", {"query": "greet", "mode": "dense"})
+    assert await command(shared_client, "chunkls.search", {"query": "greet", "topK": 1})
+
+
+@pytest.mark.parametrize("query", ["how does the", "?!", "   "])
+async def test_a_query_with_nothing_to_search_finds_nothing(
+    shared_client: LanguageClient, query: str
+) -> None:
+    assert await command(shared_client, "chunkls.search", {"query": query}) == []
+
+
 async def test_search_defaults_and_limits(shared_client: LanguageClient) -> None:
     results = await command(shared_client, "chunkls.search", {"query": "greet"})
     assert 0 < len(results) <= 20

@@ -90,6 +90,9 @@ async def test_the_tools_are_listed_with_schemas_written_for_a_model(workspace: 
         "outline": ["path"],
         "check_citations": ["text"],
     }
+    mode = tools["search_chunks"].inputSchema["properties"]["mode"]
+    assert mode["enum"] == ["hybrid", "bm25"]
+    assert tools["search_chunks"].outputSchema["required"] == ["indexed", "mode", "results"]  # type: ignore[index]
     top_k = tools["search_chunks"].inputSchema["properties"]["top_k"]
     assert (top_k["minimum"], top_k["maximum"], top_k["default"]) == (1, 100, 10)
     for tool in tools.values():
@@ -99,19 +102,28 @@ async def test_the_tools_are_listed_with_schemas_written_for_a_model(workspace: 
         assert tool.annotations is not None and tool.annotations.readOnlyHint
 
 
-async def test_search_agrees_with_the_cli(workspace: Path) -> None:
-    code, printed = run_cli("search", "greet hello", "--root", str(workspace), "--json")
+@pytest.mark.parametrize("mode", [None, "hybrid", "bm25"])
+async def test_search_agrees_with_the_cli(workspace: Path, mode: str | None) -> None:
+    """The same query, the same order and scores, in each mode (the default:
+    hybrid), and the answer says which mode ranked it."""
+    chosen = ["--mode", mode] if mode else []
+    query = "how do I greet someone politely"
+    code, printed = run_cli("search", query, "--root", str(workspace), "--json", *chosen)
     assert code == 0
     expected = json.loads(printed)
-    _, text_lines = run_cli("search", "greet hello", "--root", str(workspace))
+    assert expected["mode"] == (mode or "hybrid")
+    _, text_lines = run_cli("search", query, "--root", str(workspace), *chosen)
+    arguments: dict[str, Any] = {"query": query, "top_k": 5, **({"mode": mode} if mode else {})}
     async with mcp_session(workspace) as session:
-        result = await call(session, "search_chunks", {"query": "greet hello", "top_k": 5})
+        result = await call(session, "search_chunks", arguments)
         narrowed = await call(
-            session, "search_chunks", {"query": "greet hello", "path_glob": "*.md"}
+            session, "search_chunks", {**arguments, "query": "greet hello", "path_glob": "*.md"}
         )
     assert not result.isError and result.structuredContent is not None
     found = result.structuredContent
     assert found["indexed"] == expected["indexed"]
+    assert found["mode"] == expected["mode"]
+    assert f"({expected['mode']} " in text_of(result)
     assert [(r["chunk_id"], r["score"]) for r in found["results"]] == [
         (r["chunk_id"], r["score"]) for r in expected["results"]
     ]
@@ -124,6 +136,20 @@ async def test_search_agrees_with_the_cli(workspace: Path) -> None:
     assert id_lines == text_lines.splitlines()
     paths = {r["path"] for r in narrowed.structuredContent["results"]}  # type: ignore[index]
     assert paths and all(path.endswith(".md") for path in paths)
+
+
+async def test_the_repositorys_search_mode_is_the_default_and_the_argument_overrides_it(
+    workspace: Path,
+) -> None:
+    pyproject = workspace / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'search-mode = "bm25"\n', encoding="utf-8")
+    async with mcp_session(workspace) as session:
+        default = await call(session, "search_chunks", {"query": "greet"})
+        chosen = await call(session, "search_chunks", {"query": "greet", "mode": "hybrid"})
+    assert default.structuredContent is not None and chosen.structuredContent is not None
+    assert default.structuredContent["mode"] == "bm25"
+    assert "(bm25 " in text_of(default)
+    assert chosen.structuredContent["mode"] == "hybrid"
 
 
 async def test_read_chunk_takes_every_written_form_and_agrees_with_resolve(
@@ -292,6 +318,13 @@ async def test_writes_renames_deletes_and_rules_show_in_the_next_answers(
         ("search_chunks", {"query": "greet", "top_k": 101}, "must be from 1 to 100, got 101"),
         ("search_chunks", {"query": "greet", "top_k": True}, "got a boolean"),
         ("search_chunks", {"query": "?!"}, "no searchable terms"),
+        ("search_chunks", {"query": "how does the"}, "only question and stop words"),
+        (
+            "search_chunks",
+            {"query": "greet", "mode": "dense"},
+            "'mode': unknown search mode 'dense' (modes: hybrid, bm25)",
+        ),
+        ("search_chunks", {"query": "greet", "mode": 25}, "'mode' must be a string, got a number"),
         ("search_chunks", {"query": "greet", "path_glob": ["*.py"]}, "got an array"),
         ("read_chunk", {"chunk_id": ["a.py#function-f"]}, "got an array"),
         ("read_chunk", {"chunk_id": "   "}, "'chunk_id' is empty"),
@@ -347,7 +380,7 @@ async def test_nothing_outside_the_root_is_read_or_shown(tmp_path: Path) -> None
             "function-leaked", ""
         )
     assert all(answer.isError for answer in answers[:-1])
-    assert answers[-1].structuredContent == {"indexed": 1, "results": []}
+    assert answers[-1].structuredContent == {"indexed": 1, "mode": "hybrid", "results": []}
 
 
 async def test_a_root_that_is_not_a_folder_is_an_error_result(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from chunkls.index.session import build_index
 from tests.e2e.conftest import TIMEOUT, open_document, uri
 from tests.e2e.helpers import doc
 
@@ -63,9 +64,10 @@ async def test_markdown_symbols_are_named_by_heading_text(
         assert heading.startswith(re.sub(r"[^a-z0-9]+", "-", symbol.name.lower()).strip("-"))
 
 
-async def test_workspace_symbol_is_bm25_search(
+async def test_workspace_symbol_is_the_search(
     shared_client: LanguageClient, shared_workspace: Path
 ) -> None:
+    """The palette's ranking: the default mode's (hybrid), named with each score."""
     symbols = await asyncio.wait_for(
         shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="greeting polite")),
         TIMEOUT,
@@ -76,7 +78,13 @@ async def test_workspace_symbol_is_bm25_search(
     assert isinstance(first.location, types.Location)
     assert first.location.uri == uri(shared_workspace / "app" / "greet.py")
     assert first.location.range.start.line == 22
-    empty = await asyncio.wait_for(
-        shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="  ")), TIMEOUT
-    )
-    assert empty == []
+    roots = [shared_workspace, shared_workspace.parent / "second"]
+    expected = build_index(roots).queries.search("greeting polite", len(symbols), "hybrid")
+    assert [(s.name, s.container_name) for s in symbols] == [
+        (h.item.chunk.chunk_id, f"hybrid {h.score:.3f}") for h in expected
+    ]
+    for query in ("  ", "how does the", "?!"):
+        empty = await asyncio.wait_for(
+            shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query)), TIMEOUT
+        )
+        assert empty == [], query

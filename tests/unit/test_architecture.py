@@ -231,7 +231,7 @@ def test_only_the_mcp_front_door_uses_the_mcp_sdk() -> None:
 
 LAYERS: dict[str, set[str]] = {
     "runtime": set(),
-    "chunking": {"runtime"},
+    "chunking": {"runtime", "search"},
     "ids": {"chunking"},
     "search": set(),
     "storage": {"chunking", "search"},
@@ -241,8 +241,9 @@ LAYERS: dict[str, set[str]] = {
     "cli": {"runtime", "chunking", "ids", "search", "storage", "index", "lsp", "mcp"},
 }
 """Each package and the packages it may import (besides itself and ``chunkls``'s
-``__version__``): the process plumbing at the bottom, then the chunker; the ID
-grammar (on the chunker's suffixes) and search (on nothing); the persistent
+``__version__``): the process plumbing and search (on nothing) at the bottom,
+then the chunker (which reads a search mode's name from ``[tool.chunkls]``); the
+ID grammar (on the chunker's suffixes); the persistent
 cache; the index and its query API; and the front doors on top (the CLI starts
 the other two)."""
 

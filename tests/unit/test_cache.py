@@ -547,7 +547,7 @@ def test_term_frequencies_are_saved_narrow_when_they_fit(
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
-    assert warm.queries.search("helper", 1)[0].item.chunk.chunk_id == "many.md#heading-many"
+    assert warm.queries.search("helper", 1, "bm25")[0].item.chunk.chunk_id == "many.md#heading-many"
 
 
 def test_names_that_are_not_utf8_are_cached(tmp_path: Path, cache: Path, parsed: list[str]) -> None:

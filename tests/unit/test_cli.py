@@ -61,19 +61,40 @@ def tree(tmp_path: Path) -> Path:
 # -- search ----------------------------------------------------------------------
 
 
-def test_search_prints_the_tutorials_demo_format(tree: Path) -> None:
-    code, out, err = run("search", "greet name hello", "--root", str(tree), "--top-k", "2")
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_search_prints_the_tutorials_demo_format(tree: Path, mode: str) -> None:
+    """``--mode bm25`` is the tutorial's demo; the default (hybrid) prints the
+    same lines, naming its mode where the demo says ``bm25``."""
+    argv = ["search", "greet name hello", "--root", str(tree), "--top-k", "2"]
+    code, out, err = run(*argv, *(["--mode", mode] if mode == "bm25" else []))
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0] == "Indexed 7 chunks"
     assert len(lines) == 3
     for rank, line in enumerate(lines[1:], 1):
-        assert re.fullmatch(rf"{rank}\. \S+#\S+ \(bm25 \d+\.\d{{3}}\)", line), line
+        assert re.fullmatch(rf"{rank}\. \S+#\S+ \({mode} \d+\.\d{{3}}\)", line), line
     assert lines[1].startswith("1. app/greet.py#")
 
 
+def test_an_unknown_mode_is_a_usage_error_naming_the_modes(tree: Path) -> None:
+    code, out, err = run("search", "greet", "--root", str(tree), "--mode", "dense")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'dense' (choose from 'hybrid', 'bm25')" in err
+
+
+def test_tool_chunkls_search_mode_is_the_default_and_mode_overrides_it(tree: Path) -> None:
+    (tree / "pyproject.toml").write_text('[tool.chunkls]\nsearch-mode = "bm25"\n')
+    for argv, mode in [((), "bm25"), (("--mode", "hybrid"), "hybrid")]:
+        code, out, _ = run("search", "greet", "--root", str(tree), "--json", *argv)
+        assert code == 0 and json.loads(out)["mode"] == mode
+    (tree / "pyproject.toml").write_text('[tool.chunkls]\nsearch-mode = "dense"\n')
+    code, out, err = run("search", "greet", "--root", str(tree), "--json")
+    assert code == 0 and json.loads(out)["mode"] == "hybrid"
+    assert "search-mode must be one of hybrid, bm25, not 'dense'" in err
+
+
 def test_search_top_k_default_and_no_hits(tree: Path) -> None:
-    code, out, err = run("search", "the", "--root", str(tree))
+    code, out, err = run("search", "the", "--root", str(tree), "--mode", "bm25")
     assert code == 1  # no chunk matches: said on stderr (see test_search_says_why_it_is_empty)
     assert out.splitlines() == ["Indexed 7 chunks"]
     assert err == "chunkls: no chunks match 'the'\n"
@@ -96,10 +117,10 @@ def test_search_from_the_current_directory(tree: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tree)
     code, out, _ = run("search", "greeter")
     assert code == 0
-    assert out.splitlines()[1].startswith("1. app/greet.py#class-Greeter (bm25 ")
+    assert out.splitlines()[1].startswith("1. app/greet.py#class-Greeter (hybrid ")
 
 
-@pytest.mark.parametrize("query", ["", "   ", "...!?", "#-/"])
+@pytest.mark.parametrize("query", ["", "   ", "...!?", "#-/", "how does the", "What is it?"])
 def test_search_without_searchable_terms_is_a_usage_error(tree: Path, query: str) -> None:
     code, out, err = run("search", query, "--root", str(tree))
     assert (code, out) == (2, "")
@@ -114,7 +135,7 @@ def test_search_says_when_no_chunk_matches(tree: Path, as_json: bool) -> None:
     assert code == 1
     assert err == "chunkls: no chunks match 'zzzqqq xyzzy'\n"
     if as_json:
-        assert json.loads(out) == {"indexed": 7, "results": []}
+        assert json.loads(out) == {"indexed": 7, "mode": "hybrid", "results": []}
     else:
         assert out == "Indexed 7 chunks\n"
 
@@ -273,7 +294,7 @@ def test_the_cli_reads_tool_chunkls(tree: Path) -> None:
     assert err.splitlines() == [
         f"chunkls: {source}: exclude must be a list of strings",
         f"chunkls: {source}: unknown key 'colour' (known: exclude-dirs, exclude-files, exclude,"
-        " max-file-size, check-exclude)",
+        " max-file-size, check-exclude, search-mode)",
     ]
 
 
@@ -397,7 +418,7 @@ def test_python_dash_m_chunkls(tree: Path, tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines()[0] == "Indexed 7 chunks"
-    assert done.stdout.splitlines()[1].startswith("1. app/greet.py#class-Greeter (bm25 ")
+    assert done.stdout.splitlines()[1].startswith("1. app/greet.py#class-Greeter (hybrid ")
 
 
 def test_the_console_script(tree: Path, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ def test_config_keys_are_documented() -> None:
         "exclude",
         "max-file-size",
         "check-exclude",
+        "search-mode",
     }
 
 

@@ -21,6 +21,8 @@ from chunkls import cli
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.bulk import BulkIndexer
 from chunkls.index.session import Session, build_index
+from chunkls.search import MODES
+from chunkls.search.hybrid import CANDIDATES, hybrid_query
 from chunkls.storage.cache import cache_dir, store_path
 from chunkls.storage.listing import Listing
 from chunkls.storage.mapped import file_path, read_sections
@@ -184,7 +186,7 @@ def test_a_search_reads_only_its_terms_and_its_results(
     run("search", "greet", "--root", str(tree))
     disk = open_current(tree, CorpusRules(), cache_dir())
     assert disk is not None
-    hits = disk.queries.search("greet name greet", 2)
+    hits = disk.queries.search("greet name greet", 2, "bm25")
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
     assert rows_read(disk)["postings"] <= 2  # each distinct term's postings, once
     assert rows_read(disk)["contents"] <= 2  # the files of the results, nothing else
@@ -196,7 +198,21 @@ def test_a_search_reads_only_its_terms_and_its_results(
     disk.close()
 
 
-def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path) -> None:
+def test_a_hybrid_search_reads_its_terms_and_forms_and_its_candidates_files(tree: Path) -> None:
+    run("search", "greet", "--root", str(tree))
+    disk = open_current(tree, CorpusRules(), cache_dir())
+    assert disk is not None
+    query = hybrid_query("how does it greet a name?")
+    assert query.terms == ("greet", "name")
+    hits = disk.queries.search("how does it greet a name?", 2, "hybrid")
+    assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
+    assert rows_read(disk)["postings"] <= len(query.terms) + len(query.forms)
+    assert 1 <= rows_read(disk)["contents"] <= CANDIDATES  # the candidates' files only
+    disk.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path, mode: str) -> None:
     index = build_index([tree], CorpusRules(), None, cache_dir())
     index.close()
     disk = open_current(tree, CorpusRules(), cache_dir())
@@ -207,8 +223,8 @@ def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path) -> None:
     queries += [" ".join(rng.choices(WORDS, k=rng.randint(1, 4))) for _ in range(30)]
     for query in queries:
         for top_k in (1, 3, 10, 200):
-            ours = [(hit.score, hit.item.chunk) for hit in disk.queries.search(query, top_k)]
-            theirs = [(hit.score, hit.item.chunk) for hit in index.queries.search(query, top_k)]
+            ours = [(h.score, h.item.chunk) for h in disk.queries.search(query, top_k, mode)]
+            theirs = [(h.score, h.item.chunk) for h in index.queries.search(query, top_k, mode)]
             assert ours == theirs, (query, top_k)
     assert list(disk.queries.chunk_ids()) == [
         entry.chunk.chunk_id for entry in index.queries.chunks()

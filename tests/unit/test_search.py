@@ -315,7 +315,7 @@ CORPUS = {
 def test_ranking_on_a_small_corpus(tmp_path: Path, query: str, expected: list[str]) -> None:
     write_tree(tmp_path, CORPUS)
     index = build_index([tmp_path])
-    hits = index.queries.search(query, top_k=len(expected))
+    hits = index.queries.search(query, top_k=len(expected), mode="bm25")
     assert [hit.item.chunk.chunk_id for hit in hits] == expected
     scores = [hit.score for hit in hits]
     assert scores == sorted(scores, reverse=True)
@@ -324,7 +324,7 @@ def test_ranking_on_a_small_corpus(tmp_path: Path, query: str, expected: list[st
 def test_full_ranking_is_pinned(tmp_path: Path) -> None:
     write_tree(tmp_path, CORPUS)
     index = build_index([tmp_path])
-    hits = index.queries.search("chunk path", top_k=10)
+    hits = index.queries.search("chunk path", top_k=10, mode="bm25")
     assert [(h.item.chunk.chunk_id, round(h.score, 3)) for h in hits] == PINNED
 
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from chunkls.lsp.settings import (
     CLIENT_SETTINGS,
     CodeLensSettings,
+    SearchMode,
     Settings,
     SettingSpec,
     parse_settings,
     setting_specs,
 )
+from chunkls.search import MODES
 
 DEFAULTS = Settings()
 
@@ -179,4 +183,14 @@ def test_setting_specs_list_every_setting_with_its_json_type_and_default() -> No
         SettingSpec(
             "diagnostics.severity", "string", "warning", ("error", "warning", "information", "hint")
         ),
+        SettingSpec("search.mode", "string", "auto", ("auto", "hybrid", "bm25")),
     ]
+
+
+def test_the_search_mode_setting_offers_every_mode() -> None:
+    assert get_args(SearchMode)[1:] == MODES
+    assert Settings().search.requested is None
+    assert parse_settings({"search": {"mode": "bm25"}}, []).search.requested == "bm25"
+    problems: list[str] = []
+    assert parse_settings({"search": {"mode": "dense"}}, problems).search.mode == "auto"
+    assert problems and "search.mode" in problems[0]

@@ -28,6 +28,7 @@ ALLOWED = frozenset(
     {
         "chunkls",
         "chunkls.cli",
+        "chunkls.search",  # the names of the search modes (it imports nothing)
         "__future__",  # `from __future__ import annotations`
         "contextlib",  # the parser's output redirected to the given streams
     }

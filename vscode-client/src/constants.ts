@@ -50,6 +50,7 @@ export const ServerSettingKeys = {
   navigationLanguages: 'navigation.languages',
   diagnosticsEnabled: 'diagnostics.enabled',
   diagnosticsSeverity: 'diagnostics.severity',
+  searchMode: 'search.mode',
 } as const;
 
 /** Keys of the settings only the client reads. */
@@ -69,6 +70,7 @@ export const SettingDefaults = {
   navigationLanguages: ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'],
   diagnosticsEnabled: true,
   diagnosticsSeverity: 'warning',
+  searchMode: 'auto',
   pythonPath: '',
   traceServer: 'off',
   mcpEnabled: true,

@@ -6,6 +6,8 @@ import { Range } from 'vscode-languageserver-protocol';
 export interface SearchResult {
   chunkId: string;
   score: number;
+  /** The search mode that ranked it (`hybrid`, `bm25`); older servers send none. */
+  mode?: string;
   uri: string;
   range: Range;
   preview: string;
@@ -70,6 +72,7 @@ export function isSearchResult(value: unknown): value is SearchResult {
     typeof value.score === 'number' &&
     typeof value.uri === 'string' &&
     Range.is(value.range) &&
+    (typeof value.mode === 'string' || value.mode === undefined) &&
     (typeof value.preview === 'string' || value.preview === undefined || value.preview === null)
   );
 }
@@ -91,11 +94,12 @@ export function oneLine(text: string, max = 120): string {
   return `${collapsed.slice(0, Math.max(0, max - 1)).trimEnd()}…`;
 }
 
-export function formatScore(score: number): string {
+/** The score as the mode that gave it: `hybrid 3.14` (`score 3.14` without a mode). */
+export function formatScore(score: number, mode?: string): string {
   if (!Number.isFinite(score)) {
     return '';
   }
-  return `score ${score.toFixed(2)}`;
+  return `${mode ?? 'score'} ${score.toFixed(2)}`;
 }
 
 /** `$(name)` in a QuickPick label renders as an icon; chunk IDs must show literally. */
@@ -106,7 +110,7 @@ function escapeIcons(text: string): string {
 export function toPickItems(results: readonly SearchResult[]): ChunkPickItem[] {
   return results.map((result) => ({
     label: escapeIcons(result.chunkId),
-    description: formatScore(result.score),
+    description: formatScore(result.score, result.mode),
     detail: escapeIcons(oneLine(result.preview)),
     alwaysShow: true,
     result,

@@ -31,6 +31,15 @@ describe('search results to QuickPick items', () => {
     assert.equal(item.result.uri, 'file:///w/app/greet.py');
   });
 
+  it('names the mode that ranked a result beside its score', () => {
+    const [item] = toPickItems(
+      parseSearchResults([{ chunkId: 'a.py#function-f', score: 2.5, mode: 'hybrid', uri: 'file:///a.py', range, preview: '' }]),
+    );
+    assert.ok(item);
+    assert.equal(item.description, 'hybrid 2.50');
+    assert.deepEqual(parseSearchResults([{ chunkId: 'a.py#module-1', score: 1, mode: 3, uri: 'file:///a.py', range }]), []);
+  });
+
   it('keeps the server order and escapes $( so IDs are not read as icons', () => {
     const items = toPickItems([
       { chunkId: 'b.md#heading-$(x)', score: 2, uri: 'file:///b', range, preview: '' },

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
+from chunkls.search import MODES
 
 DEFAULT_EXCLUDED_DIRECTORIES = frozenset(
     {
@@ -55,6 +56,7 @@ CONFIG_KEYS = {
     "exclude": "glob patterns (root-relative, ** for any depth) of files or folders to leave out",
     "max-file-size": "files larger than this many bytes are skipped and reported",
     "check-exclude": "glob patterns of files whose chunk IDs check and diagnostics leave out",
+    "search-mode": "how searches rank when no mode is asked for: hybrid or bm25",
 }
 
 
@@ -129,6 +131,9 @@ class CorpusRules:
     check_exclude: tuple[str, ...] = ()
     """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
     checked (by ``chunkls check`` and diagnostics); they are still chunked."""
+    search_mode: str | None = field(default=None, compare=False)
+    """How searches rank when no mode is asked for (``None``: the default
+    mode); not a rule of which files, so rules differing only in it are equal."""
     _glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
     _check_glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -143,14 +148,17 @@ class CorpusRules:
         exclude_globs: Iterable[str] = (),
         max_file_size: int | None = None,
         check_exclude: Iterable[str] = (),
+        search_mode: str | None = None,
     ) -> CorpusRules:
-        """These rules with more excludes (defaults can be added to, never removed)."""
+        """These rules with more excludes (defaults can be added to, never
+        removed), and another search mode if one is given."""
         return CorpusRules(
             self.exclude_dirs | frozenset(exclude_dirs),
             self.exclude_files | frozenset(exclude_files),
             tuple(dict.fromkeys((*self.exclude_globs, *exclude_globs))),
             self.max_file_size if max_file_size is None else max_file_size,
             tuple(dict.fromkeys((*self.check_exclude, *check_exclude))),
+            search_mode or self.search_mode,
         )
 
     def fingerprint(self) -> str:
@@ -259,6 +267,11 @@ def rules_from_mapping(
     ):
         problems.append(ConfigProblem(source, "max-file-size must be a positive integer"))
         max_size = None
+    mode = settings.get("search-mode")
+    if mode is not None and mode not in MODES:
+        modes = ", ".join(MODES)
+        problems.append(ConfigProblem(source, f"search-mode must be one of {modes}, not {mode!r}"))
+        mode = None
     for key in settings:
         if key not in CONFIG_KEYS:
             problems.append(
@@ -270,6 +283,7 @@ def rules_from_mapping(
         lists.get("exclude", ()),
         max_size if isinstance(max_size, int) else None,
         lists.get("check-exclude", ()),
+        mode if isinstance(mode, str) else None,
     )
     return rules, problems
 

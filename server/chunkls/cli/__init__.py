@@ -18,6 +18,7 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout, suppress
 
 from chunkls import __version__
+from chunkls.search import MODES
 
 TYPE_CHECKING = False
 """``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the
@@ -42,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chunkls",
         description="Chunk a repository as the RAG tutorial does, search the chunks "
-        "with BM25, resolve chunk IDs, or run the language server.",
+        "(hybrid or BM25), resolve chunk IDs, or run the language server.",
     )
     parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -79,12 +80,21 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     search = commands.add_parser(
-        "search", parents=[corpus], help="BM25 search over the chunks (the tutorial's demo)"
+        "search",
+        parents=[corpus],
+        help="search the chunks (hybrid ranking; --mode bm25 is the tutorial's demo)",
     )
     search.add_argument("query", help="free text or code words, e.g. 'chunk_id source_path'")
     search.add_argument("--root", default=".", help="corpus root (default: .)")
     search.add_argument(
         "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
+    )
+    search.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="ranking: hybrid (a question's words, BM25, then what each chunk is) or "
+        "bm25 (the tutorial's scores); default: [tool.chunkls] search-mode, else hybrid",
     )
     search.add_argument("--json", action="store_true", help="print JSON instead of text")
     search.set_defaults(usage=search.format_usage)

@@ -166,17 +166,20 @@ class Command:
     # -- the commands -------------------------------------------------------------------
 
     def search(self) -> int:
-        from chunkls.search.tokens import tokenize
+        from chunkls.search.modes import query_problem
 
         args = self.args
         root = check_root(args.root)
-        if not tokenize(args.query):
-            raise UsageError(
-                f"the query has no searchable terms (no letters or digits): {args.query!r}"
-            )
+        if (problem := query_problem(args.query, "bm25")) is not None:  # nothing to search
+            raise UsageError(problem)
         session = self.session(root)
+        mode = session.queries.search_mode(args.mode)  # (the root's rules are read)
+        problem = query_problem(args.query, mode)
+        if problem is not None:
+            raise UsageError(problem)
         indexed, hits = self.ask(
-            session, lambda queries: (len(queries), queries.search(args.query, args.top_k))
+            session,
+            lambda queries: (len(queries), queries.search(args.query, args.top_k, mode)),
         )
         self.code = 0 if hits else 1
         if args.json:
@@ -190,12 +193,12 @@ class Command:
                 }
                 for hit in hits
             ]
-            json.dump({"indexed": indexed, "results": results}, self.out, indent=2)
+            json.dump({"indexed": indexed, "mode": mode, "results": results}, self.out, indent=2)
             self.out.write("\n")
         else:
             print(f"Indexed {indexed} chunks", file=self.out)
             for rank, hit in enumerate(hits, 1):
-                print(f"{rank}. {hit.item.chunk.chunk_id} (bm25 {hit.score:.3f})", file=self.out)
+                print(f"{rank}. {hit.item.chunk.chunk_id} ({mode} {hit.score:.3f})", file=self.out)
         if not hits and not args.quiet:  # (the exit code says it)
             print(f"chunkls: no chunks match {args.query!r}", file=self.err)
         return self.code

@@ -16,7 +16,7 @@ caller's write step reads those files again, and the question is asked once more
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -104,8 +104,21 @@ class Queries(Protocol):
 
     # -- search ----------------------------------------------------------------------
 
-    def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
-        """The best chunks for a query, best first."""
+    def search_mode(self, requested: str | None = None) -> str:
+        """The mode a search asked in ``requested`` ranks with: it, else the first
+        folder's ``[tool.chunkls] search-mode``, else the default
+        (``chunkls.search.modes``)."""
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 10,
+        mode: str | None = None,
+        where: Callable[[str], bool] | None = None,
+    ) -> list[Hit[IndexedChunk]]:
+        """The best chunks for a query in a mode (``search_mode``), best first,
+        ties in corpus order; ``where`` keeps the chunks whose ``source_path`` it
+        accepts. A query ``chunkls.search.modes.query_problem`` rejects finds nothing."""
 
     # -- citations -------------------------------------------------------------------
 

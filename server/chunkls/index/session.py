@@ -292,10 +292,9 @@ class Session:
             self.base_rules = base_rules
         rules, problems = load_rules(folder.root, self.base_rules)
         folder.config_problems = problems
-        if rules == folder.rules:
-            return False
+        changed = rules != folder.rules  # (its search mode alone changes no chunk)
         folder.rules = rules
-        return True
+        return changed
 
     def close(self) -> None:
         """Stop any separate indexing process; save and close every folder's cache."""

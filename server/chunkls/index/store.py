@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Protocol
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk, innermost
+from chunkls.search import DEFAULT_MODE
+from chunkls.search.modes import rank
 from chunkls.search.scorer import Hit
-from chunkls.search.tokens import FileTerms, tokenize
+from chunkls.search.tokens import FileTerms
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack
 
@@ -50,6 +52,9 @@ logger = logging.getLogger("chunkls")
 
 UNPACKED_FILES = 64
 """Files whose chunks stay unpacked after a lookup (hovers come in runs)."""
+DECODED_FILES = 1024
+"""Files whose stubs stay decoded (a search ranks a hundred chunks by theirs;
+a few MB)."""
 
 
 class SourceWatcher(Protocol):
@@ -383,7 +388,7 @@ class ChunkStore:
         stubs = self._decoded.get(packed)
         if stubs is None:
             stubs = decode_stubs(packed)
-            if len(self._decoded) >= UNPACKED_FILES:
+            if len(self._decoded) >= DECODED_FILES:
                 del self._decoded[next(iter(self._decoded))]
             self._decoded[packed] = stubs
         return stubs
@@ -543,30 +548,44 @@ class ChunkStore:
                     seen.setdefault(chunk.chunk_id, chunk)
         return list(seen.values())
 
-    def search(self, query: str, top_k: int = 10) -> list[Hit[IndexedChunk]]:
+    def search_mode(self, requested: str | None = None) -> str:
+        configured = self.folders[0].rules.search_mode if self.folders else None
+        return requested or configured or DEFAULT_MODE
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 10,
+        mode: str | None = None,
+        where: Callable[[str], bool] | None = None,
+    ) -> list[Hit[IndexedChunk]]:
         source = self.postings
         by_position = {folder.position: folder for folder in self.folders}
-        hits = []
-        for doc, score in source.scorer.top(source, tokenize(query), top_k):
+
+        def stored_at(doc: int) -> tuple[Folder, StoredFile, int] | None:
             (position, rel_path), number = source.order_key(doc)
             folder = by_position.get(position)
-            chunks = self.file_chunks(folder, rel_path) if folder is not None else ()
-            if number < len(chunks):
-                hits.append(Hit(score, IndexedChunk(folder, chunks[number])))  # type: ignore[arg-type]
+            stored = self._stored(folder, rel_path) if folder is not None else None
+            return (folder, stored, number) if folder is not None and stored else None
+
+        def describe(doc: int) -> Stub | None:  # ranking reads no text
+            found = stored_at(doc)
+            stubs = self._stubs(found[1]) if found else ()
+            return stubs[found[2]] if found and found[2] < len(stubs) else None
+
+        hits = []
+        for doc, score in rank(source, query, top_k, self.search_mode(mode), describe, where):
+            if found := stored_at(doc):
+                chunks = self._unpack(found[0], found[1])
+                if found[2] < len(chunks):
+                    hits.append(Hit(score, IndexedChunk(found[0], chunks[found[2]])))
         return hits
 
     def source_paths(self) -> set[str]:
         return {path for folder in self.folders for path in folder.source_paths()}
 
     def source_paths_starting(self, prefix: str) -> list[str]:
-        return sorted(
-            {
-                path
-                for folder in self.folders
-                for path in folder.source_paths()
-                if path.startswith(prefix)
-            }
-        )
+        return sorted({path for path in self.source_paths() if path.startswith(prefix)})
 
     # -- citations ------------------------------------------------------------------
 

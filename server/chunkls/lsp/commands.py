@@ -23,6 +23,7 @@ from chunkls.lsp.documents import chunk_at_line
 from chunkls.lsp.ranges import chunk_range, chunk_uri
 from chunkls.lsp.refs import resolve_written
 from chunkls.lsp.uris import path_of
+from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -52,19 +53,24 @@ def register(server: ChunkServer) -> None:
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
-    """chunkls.search: BM25-ranked chunks with URI, range and a one-line preview."""
-    top_k = max(1, min(args.top_k, MAX_TOP_K))
+    """chunkls.search: ranked chunks with URI, range, a one-line preview and the
+    mode that ranked them (none for a query with nothing to search)."""
+    if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
+        raise ValueError(problem)
+    mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
+    if query_problem(args.query, mode) is not None:
+        return []
     results = []
-    for hit in ls.queries.search(args.query, top_k):
+    for hit in ls.queries.search(args.query, max(1, min(args.top_k, MAX_TOP_K)), mode):
         chunk = hit.item.chunk
-        preview = chunk.first_line
         results.append(
             {
                 "chunkId": chunk.chunk_id,
                 "score": round(hit.score, 6),
+                "mode": mode,
                 "uri": chunk_uri(hit.item),
                 "range": chunk_range(chunk, None, ls.encoding),
-                "preview": preview[:200],
+                "preview": chunk.first_line[:200],
             }
         )
     return results

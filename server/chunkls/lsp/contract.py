@@ -68,12 +68,15 @@ class Status:
 
 @attrs.frozen
 class SearchArgs:
-    """``chunkls.search.inverted``'s argument: ``{"query": str, "topK": int}``."""
+    """``chunkls.search``'s argument: ``{"query": str, "topK": int, "mode": str}``."""
 
     query: str
-    """The words to rank chunks by."""
+    """The question or words to rank chunks by."""
     top_k: int = 20
     """How many chunks to answer at most (clamped by the server)."""
+    mode: str | None = None
+    """The search mode (``chunkls.search.MODES``); ``None``: the ``search.mode``
+    setting's, else the workspace's."""
 
 
 @attrs.frozen

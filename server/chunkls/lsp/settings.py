@@ -2,7 +2,7 @@
 
 The settings are the attrs classes below, read by a cattrs converter from
 ``{"exclude": [...], "codeLens": {"enabled": b}, "navigation": {"languages":
-[...]}, "diagnostics": {"enabled": b, "severity": s}}`` (or that object under
+[...]}, "diagnostics": {"enabled": b, "severity": s}, "search": {"mode": m}}`` (or that object under
 ``"chunkls"``). Each key is the dotted camelCase path of an attribute; the
 manifest (``package.json``) declares the same keys under ``chunkls.``.
 """
@@ -19,6 +19,9 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from chunkls.lsp.contract import wire_name
 
+SearchMode = Literal["auto", "hybrid", "bm25"]
+"""What ``search.mode`` may be (``auto``: the workspace's ``[tool.chunkls]
+search-mode``, else the default mode; the rest are ``chunkls.search.MODES``)."""
 Severity = Literal["error", "warning", "information", "hint"]
 """What ``diagnostics.severity`` may be."""
 SEVERITIES: tuple[str, ...] = get_args(Severity)
@@ -57,6 +60,19 @@ class DiagnosticsSettings:
 
 
 @attrs.frozen
+class SearchSettings:
+    """``search``: how the palette's Search Chunks and ``workspace/symbol`` rank."""
+
+    mode: SearchMode = "auto"
+    """The search mode (``auto``: as the workspace configures it)."""
+
+    @property
+    def requested(self) -> str | None:
+        """The mode asked of the query API (``None``: the workspace's)."""
+        return None if self.mode == "auto" else self.mode
+
+
+@attrs.frozen
 class Settings:
     """What the editor may configure (merged with ``[tool.chunkls]`` per folder)."""
 
@@ -68,9 +84,11 @@ class Settings:
     """Navigable documents."""
     diagnostics: DiagnosticsSettings = DiagnosticsSettings()
     """Diagnostics of unknown chunk IDs."""
+    search: SearchSettings = SearchSettings()
+    """Search ranking."""
 
 
-for _cls in (CodeLensSettings, NavigationSettings, DiagnosticsSettings, Settings):
+for _cls in (CodeLensSettings, NavigationSettings, DiagnosticsSettings, SearchSettings, Settings):
     attrs.resolve_types(_cls)
 
 

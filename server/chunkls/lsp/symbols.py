@@ -9,6 +9,7 @@ from lsprotocol import types
 from chunkls.chunking.models import LocatedChunk
 from chunkls.lsp.documents import get_buffer, get_document
 from chunkls.lsp.ranges import chunk_range, first_line_range, location
+from chunkls.search.modes import query_problem
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -55,17 +56,19 @@ def text_document_document_symbol(
 def workspace_symbol(
     ls: ChunkServer, params: types.WorkspaceSymbolParams
 ) -> list[types.WorkspaceSymbol]:
-    """workspace/symbol: chunks ranked by BM25 for the query."""
-    if not params.query.strip():
+    """workspace/symbol: chunks ranked for the query in the ``search.mode``
+    setting's mode (the container name says which, with the score)."""
+    mode = ls.queries.search_mode(ls.settings.search.requested)
+    if query_problem(params.query, mode) is not None:
         return []
     return [
         types.WorkspaceSymbol(
             name=hit.item.chunk.chunk_id,
             kind=symbol_kind(hit.item.chunk),
             location=location(hit.item, ls.encoding),
-            container_name=f"bm25 {hit.score:.3f}",
+            container_name=f"{mode} {hit.score:.3f}",
         )
-        for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT)
+        for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT, mode)
     ]
 
 

@@ -24,7 +24,8 @@ from chunkls.chunking.corpus import compile_globs, glob_problem
 from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
-from chunkls.search.tokens import tokenize
+from chunkls.search import MODES
+from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
@@ -111,16 +112,25 @@ SPECS = (
         "search_chunks",
         "Search chunks",
         "Search this repository's code and docs, cut into chunks (Python functions, "
-        "classes and module blocks; Markdown sections), ranked by BM25. Each result has "
-        "its chunk ID, score, file, lines, symbol and a short preview; read_chunk gives "
-        "the full text. Use code words and names in the query. " + CITE,
+        "classes and module blocks; Markdown sections). The default ranking (hybrid) "
+        "reads a question in plain English as well as code words and names; mode 'bm25' "
+        "is plain BM25. Each result has its chunk ID, score, file, lines, symbol and a "
+        "short preview; read_chunk gives the full text. " + CITE,
         _object(
             {
                 "query": {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": MAX_QUERY,
-                    "description": "Words or identifiers to look for, e.g. 'chunk_id source_path'.",
+                    "description": "A question or words and identifiers to look for, e.g. "
+                    "'where are chunk IDs built' or 'chunk_id source_path'.",
+                },
+                "mode": {
+                    "type": "string",
+                    "enum": list(MODES),
+                    "description": "How to rank: 'hybrid' (a question's words, BM25, then "
+                    "what each chunk is) or 'bm25' (the tutorial's scores). Default: the "
+                    "repository's [tool.chunkls] search-mode, else hybrid.",
                 },
                 "top_k": {
                     "type": "integer",
@@ -142,12 +152,13 @@ SPECS = (
         _object(
             {
                 "indexed": {"type": "integer", "description": "Chunks in the index."},
+                "mode": {"type": "string", "enum": list(MODES), "description": "The ranking."},
                 "results": {
                     "type": "array",
                     "items": _object(
                         {
                             **_CHUNK_FIELDS,
-                            "score": {"type": "number", "description": "BM25 score."},
+                            "score": {"type": "number", "description": "The mode's score."},
                             "preview": {"type": "string", "description": "The first lines."},
                         },
                         [*_RANGE, "score", "preview"],
@@ -155,7 +166,7 @@ SPECS = (
                 },
                 **_NOTICE,
             },
-            ["indexed", "results"],
+            ["indexed", "mode", "results"],
         ),
     ),
     ToolSpec(
@@ -371,27 +382,22 @@ class Tools:
     # -- the tools ------------------------------------------------------------------
 
     def search_chunks(self, arguments: Mapping[str, Any]) -> Answer:
-        """BM25 results with IDs, ranges, symbols and previews."""
+        """Ranked results with IDs, ranges, symbols and previews."""
         query = _string(arguments, "query", MAX_QUERY)
         top_k = _integer(arguments, "top_k", 10, 1, MAX_TOP_K)
         glob = _optional_string(arguments, "path_glob", MAX_QUERY)
-        if not tokenize(query):
-            raise BadArguments(
-                f"the query has no searchable terms (no letters or digits): {query!r}"
-            )
-        problem = glob_problem(glob) if glob else None
-        if problem is not None:
+        asked = _optional_string(arguments, "mode", MAX_QUERY)
+        if asked is not None and (problem := mode_problem(asked)) is not None:
+            raise BadArguments(f"'mode': {problem}")
+        index = self.index
+        mode = index.search_mode(asked)
+        if (problem := query_problem(query, mode)) is not None:
+            raise BadArguments(problem)
+        if glob and (problem := glob_problem(glob)) is not None:
             raise BadArguments(f"'path_glob': {problem}")
         matcher = compile_globs([glob]) if glob else None
-        index = self.index
-        if matcher is None:
-            hits = index.search(query, top_k)
-        else:
-            hits = [
-                hit
-                for hit in index.search(query, len(index))
-                if matcher.match(hit.item.chunk.source_path)
-            ][:top_k]
+        where = (lambda path: matcher.match(path) is not None) if matcher is not None else None
+        hits = index.search(query, top_k, mode, where)
         previews = [_preview(hit.item.chunk.text) for hit in hits]
         results = [
             {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": preview}
@@ -400,13 +406,13 @@ class Tools:
         lines = [f"Indexed {len(index)} chunks"]
         for rank, (hit, preview) in enumerate(zip(hits, previews, strict=True), 1):
             chunk = hit.item.chunk
-            lines.append(f"{rank}. {chunk.chunk_id} (bm25 {hit.score:.3f})")
+            lines.append(f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})")
             lines.append(f"   {_where(chunk)}")
             lines += [f"   | {line}" for line in preview.split("\n")]
         if not hits:
-            where = f" in files matching {glob!r}" if glob else ""
-            lines.append(f"No chunks match {query!r}{where}.")
-        return Answer("\n".join(lines), {"indexed": len(index), "results": results})
+            where_said = f" in files matching {glob!r}" if glob else ""
+            lines.append(f"No chunks match {query!r}{where_said}.")
+        return Answer("\n".join(lines), {"indexed": len(index), "mode": mode, "results": results})
 
     def read_chunk(self, arguments: Mapping[str, Any]) -> Answer:
         """Chunks by ID (any written form), or the closest IDs to unknown ones."""

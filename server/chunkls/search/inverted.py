@@ -497,6 +497,10 @@ class BM25Index(Generic[T]):
         assert entry is not None
         return entry[0], doc - entry[3]
 
+    def length(self, doc: int) -> int:
+        """A document's length in tokens."""
+        return int(self._length[doc])
+
     def item(self, doc: int) -> T:
         """What a document was added with."""
         entry = self._slots[int(self._doc_slot[doc])]

@@ -137,13 +137,16 @@ class PostingsSource(Protocol):
     def order_key(self, doc: int) -> Any:
         """A document's place in corpus order (ties are ranked by it)."""
 
+    def length(self, doc: int) -> int:
+        """A document's length in tokens."""
+
 
 class Scorer:
     """BM25 over one postings source, keeping each term's scores between
     queries until the source changes (a search as one types repeats terms)."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, TermScores | None] = {}
+        self._kept: dict[tuple[str, float], TermScores | None] = {}
         self._kept_postings = 0
         self._kept_version = -1
 
@@ -152,47 +155,82 @@ class Scorer:
         self._kept.clear()
         self._kept_postings = 0
 
-    def terms(self, source: PostingsSource, tokens: Sequence[str]) -> list[TermScores]:
-        """The scores of the query's tokens that match, one per token (repeats included)."""
+    def terms(
+        self,
+        source: PostingsSource,
+        tokens: Sequence[str],
+        weights: Sequence[float] | None = None,
+    ) -> list[TermScores]:
+        """The scores of the query's tokens that match, one per token (repeats
+        included); a token's ``weights`` (default 1) scales its term weight."""
+        keys = list(zip(tokens, weights or [1.0] * len(tokens), strict=True))
+        found = self._scored(source, keys)
+        return [entry for key in keys if (entry := found.get(key)) is not None]
+
+    def document_frequencies(self, source: PostingsSource, tokens: Sequence[str]) -> list[int]:
+        """How many documents have each token (its scores are kept: a query
+        scores it anyway)."""
+        found = self._scored(source, [(token, 1.0) for token in tokens])
+        return [len(entry.docs) if (entry := found.get((t, 1.0))) else 0 for t in tokens]
+
+    def _scored(
+        self, source: PostingsSource, keys: Sequence[tuple[str, float]]
+    ) -> dict[tuple[str, float], TermScores | None]:
+        """Each (token, weight)'s scores, kept or computed now."""
         if self._kept_version != source.version:
             self.forget()
             self._kept_version = source.version
         live = source.live
         if not live:
-            return []
+            return {}
         kept = self._kept
-        found = {token: kept[token] for token in tokens if token in kept}
-        missing = [token for token in dict.fromkeys(tokens) if token not in found]
+        found = {key: kept[key] for key in keys if key in kept}
+        missing = [key for key in dict.fromkeys(keys) if key not in found]
         if missing:
             base, scale = length_terms(live, source.total_length)
-            for token, postings in zip(missing, source.postings(missing), strict=True):
+            every = source.postings([token for token, _ in missing])
+            for key, postings in zip(missing, every, strict=True):
                 entry = None
                 if postings is not None and len(postings.docs):
-                    weight = term_weight(live, len(postings.docs))
+                    weight = term_weight(live, len(postings.docs)) * key[1]
                     entry = source.kernel.term(weight, postings, base, scale)
                     cost = len(postings.docs) + ENTRY_COST
                     self._kept_postings += cost
                     if self._kept_postings > CACHE_BUDGET:
                         kept.clear()
                         self._kept_postings = cost
-                kept[token] = found[token] = entry
-        return [entry for token in tokens if (entry := found[token]) is not None]
+                kept[key] = found[key] = entry
+        return found
 
     def top(
-        self, source: PostingsSource, tokens: Sequence[str], top_k: int
+        self,
+        source: PostingsSource,
+        tokens: Sequence[str],
+        top_k: int,
+        weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``top_k`` best (document, score) pairs for the query tokens, best
         first, ties in corpus order."""
-        if top_k <= 0:
-            return []
-        terms = self.terms(source, tokens)
-        if not terms:
-            return []
-        kernel = source.kernel
-        docs, scores = kernel.candidates(terms, top_k, source.size)
-        tied = kernel.best(docs, scores, top_k)
+        tied = self.best(source, tokens, top_k, weights)
         order = source.order_key
         return sorted(tied, key=lambda pair: (-pair[1], order(pair[0])))[:top_k]
+
+    def best(
+        self,
+        source: PostingsSource,
+        tokens: Sequence[str],
+        top_k: int,
+        weights: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The (document, score) pairs scoring at least the ``top_k``-th best
+        (ties included), in any order."""
+        if top_k <= 0:
+            return []
+        terms = self.terms(source, tokens, weights)
+        if not terms:
+            return []
+        docs, scores = source.kernel.candidates(terms, top_k, source.size)
+        return source.kernel.best(docs, scores, top_k)
 
     def scores(self, source: PostingsSource, tokens: Sequence[str]) -> dict[int, float]:
         """The score of every document that has a query token."""

@@ -217,6 +217,10 @@ class SavedPostings:
         number = bisect.bisect_right(starts, doc) - 1
         return (0, self._cache.order[number]), doc - starts[number]
 
+    def length(self, doc: int) -> int:
+        """A document's length in tokens."""
+        return self._lengths[doc]
+
     def _term(self, rank: int) -> bytes:
         return bytes(self._blob[self._starts[rank] : self._starts[rank + 1] - 1])
 

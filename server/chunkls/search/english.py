@@ -1,0 +1,60 @@
+"""What a question in English carries that code does not: the words to leave
+out of a query, Sphinx markup, and the forms of a word (``parse``, ``parser``,
+``parsing``) that name the same thing.
+
+Small and fixed on purpose: the hybrid ranking (``chunkls.search.hybrid``) uses
+them on a query's few words and on a result's symbol name, never on the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+
+STOP_WORDS = frozenset(
+    """
+    a an the and or but if of to in on at by for from with without into onto over
+    under about as is are was were be been being am do does did doing done have has
+    had having how what where which who whom whose why when there here this that these
+    those it its me my we our you your he she they them their his her can could should
+    would will shall may might must not no nor so than too very just also only then
+    some any all each every such both either neither one ones given using use used via
+    per i
+    """.split()  # noqa: SIM905 (a list of words reads better as text)
+)
+"""Question and function words: scored like content words, they rank chunks by
+how often they say "the" (``how does a`` matched five chunks). Words that name
+code (``return``, ``get``, ``list``, ``self``) are not among them."""
+
+_ROLE = re.compile(r":(?:[A-Za-z]+:)*[A-Za-z]+:(?=`)")
+"""A Sphinx role before its target (``:class:`` of ``:class:`Foo```, ``:py:meth:``)."""
+
+_SUFFIXES = (
+    "ations", "ation", "ings", "ing", "ers", "er", "ors", "or",
+    "ies", "ied", "es", "ed", "s", "e", "y", "ly",
+)  # fmt: skip
+"""Endings taken off a word for its stem, longest first (one is taken)."""
+_ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ion", "ions", "ation", "y", "ies")
+"""Endings put on a stem for the other forms of a word."""
+MIN_STEM = 3
+"""Letters a stem keeps: shorter words are their own stem."""
+
+
+def strip_roles(text: str) -> str:
+    """The text without Sphinx roles' names (``:class:`Foo``` reads ``Foo``)."""
+    return _ROLE.sub(" ", text)
+
+
+def stem(word: str) -> str:
+    """A lowercase word without its ending (``parsing``, ``parser``, ``parse``
+    give ``pars``); crude but the same for every form it is asked of."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            return word[: -len(suffix)]
+    return word
+
+
+def other_forms(word: str) -> list[str]:
+    """The other forms of a word, from its stem (most are not words: a search
+    finds no chunk with them and they count for nothing)."""
+    root = stem(word)
+    return [form for ending in _ENDINGS if (form := root + ending) != word]

@@ -1,0 +1,157 @@
+"""The hybrid ranking: BM25 over what a question asks, then its best candidates
+ranked again by what each chunk is.
+
+1. The query: Sphinx roles and question and stop words left out
+   (``chunkls.search.english``), then its words' other forms (``parse`` for
+   ``parsing``) added at ``FORM_WEIGHT``.
+2. The one scorer's BM25 (``chunkls.search.scorer``) over those terms gives the
+   best ``CANDIDATES``.
+3. Each candidate's score is its BM25 times its priors (``KIND_PRIOR`` for a
+   module chunk, ``TEST_PRIOR`` for a test file unless the query is about tests,
+   less for a long chunk: ``LENGTH``), plus ``SYMBOL`` times the weight (IDF)
+   of each query word its definition's name has, as a part (``header`` of
+   ``parse_header``), a form (``parsing``/``parser``) or inside it (``retrieve``
+   of ``urlretrieve``).
+
+Every figure was measured on docstring-to-code benchmarks (``bench/retrieval.py``
+on the standard library, Django and SQLAlchemy); see ``docs/search.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
+from chunkls.search.scorer import PostingsSource
+from chunkls.search.tokens import tokenize
+
+FORM_WEIGHT = 0.2
+"""What another form of a query word counts for, against the word itself."""
+CANDIDATES = 64
+"""BM25's best chunks ranked again (a result beyond them is not found)."""
+KIND_PRIOR = {"module": 0.5}
+"""Score factors by chunk kind: module-level code is glue more often than answer."""
+TEST_PRIOR = 0.8
+"""The score factor of a chunk of a test file, unless the query names tests."""
+TEST_WORDS = frozenset({"test", "tests", "testing"})
+LENGTH = 0.15
+"""How much a chunk longer than the average loses (a big class outranked the
+function asked for): its score is divided by ``1 + LENGTH * log1p(length / average)``."""
+SYMBOL = 1.5
+"""What a query word in the definition's name adds, times the word's IDF."""
+MIN_INSIDE = 4
+"""Letters a word's stem needs to match inside a name (``scan`` in ``scanstring``)."""
+
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?\.py|conftest\.py)$"
+)
+
+Describe = Callable[[int], "tuple[str, str, str, str | None, int, int] | None"]
+"""A document's chunk without its text (``None``: it has none now): chunk ID,
+source path, file type, symbol, first and last line (a stored stub)."""
+
+
+class HybridQuery(NamedTuple):
+    """A query as the hybrid ranking reads it."""
+
+    terms: tuple[str, ...]
+    """Its content tokens, in order (repeats count again)."""
+    forms: tuple[str, ...]
+    """Other forms of its words, each once."""
+
+
+def hybrid_query(query: str) -> HybridQuery:
+    """The content words of a query and their other forms (no terms: it has
+    only question and stop words)."""
+    terms = [token for token in tokenize(strip_roles(query)) if token not in STOP_WORDS]
+    distinct = dict.fromkeys(terms)
+    forms: dict[str, None] = {}
+    for term in distinct:
+        if term.isalpha():
+            forms.update((form, None) for form in other_forms(term) if form not in distinct)
+    return HybridQuery(tuple(terms), tuple(forms))
+
+
+def rank(
+    source: PostingsSource,
+    query: HybridQuery,
+    top_k: int,
+    describe: Describe,
+    where: Callable[[str], bool] | None = None,
+) -> list[tuple[int, float]]:
+    """The ``top_k`` best (document, score) pairs, best first, ties in corpus
+    order; ``where`` keeps the chunks whose ``source_path`` it accepts."""
+    if top_k <= 0 or not query.terms or not source.live:
+        return []
+    scorer = source.scorer
+    tokens = query.terms + query.forms
+    weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
+    depth = max(CANDIDATES, top_k)
+    if where is None:
+        found = scorer.best(source, tokens, depth, weights)
+        if len(found) > depth:  # ties at the cut: in corpus order
+            order = source.order_key
+            found = sorted(found, key=lambda pair: (-pair[1], order(pair[0])))[:depth]
+    else:
+        found = [
+            pair
+            for pair in scorer.top(source, tokens, source.size, weights)
+            if (stub := describe(pair[0])) is not None and where(stub[1])
+        ][:depth]
+    candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
+    words = list(dict.fromkeys(query.terms))
+    live = source.live
+    idf = {
+        word: math.log(1 + (live - df + 0.5) / (df + 0.5))
+        for word, df in zip(words, scorer.document_frequencies(source, words), strict=True)
+        if df
+    }
+    stems = {word: stem(word) for word in idf}
+    about_tests = not TEST_WORDS.isdisjoint(words)
+    average = source.total_length / live or 1.0
+    ranked = []
+    for doc, score, (chunk_id, source_path, _, symbol, _, _) in candidates:
+        kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
+        score *= KIND_PRIOR.get(kind, 1.0)
+        if not about_tests and _in_tests(source_path):
+            score *= TEST_PRIOR
+        score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
+        if symbol:
+            score += SYMBOL * name_match(symbol, idf, stems)
+        ranked.append((doc, score))
+    ranked.sort(key=lambda pair: -pair[1])
+    if len({score for _, score in ranked}) < len(ranked):  # ties: in corpus order
+        order = source.order_key
+        ranked.sort(key=lambda pair: (-pair[1], order(pair[0])))
+    return ranked[:top_k]
+
+
+def name_match(symbol: str, idf: dict[str, float], stems: dict[str, str]) -> float:
+    """The summed IDF of the query words a definition's name has: as a part, as
+    another form of a part, or (a stem of ``MIN_INSIDE`` letters) inside it."""
+    parts, part_stems, lowered = _name_parts(symbol)
+    return sum(
+        weight
+        for word, weight in idf.items()
+        if word in parts
+        or (root := stems[word]) in part_stems
+        or (len(root) >= MIN_INSIDE and root in lowered)
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def _in_tests(source_path: str) -> bool:
+    """Whether a file is a test's (in a ``tests`` folder, or named as pytest's are)."""
+    return _TEST_PATH.search(source_path) is not None
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_parts(symbol: str) -> tuple[frozenset[str], frozenset[str], str]:
+    """A name's parts, their stems, and the name in lowercase."""
+    name = symbol.rsplit(".", 1)[-1]
+    parts = frozenset(tokenize(name))
+    return parts, frozenset(map(stem, parts)), name.lower()

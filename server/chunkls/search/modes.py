@@ -1,0 +1,63 @@
+"""The search modes, and the one function that ranks in each.
+
+- ``hybrid`` (the default): a question's content words, BM25, then the best
+  candidates ranked again by what each chunk is (``chunkls.search.hybrid``);
+- ``bm25``: the tutorial's Okapi BM25 over every token of the query, exactly
+  its scores and order.
+
+Every front door ranks through ``rank`` (by way of the query API's ``search``),
+so one query gives one order everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chunkls.search import MODES, hybrid
+from chunkls.search.scorer import PostingsSource
+from chunkls.search.tokens import tokenize
+
+
+def mode_problem(mode: str) -> str | None:
+    """What is wrong with a mode's name, if anything."""
+    if mode in MODES:
+        return None
+    return f"unknown search mode {mode!r} (modes: {', '.join(MODES)})"
+
+
+def query_problem(query: str, mode: str) -> str | None:
+    """Why a query cannot be searched in a mode, if it cannot: no letters or
+    digits, or (``hybrid``) nothing but question and stop words."""
+    if not tokenize(query):
+        return f"the query has no searchable terms (no letters or digits): {query!r}"
+    if mode == "hybrid" and not hybrid.hybrid_query(query).terms:
+        return (
+            "the query has no searchable terms (only question and stop words, "
+            f"such as 'how', 'does', 'the'): {query!r}"
+        )
+    return None
+
+
+def rank(
+    source: PostingsSource,
+    query: str,
+    top_k: int,
+    mode: str,
+    describe: hybrid.Describe,
+    where: Callable[[str], bool] | None = None,
+) -> list[tuple[int, float]]:
+    """The ``top_k`` best (document, score) pairs for a query in a mode, best
+    first, ties in corpus order; ``where`` keeps the chunks whose
+    ``source_path`` it accepts."""
+    if mode == "hybrid":
+        return hybrid.rank(source, hybrid.hybrid_query(query), top_k, describe, where)
+    if mode != "bm25":
+        raise ValueError(mode_problem(mode))
+    tokens = tokenize(query)
+    if where is None:
+        return source.scorer.top(source, tokens, top_k)
+    return [
+        (doc, score)
+        for doc, score in source.scorer.top(source, tokens, source.size)
+        if (stub := describe(doc)) is not None and where(stub[1])
+    ][:top_k]
