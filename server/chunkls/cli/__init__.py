@@ -145,6 +145,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(usage=check.format_usage)
 
+    evaluate = commands.add_parser(
+        "eval",
+        parents=[corpus],
+        help="measure each search mode (and another retriever's rankings) on a gold set",
+    )
+    evaluate.add_argument(
+        "gold",
+        metavar="GOLD.jsonl",
+        help='one {"query": ..., "relevant": [chunk IDs]} per line',
+    )
+    evaluate.add_argument("--root", default=".", help="corpus root (default: .)")
+    evaluate.add_argument("--mode", choices=MODES, default=None, help="one mode (default: each)")
+    evaluate.add_argument(
+        "--top-k", type=_positive_int, default=10, metavar="K", help="the cut-off (default 10)"
+    )
+    evaluate.add_argument(
+        "--run",
+        metavar="RUN.jsonl",
+        help='another retriever\'s rankings, one {"query": ..., "ranked": [chunk IDs]} per line',
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
+    evaluate.set_defaults(usage=evaluate.format_usage)
+
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")

@@ -360,6 +360,11 @@ class Command:
                 print(f"chunkls: {len(problems)} unknown chunk {noun}", file=self.err)
         return self.code
 
+    def eval(self) -> int:
+        from chunkls.cli.evaluate import evaluate
+
+        return evaluate(self)
+
 
 def check_targets(
     root: Path, paths: list[str], excluded: Callable[[str], bool]
