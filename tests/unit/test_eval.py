@@ -5,31 +5,18 @@ nothing to search, an unknown mode, a gold set that cannot be read)."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-from chunkls import cli
 from chunkls.search import MODES
 from chunkls.search.metrics import Figures, figures, ranks
 
+from .test_cli import _private_cache, run  # noqa: F401 (the CLI in this process, its cache private)
+
 WORKSPACE = Path(__file__).parents[1] / "fixtures" / "workspace"
-
-
-@pytest.fixture(autouse=True)
-def _private_cache(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = cli.main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- the figures ---------------------------------------------------------------
