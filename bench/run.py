@@ -93,7 +93,16 @@ def child_index(corpus: Path, cache: str | None, workers: int | None) -> Result:
     the time includes making it searchable (one query)."""
     import resource
 
+    # what indexing uses, imported before the clock starts (the start-up rows time
+    # imports; the package imported them all at 4bb6c77, and modules imported on
+    # first use since would otherwise move into this row)
+    import numpy  # noqa: F401
+
     import chunkls.index.bulk
+    import chunkls.index.store
+    import chunkls.search.inverted
+    import chunkls.search.modes
+    import chunkls.storage.cache
     from chunkls.index.session import build_index
 
     parsed: list[str] = []
