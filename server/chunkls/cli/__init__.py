@@ -275,7 +275,8 @@ def main(
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    from chunkls.cli.commands import UsageError, run_command
+    from chunkls.cli.commands import run_command
+    from chunkls.cli.usage import UsageError
 
     try:
         code = run_command(args, out, err)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
+from chunkls.cli.usage import UsageError, check_root
 from chunkls.index.session import ASK_ROUNDS, Session
 
 if TYPE_CHECKING:
@@ -27,25 +28,6 @@ if TYPE_CHECKING:
     from chunkls.index.queries import Queries
 
 T = TypeVar("T")
-
-
-class UsageError(Exception):
-    """A bad command line: reported with exit code 2, after the command's usage."""
-
-
-def check_root(text: str) -> Path:
-    """A root given on the command line, if it is a readable folder."""
-    root = Path(text)
-    if not root.exists():
-        raise UsageError(f"root {text!r} does not exist")
-    if not root.is_dir():
-        raise UsageError(f"root {text!r} is not a directory")
-    try:
-        with os.scandir(root):
-            pass
-    except OSError as error:
-        raise UsageError(f"root {text!r} is not readable: {error.strerror or error}") from None
-    return root
 
 
 @contextmanager

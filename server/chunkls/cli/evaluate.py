@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from chunkls.cli.usage import UsageError, check_root
 from chunkls.ids.grammar import id_written
 from chunkls.search import MODES
 from chunkls.search.metrics import Figures, figures, ranks
@@ -51,8 +52,6 @@ class Unknown(NamedTuple):
 def read_lines(path: Path, name: str, fields: tuple[str, str]) -> tuple[list[Any], list[str]]:
     """The well-formed lines of a JSON Lines file, as (line, query, IDs, text),
     and what was wrong with the others (``fields``: the query's and the IDs' keys)."""
-    from chunkls.cli.commands import UsageError
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -131,8 +130,6 @@ def measure(
 
 def evaluate(command: Command) -> int:
     """Run ``chunkls eval``: 0 when queries were scored, 1 when none could be."""
-    from chunkls.cli.commands import check_root
-
     args = command.args
     root = check_root(args.root)
     gold_path = Path(args.gold)
