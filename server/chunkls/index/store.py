@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING, Protocol
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk, innermost
+from chunkls.index.unpacked import Unpacked
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.modes import rank
 from chunkls.search.scorer import Hit
 from chunkls.search.tokens import FileTerms
 from chunkls.storage.cache import FolderCache, store_path
-from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
 
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
@@ -50,8 +51,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("chunkls")
 
-UNPACKED_FILES = 64
-"""Files whose chunks stay unpacked after a lookup (hovers come in runs)."""
 DECODED_FILES = 1024
 """Files whose stubs stay decoded (a search ranks a hundred chunks by theirs;
 a few MB)."""
@@ -89,8 +88,8 @@ class ChunkStore:
         """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
         self.source_watcher: SourceWatcher | None = None
         """Told as source paths come and go (the ID suggestions' path index)."""
-        self._unpacked: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...]]] = {}
-        """The files unpacked last (a few), with the stored entry they came from."""
+        self._unpacked = Unpacked()
+        """The files unpacked last, with the stored entry they came from."""
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
         """The stubs decoded last (a few), by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
@@ -248,7 +247,7 @@ class ChunkStore:
         ``searchable``), replacing what it had; the cache is not written.
         ``stubs``: the stored file's, when the caller has them decoded."""
         old = folder.files.pop(rel_path, None)
-        self._unpacked.pop((folder, rel_path), None)
+        self._unpacked.pop((folder, rel_path))
         self.texts_missing.discard((folder, rel_path))
         self.version += 1
         by_id = folder.by_id
@@ -342,9 +341,7 @@ class ChunkStore:
                 and folder.generations.get(rel_path) == generation
             ):
                 files[rel_path] = lighter = stored._replace(texts=None)
-                known = self._unpacked.get((folder, rel_path))
-                if known is not None and known[0] is stored:
-                    self._unpacked[(folder, rel_path)] = (lighter, known[1])
+                self._unpacked.replace((folder, rel_path), stored, lighter)
 
     # -- texts: from memory or the cache, never from the file ----------------------
 
@@ -355,9 +352,9 @@ class ChunkStore:
         if not stored.chunk_count:
             return ()
         key = (folder, stored.rel_path)
-        known = self._unpacked.get(key)
-        if known is not None and known[0] is stored:
-            return known[1]
+        known = self._unpacked.get(key, stored)
+        if known is not None:
+            return known
         blob = stored.texts
         if blob is None:
             blob = self._cached_texts(folder, stored.rel_path)
@@ -366,17 +363,15 @@ class ChunkStore:
                 # another process): only the file can tell them again
                 self._texts_missing(folder, stored.rel_path)
                 return ()
-        try:
-            chunks = unpack(stored, blob)
+        try:  # the stubs as kept (a search has just read its candidates')
+            chunks = unpack_stubs(self._stubs(stored), blob)
         except ValueError as error:
             # a damaged blob (from a damaged cache): only the file can tell them again
             if key not in self.texts_missing:
                 logger.warning("%s: %s", folder.absolute(stored.rel_path), error)
             self._texts_missing(folder, stored.rel_path)
             return ()
-        if len(self._unpacked) >= UNPACKED_FILES:
-            del self._unpacked[next(iter(self._unpacked))]
-        self._unpacked[key] = (stored, chunks)
+        self._unpacked.put(key, stored, chunks)
         return chunks
 
     def _stubs(self, stored: StoredFile) -> tuple[Stub, ...]:
