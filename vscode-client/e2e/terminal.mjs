@@ -179,7 +179,7 @@ export async function terminalTests(h) {
 
   await test('IDs printed by `chunkls search` in the terminal are links', async () => {
     await runInTerminal('clear; chunkls search "upper-case emphasis" --top-k 2');
-    const want = 'app/greet.py#function-shout (bm25';
+    const want = 'app/greet.py#function-shout (';  // (the mode that ranked it follows)
     await waitInPage(
       (text) => [...document.querySelectorAll('.terminal-wrapper.active .xterm-rows > div')].some((r) => (r.textContent || '').replace(/\u00a0/g, ' ').includes(text)),
       want,
