@@ -257,3 +257,31 @@ def test_top_k_cuts_the_ranking(tmp_path: Path, mode: str) -> None:
     assert len(ranked(tmp_path, "items", mode, top_k=3)) == 3
     assert ranked(tmp_path, "items", mode, top_k=0) == []
     assert ranked(tmp_path, "nothing_like_it", mode) == []
+
+
+def test_the_first_results_do_not_depend_on_how_many_are_asked_for(tmp_path: Path) -> None:
+    """The palette asks 50, ``workspace/symbol`` 100, MCP 10, the CLI 5: each
+    shows the first results of one ranking. Here the definition named for the
+    question is a long one, far down BM25's order, beyond the first block of
+    candidates: it is lifted within its own block, not above the first."""
+    decoys = "".join(f"def decoy{i}():\n    return 'fold items {i}'\n\n" for i in range(100))
+    filler = "".join(f"def other{i}():\n    return 'nothing {i}'\n\n" for i in range(400))
+    long_body = "\n".join(f"    step{i} = compute(step{i - 1})" for i in range(1, 300))
+    write_tree(
+        tmp_path,
+        {
+            "decoys.py": decoys,
+            "filler.py": filler,
+            "z.py": f"def fold_items(values):\n    step0 = values\n{long_body}\n",
+        },
+    )
+    session = build_index([tmp_path])
+
+    def order(top_k: int) -> list[str]:
+        hits = session.queries.search("fold items", top_k, "hybrid")
+        return [hit.item.chunk.chunk_id for hit in hits]
+
+    whole = order(200)
+    assert whole.index("z.py#function-fold_items") == hybrid.CANDIDATES
+    for top_k in (1, 5, 10, 50, hybrid.CANDIDATES, hybrid.CANDIDATES + 1, 100):
+        assert order(top_k) == whole[:top_k]

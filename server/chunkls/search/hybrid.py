@@ -5,7 +5,8 @@ ranked again by what each chunk is.
    (``chunkls.search.english``), then its words' other forms (``parse`` for
    ``parsing``) added at ``FORM_WEIGHT``.
 2. The one scorer's BM25 (``chunkls.search.scorer``) over those terms gives the
-   best ``CANDIDATES``.
+   candidates, ranked again in blocks of ``CANDIDATES`` (the first block holds
+   the first results whatever ``top_k`` is).
 3. Each candidate's score is its BM25 times its priors (``KIND_PRIOR`` for a
    module chunk, ``TEST_PRIOR`` for a test file unless the query is about tests,
    less for a long chunk: ``LENGTH``), plus ``SYMBOL`` times the weight (IDF)
@@ -32,7 +33,9 @@ from chunkls.search.tokens import tokenize
 FORM_WEIGHT = 0.2
 """What another form of a query word counts for, against the word itself."""
 CANDIDATES = 64
-"""BM25's best chunks ranked again (a result beyond them is not found)."""
+"""BM25's best chunks ranked again, a block at a time: the first ``CANDIDATES``
+among themselves, then the next ones, so that the first results do not depend on
+how many are asked for (every front door shows the same order)."""
 KIND_PRIOR = {"module": 0.5}
 """Score factors by chunk kind: module-level code is glue more often than answer."""
 TEST_PRIOR = 0.8
@@ -90,12 +93,9 @@ def rank(
     scorer = source.scorer
     tokens = query.terms + query.forms
     weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
-    depth = max(CANDIDATES, top_k)
+    depth = -(-top_k // CANDIDATES) * CANDIDATES  # whole blocks
     if where is None:
-        found = scorer.best(source, tokens, depth, weights)
-        if len(found) > depth:  # ties at the cut: in corpus order
-            order = source.order_key
-            found = sorted(found, key=lambda pair: (-pair[1], order(pair[0])))[:depth]
+        found = scorer.top(source, tokens, depth, weights)
     else:
         found = [
             pair
@@ -113,20 +113,25 @@ def rank(
     stems = {word: stem(word) for word in idf}
     about_tests = not TEST_WORDS.isdisjoint(words)
     average = source.total_length / live or 1.0
-    ranked = []
-    for doc, score, (chunk_id, source_path, _, symbol, _, _) in candidates:
-        kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
-        score *= KIND_PRIOR.get(kind, 1.0)
-        if not about_tests and _in_tests(source_path):
-            score *= TEST_PRIOR
-        score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
-        if symbol:
-            score += SYMBOL * name_match(symbol, idf, stems)
-        ranked.append((doc, score))
-    ranked.sort(key=lambda pair: -pair[1])
-    if len({score for _, score in ranked}) < len(ranked):  # ties: in corpus order
-        order = source.order_key
-        ranked.sort(key=lambda pair: (-pair[1], order(pair[0])))
+    order = source.order_key
+    ranked: list[tuple[int, float]] = []
+    for start in range(0, len(candidates), CANDIDATES):
+        block = []
+        for doc, score, (chunk_id, source_path, _, symbol, _, _) in candidates[
+            start : start + CANDIDATES
+        ]:
+            kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
+            score *= KIND_PRIOR.get(kind, 1.0)
+            if not about_tests and _in_tests(source_path):
+                score *= TEST_PRIOR
+            score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
+            if symbol:
+                score += SYMBOL * name_match(symbol, idf, stems)
+            block.append((doc, score))
+        block.sort(key=lambda pair: -pair[1])
+        if len({score for _, score in block}) < len(block):  # ties: in corpus order
+            block.sort(key=lambda pair: (-pair[1], order(pair[0])))
+        ranked += block
     return ranked[:top_k]
 
 
