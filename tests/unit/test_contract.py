@@ -191,10 +191,18 @@ def disagreements(server: ServerSide, client: ClientSide) -> list[str]:
             out.append(f"constants.ts SettingDefaults has no {name}")
         elif defaults[name] != schema.get("default"):
             out.append(f"constants.ts SettingDefaults.{name} {defaults[name]!r} != package.json's")
-    severities = next((s for s in server.settings if s.key == "diagnostics.severity"), None)
-    ts_severities = ts_array(client.constants, "DIAGNOSTIC_SEVERITIES")
-    if severities is None or tuple(ts_severities or ()) != severities.enum:
-        out.append(f"constants.ts DIAGNOSTIC_SEVERITIES {ts_severities} != server's")
+    for key, constant in (
+        ("diagnostics.severity", "DIAGNOSTIC_SEVERITIES"),
+        ("search.mode", "SEARCH_MODES"),
+    ):
+        spec = next((s for s in server.settings if s.key == key), None)
+        allowed = ts_array(client.constants, constant)
+        if spec is None or tuple(allowed or ()) != spec.enum:
+            out.append(f"constants.ts {constant} {allowed} != server's")
+    # every setting the server reads is sent to it (settings.ts reads each one)
+    for name in sorted(ts_server):
+        if f"Settings.{name})" not in client.sources.get("settings.ts", ""):
+            out.append(f"settings.ts: Settings.{name} is not read (never sent to the server)")
     restricted = client.manifest.get("capabilities", {}).get("untrustedWorkspaces", {})
     for key in restricted.get("restrictedConfigurations", []):
         if key not in properties:
@@ -368,6 +376,16 @@ def altered_source(name: str, old: str, new: str) -> ClientSide:
         (
             altered_constants("'information', 'hint']", "'information']"),
             "constants.ts DIAGNOSTIC_SEVERITIES",
+        ),
+        (
+            altered_constants("'auto', 'hybrid', 'bm25']", "'auto', 'hybrid']"),
+            "constants.ts SEARCH_MODES",
+        ),
+        (
+            altered_source(
+                "settings.ts", "config.get(Settings.searchMode)", "SettingDefaults.searchMode"
+            ),
+            "settings.ts: Settings.searchMode is not read (never sent to the server)",
         ),
         (
             altered_constants("  traceServer: 'trace.server',\n", ""),

@@ -79,6 +79,9 @@ export const SettingDefaults = {
 /** The allowed values of `diagnostics.severity`. */
 export const DIAGNOSTIC_SEVERITIES: readonly string[] = ['error', 'warning', 'information', 'hint'];
 
+/** The allowed values of `search.mode`. */
+export const SEARCH_MODES: readonly string[] = ['auto', 'hybrid', 'bm25'];
+
 /** The status bar item's ID (not a command). */
 export const STATUS_ITEM_ID = 'chunkls.status';
 

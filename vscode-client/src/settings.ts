@@ -1,4 +1,4 @@
-import { CONFIG_SECTION, DIAGNOSTIC_SEVERITIES, ServerSettingKeys, SettingDefaults, Settings } from './constants';
+import { CONFIG_SECTION, DIAGNOSTIC_SEVERITIES, SEARCH_MODES, ServerSettingKeys, SettingDefaults, Settings } from './constants';
 
 /** The settings object the server receives (initializationOptions and didChangeConfiguration). */
 export interface ServerSettings {
@@ -6,6 +6,7 @@ export interface ServerSettings {
   codeLens: { enabled: boolean };
   navigation: { languages: string[] };
   diagnostics: { enabled: boolean; severity: string };
+  search: { mode: string };
 }
 
 /** The part of vscode.WorkspaceConfiguration this module needs (a fake in unit tests). */
@@ -27,6 +28,7 @@ export function toServerSettings(config: ConfigReader): ServerSettings {
   const languages = config.get(Settings.navigationLanguages);
   const diagnosticsEnabled = config.get(Settings.diagnosticsEnabled);
   const severity = config.get(Settings.diagnosticsSeverity);
+  const mode = config.get(Settings.searchMode);
   return {
     exclude: stringArray(config.get(Settings.exclude), SettingDefaults.exclude),
     codeLens: { enabled: typeof enabled === 'boolean' ? enabled : SettingDefaults.codeLensEnabled },
@@ -40,6 +42,7 @@ export function toServerSettings(config: ConfigReader): ServerSettings {
       severity:
         typeof severity === 'string' && DIAGNOSTIC_SEVERITIES.includes(severity) ? severity : SettingDefaults.diagnosticsSeverity,
     },
+    search: { mode: typeof mode === 'string' && SEARCH_MODES.includes(mode) ? mode : SettingDefaults.searchMode },
   };
 }
 

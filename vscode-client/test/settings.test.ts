@@ -24,6 +24,7 @@ describe('settings to initialization options', () => {
         'navigation.languages': ['markdown'],
         'diagnostics.enabled': false,
         'diagnostics.severity': 'error',
+        'search.mode': 'bm25',
         'server.pythonPath': '/usr/bin/python3',
         'trace.server': 'verbose',
       }),
@@ -33,6 +34,7 @@ describe('settings to initialization options', () => {
       codeLens: { enabled: false },
       navigation: { languages: ['markdown'] },
       diagnostics: { enabled: false, severity: 'error' },
+      search: { mode: 'bm25' },
     });
   });
 
@@ -42,6 +44,7 @@ describe('settings to initialization options', () => {
       codeLens: { enabled: true },
       navigation: { languages: ['json', 'jsonc', 'jsonl', 'markdown', 'plaintext', 'python'] },
       diagnostics: { enabled: true, severity: 'warning' },
+      search: { mode: 'auto' },
     };
     assert.deepEqual(toServerSettings(config({})), defaults);
     assert.deepEqual(
@@ -52,6 +55,7 @@ describe('settings to initialization options', () => {
           'navigation.languages': 3,
           'diagnostics.enabled': 1,
           'diagnostics.severity': 'fatal',
+          'search.mode': 'dense',
         }),
       ),
       defaults,
@@ -78,6 +82,7 @@ describe('settings to initialization options', () => {
     assert.equal(needsNotification(affects('chunkls.navigation.languages')), true);
     assert.equal(needsNotification(affects('chunkls.diagnostics.severity')), true);
     assert.equal(needsNotification(affects('chunkls.diagnostics.enabled')), true);
+    assert.equal(needsNotification(affects('chunkls.search.mode')), true);
     assert.equal(needsNotification(affects('chunkls.trace.server')), false);
   });
 });
