@@ -85,14 +85,30 @@ def test_a_closed_pipe_keeps_the_exit_code(workspace: Path) -> None:
     (workspace / "notes" / "stale.md").write_text(
         "".join(f"app/greet.py#function-gone{n}\n" for n in range(3000))
     )
+    (workspace / "gold.jsonl").write_text(
+        "".join(
+            json.dumps({"query": f"greet {n}", "relevant": [f"app/greet.py#function-gone{n}"]})
+            + "\n"
+            for n in range(300)
+        )
+    )
     statuses = shell(
         'chunkls check | true; echo "check ${PIPESTATUS[0]}"\n'
         'chunkls check --format json | head -3 > /dev/null; echo "json ${PIPESTATUS[0]}"\n'
         'chunkls search zzz_no_match_qq | true; echo "search ${PIPESTATUS[0]}"\n'
-        'chunkls chunks | head -1 > /dev/null; echo "chunks ${PIPESTATUS[0]}"\n',
+        'chunkls chunks | head -1 > /dev/null; echo "chunks ${PIPESTATUS[0]}"\n'
+        'chunkls eval -q gold.jsonl | true; echo "eval ${PIPESTATUS[0]}"\n'
+        'chunkls eval -q gold.jsonl --json | true; echo "eval json ${PIPESTATUS[0]}"\n',
         workspace,
     )
-    assert statuses.split("\n")[:4] == ["check 1", "json 1", "search 1", "chunks 0"], statuses
+    assert statuses.split("\n")[:6] == [
+        "check 1",
+        "json 1",
+        "search 1",
+        "chunks 0",
+        "eval 1",  # no gold ID resolves: nothing is scored
+        "eval json 1",
+    ], statuses
 
 
 # -- 3. a changed --exclude reuses the cache ---------------------------------------
@@ -121,16 +137,24 @@ def test_another_exclude_reuses_every_cached_file(workspace: Path, tmp_path: Pat
 # -- 5, 9, 10, 11: resolve, JSON names, skipped files, quiet ---------------------------
 
 
-@pytest.mark.parametrize(
-    "written",
-    [
-        "./app/greet.py#function-greet",
-        "/app/greet.py#function-greet",
-        "app\\/greet.py#function-greet",
-        "`app/greet.py#function-greet`",
-        "[greet](app/greet.py#function-greet)",
-    ],
-)
+WRITTEN_FORMS = [
+    "app/greet.py#function-greet",
+    "./app/greet.py#function-greet",
+    "/app/greet.py#function-greet",
+    "app\\/greet.py#function-greet",
+    "app\\/greet.py\\u0023function-greet",
+    "`app/greet.py#function-greet`",
+    "[greet](app/greet.py#function-greet)",
+    "[greet](<app/greet.py#function-greet>)",
+    '[greet](app/greet.py#function-greet "the greeting")',
+    "<app/greet.py#function-greet>",
+    '"app/greet.py#function-greet"',
+    " app/greet.py#function-greet\n",
+]
+"""Every written form of one ID, as each front door must read it (one normaliser)."""
+
+
+@pytest.mark.parametrize("written", WRITTEN_FORMS)
 def test_resolve_reads_every_written_form(workspace: Path, written: str) -> None:
     code, out, err = run("resolve", written, "--root", str(workspace))
     assert code == 0, err
@@ -171,6 +195,12 @@ def test_quiet_says_only_errors(workspace: Path) -> None:
         code, _, err = run("search", "greet", "--root", str(workspace), "-q")
         assert code == 0 and err == ""
     assert run("search", "zzz_no_match_qq", "--root", str(workspace), "--quiet")[2] == ""
+    # --strict makes a skipped file an error: --quiet keeps errors
+    code, _, err = run("search", "greet", "--root", str(workspace), "-q", "--strict")
+    assert code == 1 and "skipped app/broken.py" in err
+    (workspace / "notes" / "latin1.txt").write_bytes(b"caf\xe9\n")
+    code, _, err = run("check", "--root", str(workspace), "-q", "--strict")
+    assert code == 1 and "latin1.txt" in err and "skipped app/broken.py" in err
 
 
 # -- 8. the help -----------------------------------------------------------------------
@@ -227,3 +257,37 @@ async def test_the_mcp_tools_read_every_written_form_and_say_what_is_wrong(
         assert error and "'['" in text, text
         error, text = await _call(session, "search_chunks", {"query": "greet", "top_k": 3.5})
         assert error and "got 3.5" in text, text
+        for arguments, said in [
+            ({"query": "greet", "top_k": "3"}, 'got a string, "3"'),
+            ({"query": "greet", "top_k": 1e100}, "got 1e+100"),
+            ({"query": "greet", "top_k": [3]}, "got an array, [3]"),
+            ({"query": 5}, "got a number, 5"),
+            ({"query": "greet", "mode": True}, "got a boolean, true"),
+        ]:
+            error, text = await _call(session, "search_chunks", arguments)
+            assert error and said in text, (arguments, text)
+
+
+async def test_the_mcp_tools_read_the_forms_the_cli_reads(workspace: Path) -> None:
+    """One normaliser: ``read_chunk`` and ``outline`` take every written form
+    ``chunkls resolve`` takes (``test_resolve_reads_every_written_form``)."""
+    async with mcp(workspace) as session:
+        for written in WRITTEN_FORMS:
+            error, text = await _call(session, "read_chunk", {"chunk_id": written})
+            assert not error and "def greet(" in text, (written, text)
+            error, text = await _call(session, "outline", {"path": written})
+            assert not error and "app/greet.py#function-greet" in text, (written, text)
+
+
+async def test_read_chunk_says_why_a_skipped_files_id_is_missing(workspace: Path) -> None:
+    (workspace / "app" / "latin1.py").write_bytes(b"def latin():\n    return '\xe9'\n")
+    async with mcp(workspace) as session:
+        result = await asyncio.wait_for(
+            session.call_tool("read_chunk", {"chunk_id": "app/latin1.py#function-latin"}),
+            TIMEOUT,
+        )
+    assert result.isError
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "app/latin1.py was skipped" in text and "UTF-8" in text, text
+    [unknown] = result.structuredContent["unknown"]  # type: ignore[index]
+    assert "UTF-8" in unknown["skipped"]

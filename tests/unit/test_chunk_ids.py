@@ -38,6 +38,8 @@ from chunkls.ids.grammar import (
     candidate_ids,
     find_chunk_refs,
     find_chunk_refs_in,
+    id_written,
+    path_written,
     ref_at,
     typed_id_at,
     written_as,
@@ -1072,3 +1074,43 @@ def test_check_takes_no_tail_of_a_longer_token_for_an_id(tmp_path: Path) -> None
     assert [(p.chunk_id, p.ref.start) for p in problems] == [
         ("plan.md#heading-gone", text.index("plan.md#heading-gone is"))
     ]
+
+
+@pytest.mark.parametrize(
+    ("written", "chunk_id", "path"),
+    [
+        ("app/x.py#function-f", "app/x.py#function-f", "app/x.py"),
+        ("./app/x.py#function-f", "app/x.py#function-f", "app/x.py"),
+        ("/app/x.py#class-C", "app/x.py#class-C", "app/x.py"),
+        ("app\\/x.py#function-f", "app/x.py#function-f", "app/x.py"),
+        ("app\\/x.py\\u0023module-1", "app/x.py#module-1", "app/x.py"),
+        ("`app/x.py#function-f`", "app/x.py#function-f", "app/x.py"),
+        ("[f](app/x.py#function-f)", "app/x.py#function-f", "app/x.py"),
+        ("[f](<my app/x.py#function-f>)", "my app/x.py#function-f", "my app/x.py"),
+        ('[f](app/x.py#function-f "title")', "app/x.py#function-f", "app/x.py"),
+        ("<README.md#heading-setup>", "README.md#heading-setup", "README.md"),
+        ("'app/x.py#function-f'", "app/x.py#function-f", "app/x.py"),
+        # paths alone (outline): the same wrappers, no ID
+        ("app/x.py", None, "app/x.py"),
+        ("./app/x.py", None, "app/x.py"),
+        ("`app/x.py`", None, "app/x.py"),
+        ("[x](app/x.py)", None, "app/x.py"),
+        ("[x](<my%20app/x.py>)", None, "my app/x.py"),
+        ("<app/x.py>", None, "app/x.py"),
+        ('"app\\/x.py"', None, "app/x.py"),
+        # none: nothing, two IDs, out of the roots
+        ("", None, None),
+        ("app/x.py#function-f app/y.py#function-g", None, None),
+        ("../x.py#function-f", "../x.py#function-f", None),
+        ("../../etc/passwd", None, None),
+    ],
+)
+def test_one_normaliser_reads_an_argument(
+    written: str, chunk_id: str | None, path: str | None
+) -> None:
+    """``chunkls resolve``, ``chunkls.resolve`` and MCP ``read_chunk`` read an ID
+    argument with ``id_written``; MCP ``outline`` reads a path with ``path_written``:
+    the same written forms."""
+    ref = id_written(written)
+    assert (ref.chunk_id if ref is not None else None) == chunk_id
+    assert path_written(written) == path

@@ -130,12 +130,13 @@ class Command:
         return answer
 
     def report(self, queries: Queries) -> None:
-        """Configuration problems and skipped files, on stderr (unless ``--quiet``)."""
+        """Configuration problems and skipped files, on stderr (``--quiet``: the
+        skipped files only when ``--strict`` makes them errors)."""
         skipped = list(queries.skipped())
         self.skipped += len(skipped)
-        if self.args.quiet:
+        if self.args.quiet and not (skipped and self.args.strict):
             return
-        for folder in queries.folders:
+        for folder in [] if self.args.quiet else queries.folders:
             for problem in folder.config_problems:
                 print(f"chunkls: {problem.source}: {problem.message}", file=self.err)
         for _folder, rel_path, reason in skipped:
@@ -321,7 +322,7 @@ class Command:
         for shown, rel_path in unreadable:  # (a corpus file the index skipped is named already)
             if rel_path is None or session.queries.skip_reason(rel_path) is None:
                 self.skipped += 1
-                if not args.quiet:
+                if not args.quiet or args.strict:
                     print(
                         f"chunkls: skipped {shown}: not a readable UTF-8 text file", file=self.err
                     )
@@ -353,7 +354,7 @@ def check_targets(
 ) -> list[tuple[str, Path, Path | None]]:
     """The files to check, each with the name to print for it and the folder it
     must not leave: the given files (read wherever they are: asked for by name),
-    every Markdown and text file of the given folders, or of the root (configured
+    every Markdown, text, JSON and JSONL file of the given folders, or of the root (configured
     excludes apply); symlinks that leave the folder walked are not followed."""
     from chunkls.index.citations import walk_citation_files
 

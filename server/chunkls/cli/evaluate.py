@@ -159,8 +159,9 @@ def evaluate(command: Command) -> int:
         name: figures(list(zip(ranked, relevant, strict=True)), args.top_k)
         for name, ranked in report.rankings.items()
     }
+    command.code = 0 if report.queries else 1  # (before the answer: a reader may go)
     (_write_json if args.json else _write_text)(command, report, results)
-    return 0 if report.queries else 1
+    return command.code
 
 
 def _misses(

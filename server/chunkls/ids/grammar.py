@@ -387,33 +387,36 @@ def ids_written(text: str) -> list[ChunkRef]:
 
 
 def id_written(text: str) -> ChunkRef | None:
-    """The one chunk ID a whole argument is, written in any form ``ids_written``
-    reads (spaces around it aside); ``None`` if it is not exactly one ID."""
-    written = text.strip()
-    decoded = json_strings.decode(written)[0] if "\\" in written else written
-    refs = ids_written(decoded)
-    if len(refs) != 1:
-        return None
-    ref = refs[0]
-    start, end = ref.start, ref.end
-    if ref.form == "backtick":
-        start, end = start - 1, end + 1
-    elif ref.form == "link":
-        opening = decoded.rfind("](", 0, start)
-        start, end = (decoded.rfind("[", 0, opening) if opening >= 0 else start), end + 1
-    return ref if (start, end) == (0, len(decoded)) else None
+    """The one chunk ID an argument holds, in any form ``ids_written`` reads
+    (``chunkls resolve``, ``chunkls.resolve``, a gold set's IDs); ``None`` if it
+    holds none or several."""
+    refs = ids_written(text)
+    return refs[0] if len(refs) == 1 else None
+
+
+_LINK_TARGET = re.compile(r"\[[^\]\r\n]*\]\(\s*<?(?P<target>[^<>()\s]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+"""A whole Markdown link (``[text](target)``, ``(<target>)``, ``(target "title")``)."""
 
 
 def path_written(text: str) -> str | None:
     """A root-relative path given as an argument (MCP ``outline``), written as
-    an ID's path is: backticks, a leading ``/`` or ``./``, JSON escapes, an ID's
-    ``#identity`` after it; ``None`` for one that leads out (``..``) or is empty."""
-    written = text.strip().strip("`").strip()
-    if "\\" in written:
-        written = json_strings.decode(written)[0]
-    written = written.partition("#")[0].replace("\\", "/").lstrip("/")
-    while written.startswith("./"):
-        written = written[2:]
+    an ID is (``ids_written``'s forms: backticks, a link target, a leading ``/``
+    or ``./``, JSON escapes), with or without an ``#identity``; ``None`` for one
+    that leads out (``..``), is empty or holds several IDs."""
+    refs = ids_written(text)
+    if len(refs) > 1:
+        return None
+    if refs:
+        written = refs[0].path
+    else:
+        written = text.strip()
+        if "\\" in written:
+            written = json_strings.decode(written)[0]
+        if (link := _LINK_TARGET.fullmatch(written)) is not None:
+            written = _link_path(link["target"]) or ""
+        written = written.strip("`'\"<> ").partition("#")[0].replace("\\", "/").lstrip("/")
+        while written.startswith("./"):
+            written = written[2:]
     normal = posixpath.normpath(written) if written else ""
     if normal in ("", ".") or normal == ".." or normal.startswith("../"):
         return None

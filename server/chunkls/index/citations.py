@@ -2,8 +2,8 @@
 
 Three jobs, all pure (no editor code):
 
-- ``CitationIndex`` knows every citation in the workspace's Markdown and text
-  files (corpus or not: ``docs/`` counts, ``.git``, virtual environments and
+- ``CitationIndex`` knows every citation in the workspace's Markdown, text
+  and JSON files (corpus or not: ``docs/`` counts, ``.git``, virtual environments and
   ``node_modules`` do not), file by file, so "who cites this chunk" is a lookup
   and a save re-scans one file.
 - ``check_text`` finds the citations of a text that do not resolve (for
@@ -133,7 +133,7 @@ def _next_break(text: str, start: int, stop: int) -> int:
 def walk_citation_files(
     root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
 ) -> list[str]:
-    """Root-relative paths of the Markdown and text files that may cite chunks.
+    """Root-relative paths of the Markdown, text, JSON and JSONL files that may cite chunks.
 
     ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too.
     Folder symlinks are not followed, and file symlinks only when their target

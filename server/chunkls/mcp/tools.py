@@ -44,6 +44,8 @@ MAX_ARGUMENT = 10_000
 """The longest ``chunk_id`` or ``path`` argument, in characters."""
 PREVIEW_LINES = 3
 PREVIEW_CHARS = 240
+SHOWN_CHARS = 40
+"""How much of a wrong argument's value an error message shows."""
 
 CITE = (
     "Cite what you use by its chunk ID (`path#identity`, e.g. `app/x.py#function-f`): "
@@ -212,6 +214,11 @@ SPECS = (
                                 "type": "array",
                                 "items": {"type": "string"},
                                 "description": "The closest existing IDs, best first.",
+                            },
+                            "skipped": {
+                                "type": ["string", "null"],
+                                "description": "Why the ID's file could not be chunked, if "
+                                "it was skipped (not UTF-8, a syntax error).",
                             },
                         },
                         ["chunk_id", "suggestions"],
@@ -440,9 +447,13 @@ class Tools:
             found = self.index.resolve_first(candidate_ids(ref, None))
             if not found:
                 suggestions = self.index.suggest(ref.chunk_id)
-                unknown.append({"chunk_id": ref.chunk_id, "suggestions": suggestions})
+                skipped = self.index.skip_reason(ref.path)
+                unknown.append(
+                    {"chunk_id": ref.chunk_id, "suggestions": suggestions, "skipped": skipped}
+                )
+                why = f": {ref.path} was skipped: {skipped}" if skipped else ""
                 hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
-                parts.append(f"unknown chunk ID {ref.chunk_id}{hint}")
+                parts.append(f"unknown chunk ID {ref.chunk_id}{why}{hint}")
                 continue
             for entry in found:
                 chunk = entry.chunk
@@ -472,7 +483,7 @@ class Tools:
         """The chunk IDs of a draft that resolve to nothing, with suggestions."""
         text = arguments.get("text")
         if not isinstance(text, str):
-            raise BadArguments(f"'text' must be a string, got {_type_name(text)}")
+            raise BadArguments(f"'text' must be a string, got {_shown(text)}")
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > MAX_TEXT:
             raise BadArguments(f"'text' is {size:,} bytes; at most {MAX_TEXT:,} are checked")
@@ -578,19 +589,20 @@ def _type_name(value: object) -> str:
 
 
 def _shown(value: object) -> str:
-    """A wrong value as a message names it: a number as written, a boolean by its
-    kind and value, anything else by its kind."""
-    if isinstance(value, bool):
-        return f"a boolean, {json.dumps(value)}"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
-    return _type_name(value)
+    """A wrong value as a message names it: its kind and its JSON, cut short
+    (``a string, "3"``; ``null``)."""
+    if value is None:
+        return "null"
+    written = json.dumps(value, ensure_ascii=False)
+    if len(written) > SHOWN_CHARS:
+        written = written[: SHOWN_CHARS - 1] + "…"
+    return f"{_type_name(value)}, {written}"
 
 
 def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
     value = arguments.get(name)
     if not isinstance(value, str):
-        raise BadArguments(f"{name!r} must be a string, got {_type_name(value)}")
+        raise BadArguments(f"{name!r} must be a string, got {_shown(value)}")
     if not value.strip():
         raise BadArguments(f"{name!r} is empty")
     if len(value) > limit:
@@ -608,10 +620,12 @@ def _integer(arguments: Mapping[str, Any], name: str, default: int, low: int, hi
     value = arguments.get(name, default)
     if value is None:
         return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)  # (2.0 is 2; 1e100 stays as written)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadArguments(f"{name!r} must be a whole number, got {_shown(value)}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        shown = json.dumps(value) if number else _shown(value)  # (3.5: as written)
+        raise BadArguments(f"{name!r} must be a whole number, got {shown}")
     if not low <= value <= high:
         raise BadArguments(f"{name!r} must be from {low} to {high}, got {value}")
     return value
