@@ -1,7 +1,8 @@
 """Hooks that make a read that writes fail: while a question of the query API
-(``chunkls.index.queries.Queries``, asked of its one implementation) runs,
-any write to the cache and any opened file (a source file read) raises
-``ReadWrote``.
+(``chunkls.index.queries.Queries``, asked of its one implementation) runs, or
+a generator it returned is being read, any write to the cache, any opened,
+removed or renamed file (a source file read) and any SQLite connection that
+may write raises ``ReadWrote``.
 
 ``install()`` patches this process; ``python tests/guards.py ARGS`` runs
 ``chunkls ARGS`` guarded (a server started for a test), and prints how many
@@ -16,9 +17,11 @@ import contextlib
 import functools
 import io
 import os
+import sqlite3
 import sys
 import threading
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +57,56 @@ WRITES: list[tuple[Any, str]] = [
     for name in ("put", "delete", "touch", "flush", "save_snapshot", "save_listing", "_connect")
 ] + [(mapped.MappedWriter, "__init__")]
 """What writes the cache (``_connect`` may create or empty its tables)."""
-OPENS: list[tuple[Any, str]] = [(builtins, "open"), (io, "open"), (os, "open")]
-"""What opens a file (a source file read, a file written)."""
+OPENS: list[tuple[Any, str]] = [(builtins, "open"), (io, "open"), (os, "open")] + [
+    (os, name) for name in ("remove", "unlink", "replace", "rename")
+]
+"""What opens a file (a source file read, a file written) or changes one."""
+
+
+@contextlib.contextmanager
+def _asking() -> Iterator[None]:
+    """Inside a question (counted when the outermost one ends)."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _inside.depth -= 1
+        if not _inside.depth:
+            asked["questions"] += 1
+
+
+def _read_lazily(answers: types.GeneratorType[Any, None, None]) -> Iterator[Any]:
+    """A question's generator, each step of it inside the question."""
+    while True:
+        with _asking():
+            try:
+                answer = next(answers)
+            except StopIteration:
+                return
+        yield answer
 
 
 def _question(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def asking(*args: Any, **kwargs: Any) -> Any:
-        _inside.depth = getattr(_inside, "depth", 0) + 1
-        try:
-            return method(*args, **kwargs)
-        finally:
-            _inside.depth -= 1
-            if not _inside.depth:
-                asked["questions"] += 1
+        with _asking():
+            answer = method(*args, **kwargs)
+        return _read_lazily(answer) if isinstance(answer, types.GeneratorType) else answer
 
     return asking
+
+
+def _connect(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``sqlite3.connect``, refused inside a question unless read-only (``mode=ro``)."""
+
+    @functools.wraps(original)
+    def connecting(database: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_inside, "depth", 0) and "mode=ro" not in str(database):
+            asked["refused"] += 1
+            raise ReadWrote("sqlite3.connect (not read-only) inside a question of the query API")
+        return original(database, *args, **kwargs)
+
+    return connecting
 
 
 def _refused(what: str, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,6 +128,7 @@ def install(patch: Callable[[Any, str, Any], None] = setattr) -> None:
     for owner, name in [*WRITES, *OPENS]:
         label = f"{getattr(owner, '__name__', owner)}.{name}"
         patch(owner, name, _refused(label, getattr(owner, name)))
+    patch(sqlite3, "connect", _connect(sqlite3.connect))
 
 
 def main() -> None:

@@ -65,6 +65,43 @@ def test_a_question_that_writes_is_caught(monkeypatch: pytest.MonkeyPatch, works
         cli(["resolve", "app/greet.py#function-greet", "--root", str(workspace)])
 
 
+def test_a_generator_question_that_opens_a_file_is_caught(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
+    """The hooks follow a question's generator: each step is inside the question."""
+    real = ChunkStore.chunk_ids
+
+    def opening(self: ChunkStore) -> Any:
+        for chunk_id in real(self):
+            with open(workspace / "app" / "greet.py", encoding="utf-8"):
+                yield chunk_id
+
+    monkeypatch.setattr(ChunkStore, "chunk_ids", opening)
+    guards.install(monkeypatch.setattr)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(workspace.parent / "cache"))
+    with pytest.raises(guards.ReadWrote, match="open inside a question"):
+        cli(["chunks", "--format", "ids", "--root", str(workspace)], io.StringIO(), io.StringIO())
+
+
+def test_a_question_that_connects_to_write_is_caught(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path
+) -> None:
+    import sqlite3
+
+    real = ChunkStore.file_count
+
+    def connecting(self: ChunkStore) -> int:
+        sqlite3.connect(workspace.parent / "other.sqlite3").close()
+        return real(self)
+
+    monkeypatch.setattr(ChunkStore, "file_count", connecting)
+    guards.install(monkeypatch.setattr)
+    with pytest.raises(guards.ReadWrote, match=r"sqlite3\.connect"):
+        from chunkls.index.session import build_index
+
+        build_index([workspace]).queries.file_count()
+
+
 @pytest.mark.parametrize(
     "argv",
     [
