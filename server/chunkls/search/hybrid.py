@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
-from chunkls.search.scorer import PostingsSource
+from chunkls.search.scorer import PostingsSource, idf, in_order
 from chunkls.search.tokens import tokenize
 
 FORM_WEIGHT = 0.2
@@ -67,6 +67,7 @@ class HybridQuery(NamedTuple):
     """Other forms of its words, each once."""
 
 
+@functools.lru_cache(maxsize=256)
 def hybrid_query(query: str) -> HybridQuery:
     """The content words of a query and their other forms (no terms: it has
     only question and stop words)."""
@@ -105,12 +106,12 @@ def rank(
     candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
     words = list(dict.fromkeys(query.terms))
     live = source.live
-    idf = {
-        word: math.log(1 + (live - df + 0.5) / (df + 0.5))
+    idfs = {
+        word: idf(live, df)
         for word, df in zip(words, scorer.document_frequencies(source, words), strict=True)
         if df
     }
-    stems = {word: stem(word) for word in idf}
+    stems = {word: stem(word) for word in idfs}
     about_tests = not TEST_WORDS.isdisjoint(words)
     average = source.total_length / live or 1.0
     order = source.order_key
@@ -126,12 +127,9 @@ def rank(
                 score *= TEST_PRIOR
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
             if symbol:
-                score += SYMBOL * name_match(symbol, idf, stems)
+                score += SYMBOL * name_match(symbol, idfs, stems)
             block.append((doc, score))
-        block.sort(key=lambda pair: -pair[1])
-        if len({score for _, score in block}) < len(block):  # ties: in corpus order
-            block.sort(key=lambda pair: (-pair[1], order(pair[0])))
-        ranked += block
+        ranked += in_order(block, order)
     return ranked[:top_k]
 
 

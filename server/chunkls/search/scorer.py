@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 K1 = 1.5
@@ -46,9 +46,14 @@ class Hit(NamedTuple, Generic[T]):
     item: T
 
 
+def idf(documents: int, df: int) -> float:
+    """A term's inverse document frequency among ``documents``."""
+    return math.log(1 + (documents - df + 0.5) / (df + 0.5))
+
+
 def term_weight(documents: int, df: int) -> float:
     """A term's weight: its inverse document frequency times ``K1 + 1``."""
-    return math.log(1 + (documents - df + 0.5) / (df + 0.5)) * (K1 + 1)
+    return idf(documents, df) * (K1 + 1)
 
 
 def term_score(weight: Any, tf: Any, length: Any, base: float, scale: float) -> Any:
@@ -141,6 +146,17 @@ class PostingsSource(Protocol):
         """A document's length in tokens."""
 
 
+def in_order(
+    pairs: list[tuple[int, float]], order_key: Callable[[int], Any]
+) -> list[tuple[int, float]]:
+    """(document, score) pairs best first, ties in corpus order (``order_key``
+    is asked only when there are ties)."""
+    pairs.sort(key=lambda pair: -pair[1])
+    if len({score for _, score in pairs}) < len(pairs):
+        pairs.sort(key=lambda pair: (-pair[1], order_key(pair[0])))
+    return pairs
+
+
 class Scorer:
     """BM25 over one postings source, keeping each term's scores between
     queries until the source changes (a search as one types repeats terms)."""
@@ -211,9 +227,7 @@ class Scorer:
     ) -> list[tuple[int, float]]:
         """The ``top_k`` best (document, score) pairs for the query tokens, best
         first, ties in corpus order."""
-        tied = self.best(source, tokens, top_k, weights)
-        order = source.order_key
-        return sorted(tied, key=lambda pair: (-pair[1], order(pair[0])))[:top_k]
+        return in_order(self.best(source, tokens, top_k, weights), source.order_key)[:top_k]
 
     def best(
         self,
