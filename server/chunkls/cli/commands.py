@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from chunkls.cli.usage import UsageError, check_root
-from chunkls.index.session import ASK_ROUNDS, Session
+from chunkls.index.session import Session
 
 if TYPE_CHECKING:
     import argparse
@@ -102,28 +102,24 @@ class Command:
         return session
 
     def ask(self, session: Session, question: Callable[[Queries], T]) -> T:
-        """The session's answer: the write step first (the cache read in place
-        when it is current, else the root indexed, with a progress bar), the
-        question, and both once more when the answer turned out incomplete;
-        then what could not be indexed, reported.
+        """The session's answer (``Session.ask``: the write step, with a progress
+        bar while the root is indexed, then the question), then what could not be
+        indexed, reported.
 
         The cyclic garbage collector pauses while the cache is read in place and
         the question is answered (neither makes cycles: collections would only
         rescan the imports and the rows read, 5% of a warm search); indexing
         collects as the caller had it."""
+
+        def paused(queries: Queries) -> T:
+            with collection_paused():
+                return question(queries)
+
         bar = ProgressBar(self.err)
         try:
             with collection_paused():
                 session.read_in_place_if_current()
-            session.catch_up(bar.update)
-            with collection_paused():
-                answer = question(session.queries)
-            for _ in range(ASK_ROUNDS - 1):
-                if not session.queries.incomplete:
-                    break
-                session.catch_up(bar.update)
-                with collection_paused():
-                    answer = question(session.queries)
+            answer = session.ask(paused, bar.update)
         finally:
             bar.close()
         self.report(session.queries)

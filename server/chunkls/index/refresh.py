@@ -1,6 +1,6 @@
 """Files read from disk into the store, one at a time: what a save, a file
-watcher event or a CLI run asks for (``refresh``), and the explicit recovery
-of chunk texts the cache lost (``recover_texts``).
+watcher event, or the recovery of chunk texts the cache lost asks for
+(``refresh``, from the session's write step).
 
 Every file read here goes into the store through its one change path
 (``ChunkStore.set_file``).
@@ -98,20 +98,6 @@ def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
             result.digest,
             cached=not result.link,
         )
-
-
-def recover_texts(store: ChunkStore) -> list[str]:
-    """Read again from disk the files whose chunk texts were found missing
-    (``ChunkStore.texts_missing``); returns their paths."""
-    missing = sorted(store.texts_missing, key=lambda key: (key[0].position, key[1]))
-    recovered: list[str] = []
-    for folder in dict.fromkeys(folder for folder, _ in missing):
-        rel_paths = [rel_path for each, rel_path in missing if each is folder]
-        store.texts_missing.difference_update((folder, rel_path) for rel_path in rel_paths)
-        if folder in store.folders:
-            refresh(store, folder, rel_paths)
-            recovered += [os.fspath(folder.absolute(rel_path)) for rel_path in rel_paths]
-    return recovered
 
 
 def digest_of(path: str, max_file_size: int) -> bytes | None:

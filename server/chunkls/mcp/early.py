@@ -9,8 +9,8 @@ once when the SDK's answers to the same requests were kept: they are functions
 of the request (its protocol version and capabilities; the list's cursor) and
 of the code (the fingerprint: chunkls's version, every module of ``chunkls.mcp``
 and of the SDK). A tool call is answered as the server answers one while its
-index loads (``ChunkService.answer``, the session read in place): from the root's cache read in
-place, when there is one root and its cache holds it as it is on disk
+index loads (``McpService.answer``, the session read in place): from the root's cache read
+in place, when there is one root and its cache holds it as it is on disk
 (``open_current``, the check the CLI makes), by the same ``Tools``. The answers
 are those of the files as they were when the cache was checked, at the start,
 as a CLI command's are; the server, once loaded, watches the files as always.

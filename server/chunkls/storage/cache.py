@@ -402,11 +402,6 @@ class FolderCache:
         self._puts[rel_path] = None
 
     @property
-    def dirty(self) -> bool:
-        """Whether there are writes waiting for ``flush``."""
-        return bool(self._puts or self._touches)
-
-    @property
     def usable(self) -> bool:
         """Whether the cache is in use (not given up on for this session)."""
         return not self._disabled
