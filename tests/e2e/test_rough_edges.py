@@ -291,3 +291,22 @@ async def test_read_chunk_says_why_a_skipped_files_id_is_missing(workspace: Path
     assert "app/latin1.py was skipped" in text and "UTF-8" in text, text
     [unknown] = result.structuredContent["unknown"]  # type: ignore[index]
     assert "UTF-8" in unknown["skipped"]
+
+
+async def test_the_instructions_say_when_answers_may_miss_changes(workspace: Path) -> None:
+    """Point 4: "the answers are current" holds once loaded; while the index loads,
+    an answer says so in a ``notice``, and the instructions tell the agent."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "chunkls", "mcp", "--root", str(workspace)],
+        env=os.environ,
+    )
+    with open(os.devnull, "w", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            started = await asyncio.wait_for(session.initialize(), TIMEOUT)
+    instructions = started.instructions or ""
+    assert "while its index loads" in instructions and "`notice`" in instructions, instructions
+    assert "may be missing" in instructions
