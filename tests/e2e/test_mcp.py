@@ -471,7 +471,15 @@ def _call(request_id: int, query: str) -> dict[str, Any]:
 
 
 def test_a_call_in_flight_when_stdin_closes_is_answered_first(workspace: Path) -> None:
-    # a cold cache: the call waits for the index, and stdin closes meanwhile
+    # a cold cache: the call waits for the index, and stdin closes meanwhile (enough
+    # files that the index is still loading when the end of stdin is read, however
+    # busy the machine: with the fixture's few, the call could be answered first)
+    generated = workspace / "app" / "generated"
+    generated.mkdir()
+    for number in range(150):
+        (generated / f"m{number}.py").write_text(
+            "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(20))
+        )
     server = _raw_server(workspace)
     _initialize(server)
     _send(server, _call(1, "greet"))
