@@ -416,9 +416,31 @@ def _measured(build: Callable[[], Search], pairs: list[Pair]) -> Result:
     }
 
 
+def hybrid_settings(assignments: list[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` as constants of ``chunkls.search.hybrid`` (a Python
+    literal each): what an ablation or a tuning run changes."""
+    from chunkls.search import hybrid
+
+    settings: dict[str, Any] = {}
+    for assignment in assignments:
+        name, equals, written = assignment.partition("=")
+        if not equals or not name.isupper() or not hasattr(hybrid, name):
+            known = ", ".join(n for n in vars(hybrid) if n.isupper() and not n.startswith("_"))
+            raise SystemExit(f"--set {assignment}: not NAME=VALUE of hybrid's ({known})")
+        try:
+            settings[name] = ast.literal_eval(written)
+        except (ValueError, SyntaxError) as error:
+            raise SystemExit(f"--set {assignment}: {written!r} is no Python literal") from error
+    return settings
+
+
 def child_mode(work: Path, mode: str, pairs: list[Pair]) -> Result:
-    """A chunkls mode: the tree indexed, then searched."""
+    """A chunkls mode: the tree indexed, then searched (with ``--set``'s constants)."""
     chunkls_load()
+    from chunkls.search import hybrid
+
+    for name, value in json.loads((work / "settings.json").read_text()).items():
+        setattr(hybrid, name, value)
 
     def build() -> Search:
         index = chunkls_index(work / "corpus", mode)
@@ -624,6 +646,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "retrieval.json")
     parser.add_argument("--misses", type=int, default=0, help="print N missed queries")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a constant of chunkls.search.hybrid for this run (repeatable; e.g. SYMBOL=0, "
+        "KIND_PRIOR={}: the ablations of docs/search.md)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -657,6 +687,7 @@ def run(args: argparse.Namespace) -> Result:
         print(f"eligible pairs: {len(pairs)} (skipped: {dict(sorted(skipped.items()))})")
         print(f"queries drawn: {len(drawn)} (seed {args.seed})\n")
         (work / "chunks.json").write_text(json.dumps(chunks))
+        (work / "settings.json").write_text(json.dumps(hybrid_settings(args.set)))
         (work / "pairs.json").write_text(json.dumps([asdict(pair) for pair in drawn]))
         results: dict[str, Result] = {}
         for kind in [f"mode:{mode}" for mode in modes] + REFERENCES:
@@ -682,6 +713,7 @@ def run(args: argparse.Namespace) -> Result:
             "stdlib_packages": None if args.tree else args.stdlib_packages,
             "stdlib": None if args.tree else sysconfig.get_paths()["stdlib"],
             "modes": modes,
+            "hybrid_settings": hybrid_settings(args.set),
             "top_k": TOP_K,
             "rank_depth": DEPTH,
             "min_words": MIN_WORDS,

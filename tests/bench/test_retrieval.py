@@ -12,6 +12,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))  # retrieval.py imports its stats
 _spec = importlib.util.spec_from_file_location("bench_retrieval", REPO / "bench" / "retrieval.py")
@@ -116,7 +118,7 @@ def test_the_benchmark_reports_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "retrieval.json"
     tree = make_tree(tmp_path)
     command = [sys.executable, str(REPO / "bench" / "retrieval.py"), "--tree", str(tree)]
-    command += ["--queries", "5", "--json", str(out), "--misses", "3"]
+    command += ["--queries", "5", "--json", str(out), "--misses", "3", "--set", "LENGTH=0.2"]
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| engine |" in done.stdout
@@ -126,6 +128,7 @@ def test_the_benchmark_reports_every_figure(tmp_path: Path) -> None:
     assert report["counts"]["eligible_pairs"] >= 5
     assert report["settings"]["seed"] == 0
     assert report["settings"]["modes"] == retrieval.chunkls_modes()
+    assert report["settings"]["hybrid_settings"] == {"LENGTH": 0.2}
     assert len(report["queries"]) == 5
     engines = {**report["modes"], **report["references"]}
     assert set(report["modes"]) == set(retrieval.chunkls_modes())
@@ -261,3 +264,13 @@ def test_metrics() -> None:
     assert figures["r_at_10"] == 0.5
     assert figures["mrr_at_10"] == (1 + 1 / 2) / 4
     assert abs(figures["ndcg_at_10"] - (1 + 1 / 1.584962500721156) / 4) < 1e-12
+
+
+def test_set_takes_hybrid_constants_as_literals() -> None:
+    assert retrieval.hybrid_settings(["SYMBOL=0", "KIND_PRIOR={'module': 1.0}"]) == {
+        "SYMBOL": 0,
+        "KIND_PRIOR": {"module": 1.0},
+    }
+    for wrong in ["SYMBOL", "symbol=1", "NOT_A_CONSTANT=1", "SYMBOL=one"]:
+        with pytest.raises(SystemExit, match="--set"):
+            retrieval.hybrid_settings([wrong])
