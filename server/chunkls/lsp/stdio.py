@@ -4,10 +4,8 @@ pygls reads stdin in a worker thread: every message costs three thread hops
 (header, blank line, body) before it is handled, most of a hover's latency.
 Here stdin is a pipe registered with the event loop and ``Framing`` cuts
 messages out of the bytes as they arrive, handling each in the same callback
-(no stream reader, no task to wake: 0.03-0.04 ms of a hover's round trip here).
-It still earns its place: the same stock pygls server (``bench/echo_server.py``)
-answers a hover in p50 0.38 ms with this reader and 0.64 ms with ``start_io``,
-a definition in 0.32 ms and 0.70 ms (2026-12-01, same rounds, a loaded 2-core VM).
+(no stream reader, no task to wake); ``bench/echo_server.py``, a stock pygls
+server, times it against ``start_io`` (docs/performance.md, "Latency").
 Header lines are read as pygls reads them (``Content-Length: N`` then a blank
 line; other headers, such as ``Content-Type``, are ignored), but the name in any
 case and with any spaces around the number. A header line that only *ends* with
