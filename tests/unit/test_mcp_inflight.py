@@ -142,3 +142,19 @@ def test_a_closed_stdout_drops_the_answers_and_ends_their_requests(fail_on: str)
     assert len(inflight) == 0
     assert gone == [True]  # once
     assert stdout.closed
+
+
+def test_a_cancellation_is_noted_and_kept_from_the_sdk() -> None:
+    """The SDK's handling of a cancellation races the call (a cancellation read
+    before the call's handler started ended the session): it never sees one."""
+    inflight = InFlight()
+    call, cancel = (
+        line(id=1, method="tools/call"),
+        line(method="notifications/cancelled", params={"requestId": 1}),
+    )
+    stdin = DrainingInput(Lines([call, cancel, cancel, line(id=2, method="ping")]), inflight)
+    assert stdin.readline() == call
+    assert len(inflight) == 1
+    assert stdin.readline() == line(id=2, method="ping")  # both cancellations noted, not passed
+    assert len(inflight) == 1  # the ping; the client no longer waits for the call
+    assert inflight.read(cancel) is True and inflight.read(call) is False

@@ -9,6 +9,14 @@ or cancelled by the client (``notifications/cancelled``), for ``DRAIN_LIMIT``
 seconds at most; ``TrackingOutput`` sees the answers leave. With nothing in
 flight the end of stdin passes at once, and the server exits as before.
 
+A cancellation (``notifications/cancelled``) is not passed on to the SDK: its
+handling races the call it cancels and can end the whole session (a
+cancellation read before the call's handler has started raises out of the
+SDK's receive loop; upstream, modelcontextprotocol/python-sdk#2416 and #2610 are
+the same race at other moments). chunkls's calls take milliseconds, so the
+cancelled call is answered as any other, and the client ignores that answer
+(as the protocol tells it to).
+
 Both wrap the text files the SDK's ``stdio_server`` reads and writes (one JSON
 message a line), through its public ``stdin``/``stdout`` parameters.
 """
@@ -56,15 +64,16 @@ class InFlight:
         with self._changed:
             return len(self._ids)
 
-    def read(self, line: str) -> None:
+    def read(self, line: str) -> bool:
         """Note a message the client sent: a request is in flight, a cancellation
-        ends one (the SDK does not answer a cancelled request)."""
+        ends one (the client no longer waits for its answer); whether the message
+        is a cancellation."""
         message = parse(line)
         if message is None or message.get("jsonrpc") != "2.0":
-            return
+            return False
         method = message.get("method")
         if not isinstance(method, str):
-            return  # an answer to the server's own request
+            return False  # an answer to the server's own request
         if "id" in message:
             if _request_id(message["id"]):
                 with self._changed:
@@ -73,6 +82,8 @@ class InFlight:
             params = message.get("params")
             if isinstance(params, dict) and _request_id(params.get("requestId")):
                 self._done(params["requestId"])
+            return True
+        return False
 
     def written(self, line: str) -> None:
         """Note a message the server sent: an answer ends its request."""
@@ -92,8 +103,8 @@ class InFlight:
 
 
 class DrainingInput:
-    """stdin as the SDK reads it: each line noted, its end held back while
-    requests are in flight (see the module)."""
+    """stdin as the SDK reads it: each line noted, cancellations kept from the
+    SDK, its end held back while requests are in flight (see the module)."""
 
     def __init__(self, lines: _Lines, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
         self.lines = lines
@@ -102,8 +113,11 @@ class DrainingInput:
 
     def readline(self) -> str:
         line = self.lines.readline()
+        # noted before the SDK has it: its answer comes after
+        while line and self.inflight.read(line):
+            logger.info("chunkls mcp: a call was cancelled: it is answered all the same")
+            line = self.lines.readline()
         if line:
-            self.inflight.read(line)  # before the SDK has it: its answer comes after
             return line
         if len(self.inflight):
             logger.info("chunkls mcp: stdin closed: answering the calls in flight first")
