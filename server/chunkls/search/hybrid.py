@@ -133,13 +133,13 @@ def rank(
     return ranked[:top_k]
 
 
-def name_match(symbol: str, idf: dict[str, float], stems: dict[str, str]) -> float:
+def name_match(symbol: str, idfs: dict[str, float], stems: dict[str, str]) -> float:
     """The summed IDF of the query words a definition's name has: as a part, as
     another form of a part, or (a stem of ``MIN_INSIDE`` letters) inside it."""
     parts, part_stems, lowered = _name_parts(symbol)
     return sum(
         weight
-        for word, weight in idf.items()
+        for word, weight in idfs.items()
         if word in parts
         or (root := stems[word]) in part_stems
         or (len(root) >= MIN_INSIDE and root in lowered)
