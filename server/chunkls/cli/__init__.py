@@ -9,9 +9,8 @@ the exit code the work determined.
 
 from __future__ import annotations
 
-# Only what parsing the command line needs is imported here: `chunkls --help`
-# and every command start in a blink, and each command imports what it uses
-# (tests/unit/test_startup.py holds this module to an allow-list).
+# Only what parsing the command line needs is imported here; each command
+# imports what it uses (tests/unit/test_startup.py holds this to an allow-list).
 import argparse
 import os
 import sys
@@ -20,9 +19,7 @@ from contextlib import redirect_stderr, redirect_stdout, suppress
 from chunkls import __version__
 from chunkls.search import MODES
 
-TYPE_CHECKING = False
-"""``typing.TYPE_CHECKING`` without importing ``typing`` (type checkers treat the
-name the same way)."""
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -78,14 +75,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes for indexing (default: one per CPU)",
     )
+    rooted = argparse.ArgumentParser(add_help=False, parents=[corpus])
+    rooted.add_argument("--root", default=".", help="corpus root (default: .)")
 
-    search = commands.add_parser(
-        "search",
-        parents=[corpus],
-        help="search the chunks (hybrid ranking; --mode bm25 is the tutorial's demo)",
+    def command(
+        name: str, summary: str, *parents: argparse.ArgumentParser
+    ) -> argparse.ArgumentParser:
+        """A subcommand whose usage errors print its own usage."""
+        subcommand = commands.add_parser(name, parents=list(parents), help=summary)
+        subcommand.set_defaults(usage=subcommand.format_usage)
+        return subcommand
+
+    search = command(
+        "search", "search the chunks (hybrid ranking; --mode bm25 is the tutorial's demo)", rooted
     )
     search.add_argument("query", help="free text or code words, e.g. 'chunk_id source_path'")
-    search.add_argument("--root", default=".", help="corpus root (default: .)")
     search.add_argument(
         "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
     )
@@ -97,11 +101,8 @@ def _parser() -> argparse.ArgumentParser:
         "bm25 (the tutorial's scores); default: [tool.chunkls] search-mode, else hybrid",
     )
     search.add_argument("--json", action="store_true", help="print JSON instead of text")
-    search.set_defaults(usage=search.format_usage)
 
-    chunks = commands.add_parser(
-        "chunks", parents=[corpus], help="list every chunk in corpus order"
-    )
+    chunks = command("chunks", "list every chunk in corpus order", corpus)
     chunks.add_argument("root", nargs="?", default=None, help="corpus root (default: .)")
     chunks.add_argument(
         "--root",
@@ -109,7 +110,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ROOT",
         help="corpus root, as the other commands take it",
     )
-    chunks.set_defaults(usage=chunks.format_usage)
     chunks.add_argument(
         "--format",
         choices=("jsonl", "ids"),
@@ -117,20 +117,16 @@ def _parser() -> argparse.ArgumentParser:
         help="jsonl: one JSON object per chunk (default); ids: one chunk ID per line",
     )
 
-    resolve = commands.add_parser(
-        "resolve", parents=[corpus], help="show where a chunk ID points, and its text"
-    )
+    resolve = command("resolve", "show where a chunk ID points, and its text", rooted)
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
-    resolve.add_argument("--root", default=".", help="corpus root (default: .)")
     resolve.add_argument(
         "--json", action="store_true", help="print JSON (ID, path, lines, symbol, text)"
     )
-    resolve.set_defaults(usage=resolve.format_usage)
 
-    check = commands.add_parser(
+    check = command(
         "check",
-        parents=[corpus],
-        help="report chunk IDs cited in Markdown, text, JSON and JSONL files that do not resolve",
+        "report chunk IDs cited in Markdown, text, JSON and JSONL files that do not resolve",
+        rooted,
     )
     check.add_argument(
         "paths",
@@ -139,23 +135,16 @@ def _parser() -> argparse.ArgumentParser:
         help="files or folders to check (default: every Markdown, text, JSON and JSON Lines "
         "file of the root; a file that is not UTF-8 text is skipped and named)",
     )
-    check.add_argument("--root", default=".", help="corpus root (default: .)")
     check.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
-    check.set_defaults(usage=check.format_usage)
 
-    evaluate = commands.add_parser(
-        "eval",
-        parents=[corpus],
-        help="measure each search mode (and another retriever's rankings) on a gold set",
+    evaluate = command(
+        "eval", "measure each search mode (and another retriever's rankings) on a gold set", rooted
     )
     evaluate.add_argument(
-        "gold",
-        metavar="GOLD.jsonl",
-        help='one {"query": ..., "relevant": [chunk IDs]} per line',
+        "gold", metavar="GOLD.jsonl", help='one {"query": ..., "relevant": [chunk IDs]} per line'
     )
-    evaluate.add_argument("--root", default=".", help="corpus root (default: .)")
     evaluate.add_argument("--mode", choices=MODES, default=None, help="one mode (default: each)")
     evaluate.add_argument(
         "--top-k", type=_positive_int, default=10, metavar="K", help="the cut-off (default 10)"
@@ -166,13 +155,12 @@ def _parser() -> argparse.ArgumentParser:
         help='another retriever\'s rankings, one {"query": ..., "ranked": [chunk IDs]} per line',
     )
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
-    evaluate.set_defaults(usage=evaluate.format_usage)
 
     serve = commands.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")
 
-    mcp = commands.add_parser("mcp", help="run the MCP server for agents (stdio)")
+    mcp = command("mcp", "run the MCP server for agents (stdio)")
     mcp.add_argument(
         "--root",
         action="append",
@@ -182,7 +170,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="as for search")
     mcp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    mcp.set_defaults(usage=mcp.format_usage)
     return parser
 
 
@@ -228,10 +215,8 @@ def run() -> NoReturn:
     """The ``chunkls`` command (and ``python -m chunkls``): ``main``, then exit.
 
     When nothing else runs in the process (no other thread, no child process
-    left), the exit skips the interpreter's teardown, which only frees what the
-    answer read (about 25 ms of a warm stdlib search, as mypy's ``hard_exit``
-    does for its own): the output is flushed first, and nothing chunkls runs at
-    exit. Otherwise (a server's threads, say) it exits as usual."""
+    left), the exit skips the interpreter's teardown, which only frees memory:
+    the output is flushed first, and nothing chunkls runs at exit."""
     code = main()
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a reader gone, or a stream closed

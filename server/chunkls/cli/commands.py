@@ -104,12 +104,8 @@ class Command:
     def ask(self, session: Session, question: Callable[[Queries], T]) -> T:
         """The session's answer (``Session.ask``: the write step, with a progress
         bar while the root is indexed, then the question), then what could not be
-        indexed, reported.
-
-        The cyclic garbage collector pauses while the cache is read in place and
-        the question is answered (neither makes cycles: collections would only
-        rescan the imports and the rows read, 5% of a warm search); indexing
-        collects as the caller had it."""
+        indexed, reported. The cyclic garbage collector pauses while the cache is
+        read in place and the question is answered (neither makes cycles)."""
 
         def paused(queries: Queries) -> T:
             with collection_paused():

@@ -1,21 +1,12 @@
 """The index kept true between MCP calls, without re-walking the tree.
 
-A file watcher (``watchfiles``: inotify, FSEvents or ReadDirectoryChangesW
-under one API) runs in a thread and only tells the session which paths
-changed (``Session.note_changed``). Each tool call's write step applies them
-(``Session.catch_up``): files written, created, renamed or deleted, whole
-folders too; a root's ``pyproject.toml`` changed reloads its corpus rules and,
-when they changed, re-indexes the root (unchanged files are reused).
-
-Why a watcher and not a stat check per call: stat-ing every indexed file costs
-about 6 µs a file on the development machine, 12 ms a call for a 2,000-file
-tree (docs/mcp.md), over the 5 ms a call may take; taking the watcher's set
-costs microseconds whatever the tree's size. A change reaches the set about
-``STEP_MS`` after it is made, so a call that follows a write by less than that
-may not see it yet (an agent's own write comes back to it through its client
-first). When the watcher cannot run (no inotify watches left, say), each call
-re-walks the roots instead (``Session.rewalk``), reusing every unchanged file
-(logged once).
+A file watcher (``watchfiles``) runs in a thread and only tells the session
+which paths changed (``Session.note_changed``); each tool call's write step
+applies them (``Session.catch_up``), a root's ``pyproject.toml`` included. Taking
+the watcher's set costs microseconds whatever the tree's size, where a stat of
+every file would not. A change reaches the set about ``STEP_MS`` after it is
+made. When the watcher cannot run (no inotify watches left, say), each call
+re-walks the roots instead (``Session.rewalk``).
 """
 
 from __future__ import annotations

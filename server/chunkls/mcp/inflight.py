@@ -1,24 +1,16 @@
 """Calls in flight when the client closes stdin still get their answers.
 
 The SDK ends the session when stdin ends and cancels the requests it is still
-handling (``mcp.server.lowlevel.Server.run``), so a client that writes its
-requests and closes stdin (``printf '...' | chunkls mcp``, a script, a CI step)
-never sees the answer to a call that waits for the index. ``DrainingInput``
-holds back the end of stdin until every request the SDK has read is answered,
-or cancelled by the client (``notifications/cancelled``), for ``DRAIN_LIMIT``
-seconds at most; ``TrackingOutput`` sees the answers leave. With nothing in
-flight the end of stdin passes at once, and the server exits as before.
+handling, so a client that writes its requests and closes stdin (``printf '...'
+| chunkls mcp``, a script) would never see the answer to a call that waits for
+the index. ``DrainingInput`` holds back the end of stdin until every request
+read is answered or cancelled by the client, for ``DRAIN_LIMIT`` seconds at
+most; ``TrackingOutput`` sees the answers leave.
 
 A cancellation (``notifications/cancelled``) is not passed on to the SDK: its
-handling races the call it cancels and can end the whole session (a
-cancellation read before the call's handler has started raises out of the
-SDK's receive loop; upstream, modelcontextprotocol/python-sdk#2416 and #2610 are
-the same race at other moments). chunkls's calls take milliseconds, so the
-cancelled call is answered as any other, and the client ignores that answer
-(as the protocol tells it to).
-
-Both wrap the text files the SDK's ``stdio_server`` reads and writes (one JSON
-message a line), through its public ``stdin``/``stdout`` parameters.
+handling races the call it cancels and can end the whole session. chunkls's
+calls take milliseconds, so a cancelled call is answered as any other, and the
+client ignores that answer (as the protocol tells it to).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from chunkls.chunking.corpus import compile_globs, glob_problem
 from chunkls.chunking.models import LocatedChunk
@@ -29,8 +29,6 @@ from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
-
-T = TypeVar("T")
 
 MAX_TOP_K = 100
 """The most results one search returns."""
@@ -70,12 +68,9 @@ LOADING_NOTICE = (
 )
 """What an answer given while the index loads says (text and structured ``notice``)."""
 _NOTICE = {
-    "notice": {
-        "type": "string",
-        "description": "Set while the index is still loading: the answer may miss recent changes.",
-    }
+    "type": "string",
+    "description": "Set while the index is still loading: the answer may miss recent changes.",
 }
-
 _CHUNK_FIELDS: dict[str, Any] = {
     "chunk_id": {"type": "string", "description": "The ID to cite: path#identity."},
     "path": {"type": "string", "description": "The file, relative to its root."},
@@ -86,7 +81,6 @@ _CHUNK_FIELDS: dict[str, Any] = {
         "description": "Function, class or heading name (null for module chunks).",
     },
 }
-_RANGE = ["chunk_id", "path", "start_line", "end_line", "symbol"]
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -96,6 +90,25 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         "required": required,
         "additionalProperties": False,
     }
+
+
+def _array(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "array", "items": _object(properties, required)}
+
+
+def _chunks(**extra: Any) -> dict[str, Any]:
+    """An array of chunks: their range fields, then ``extra``."""
+    return _array({**_CHUNK_FIELDS, **extra}, [*_CHUNK_FIELDS, *extra])
+
+
+def _text(max_length: int, description: str, min_length: int | None = 1) -> dict[str, Any]:
+    limits = {} if min_length is None else {"minLength": min_length}
+    return {"type": "string", **limits, "maxLength": max_length, "description": description}
+
+
+def _output(properties: dict[str, Any]) -> dict[str, Any]:
+    """An answer's schema: every property required, then the optional ``notice``."""
+    return _object({**properties, "notice": _NOTICE}, list(properties))
 
 
 @dataclass(frozen=True)
@@ -120,13 +133,11 @@ SPECS = (
         "short preview; read_chunk gives the full text. " + CITE,
         _object(
             {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_QUERY,
-                    "description": "A question or words and identifiers to look for, e.g. "
+                "query": _text(
+                    MAX_QUERY,
+                    "A question or words and identifiers to look for, e.g. "
                     "'where are chunk IDs built' or 'chunk_id source_path'.",
-                },
+                ),
                 "mode": {
                     "type": "string",
                     "enum": list(MODES),
@@ -141,34 +152,25 @@ SPECS = (
                     "default": 10,
                     "description": f"How many results (1 to {MAX_TOP_K}, default 10).",
                 },
-                "path_glob": {
-                    "type": "string",
-                    "maxLength": MAX_QUERY,
-                    "description": "Only chunks of files matching this root-relative glob: "
+                "path_glob": _text(
+                    MAX_QUERY,
+                    "Only chunks of files matching this root-relative glob: "
                     "'*.md', 'app/**', 'server/**/*.py' (a pattern without '/' matches a "
                     "file name at any depth).",
-                },
+                    None,
+                ),
             },
             ["query"],
         ),
-        _object(
+        _output(
             {
                 "indexed": {"type": "integer", "description": "Chunks in the index."},
                 "mode": {"type": "string", "enum": list(MODES), "description": "The ranking."},
-                "results": {
-                    "type": "array",
-                    "items": _object(
-                        {
-                            **_CHUNK_FIELDS,
-                            "score": {"type": "number", "description": "The mode's score."},
-                            "preview": {"type": "string", "description": "The first lines."},
-                        },
-                        [*_RANGE, "score", "preview"],
-                    ),
-                },
-                **_NOTICE,
-            },
-            ["indexed", "mode", "results"],
+                "results": _chunks(
+                    score={"type": "number", "description": "The mode's score."},
+                    preview={"type": "string", "description": "The first lines."},
+                ),
+            }
         ),
     ),
     ToolSpec(
@@ -182,51 +184,36 @@ SPECS = (
         "IDs. " + CITE,
         _object(
             {
-                "chunk_id": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_ARGUMENT,
-                    "description": "One chunk ID or several, e.g. 'app/x.py#function-f "
-                    "README.md#heading-setup'.",
-                }
+                "chunk_id": _text(
+                    MAX_ARGUMENT,
+                    "One chunk ID or several, e.g. 'app/x.py#function-f README.md#heading-setup'.",
+                )
             },
             ["chunk_id"],
         ),
-        _object(
+        _output(
             {
-                "chunks": {
-                    "type": "array",
-                    "items": _object(
-                        {
-                            **_CHUNK_FIELDS,
-                            "file_type": {"type": "string", "description": "py or md."},
-                            "text": {"type": "string", "description": "The chunk's text."},
+                "chunks": _chunks(
+                    file_type={"type": "string", "description": "py or md."},
+                    text={"type": "string", "description": "The chunk's text."},
+                ),
+                "unknown": _array(
+                    {
+                        "chunk_id": {"type": "string", "description": "As looked up."},
+                        "suggestions": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "The closest existing IDs, best first.",
                         },
-                        [*_RANGE, "file_type", "text"],
-                    ),
-                },
-                "unknown": {
-                    "type": "array",
-                    "items": _object(
-                        {
-                            "chunk_id": {"type": "string", "description": "As looked up."},
-                            "suggestions": {
-                                "type": "array",
-                                "items": {"type": "string"},
-                                "description": "The closest existing IDs, best first.",
-                            },
-                            "skipped": {
-                                "type": ["string", "null"],
-                                "description": "Why the ID's file could not be chunked, if "
-                                "it was skipped (not UTF-8, a syntax error).",
-                            },
+                        "skipped": {
+                            "type": ["string", "null"],
+                            "description": "Why the ID's file could not be chunked, if "
+                            "it was skipped (not UTF-8, a syntax error).",
                         },
-                        ["chunk_id", "suggestions"],
-                    ),
-                },
-                **_NOTICE,
-            },
-            ["chunks", "unknown"],
+                    },
+                    ["chunk_id", "suggestions"],
+                ),
+            }
         ),
     ),
     ToolSpec(
@@ -236,26 +223,18 @@ SPECS = (
         "find the ID to cite for part of a file without reading all of it. " + CITE,
         _object(
             {
-                "path": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_ARGUMENT,
-                    "description": "The file, relative to the repository root: 'app/x.py', "
-                    "'docs/guide.md'.",
-                }
+                "path": _text(
+                    MAX_ARGUMENT,
+                    "The file, relative to the repository root: 'app/x.py', 'docs/guide.md'.",
+                )
             },
             ["path"],
         ),
-        _object(
+        _output(
             {
                 "path": {"type": "string", "description": "The file, relative to its root."},
-                "chunks": {
-                    "type": "array",
-                    "items": _object(dict(_CHUNK_FIELDS), list(_RANGE)),
-                },
-                **_NOTICE,
-            },
-            ["path", "chunks"],
+                "chunks": _chunks(),
+            }
         ),
     ),
     ToolSpec(
@@ -266,34 +245,23 @@ SPECS = (
         "closest existing IDs to use instead (the check `chunkls check` runs in CI). An "
         "empty list means every cited ID exists. " + CITE,
         _object(
-            {
-                "text": {
-                    "type": "string",
-                    "maxLength": MAX_TEXT,
-                    "description": "The draft (Markdown or plain text), at most 1 MB.",
-                }
-            },
+            {"text": _text(MAX_TEXT, "The draft (Markdown or plain text), at most 1 MB.", None)},
             ["text"],
         ),
-        _object(
+        _output(
             {
                 "checked": {"type": "integer", "description": "Chunk IDs found in the text."},
-                "problems": {
-                    "type": "array",
-                    "items": _object(
-                        {
-                            "line": {"type": "integer"},
-                            "column": {"type": "integer"},
-                            "chunk_id": {"type": "string", "description": "As looked up."},
-                            "written": {"type": "string", "description": "As in the text."},
-                            "suggestions": {"type": "array", "items": {"type": "string"}},
-                        },
-                        ["line", "column", "chunk_id", "written", "suggestions"],
-                    ),
-                },
-                **_NOTICE,
-            },
-            ["checked", "problems"],
+                "problems": _array(
+                    {
+                        "line": {"type": "integer"},
+                        "column": {"type": "integer"},
+                        "chunk_id": {"type": "string", "description": "As looked up."},
+                        "written": {"type": "string", "description": "As in the text."},
+                        "suggestions": {"type": "array", "items": {"type": "string"}},
+                    },
+                    ["line", "column", "chunk_id", "written", "suggestions"],
+                ),
+            }
         ),
     ),
 )
