@@ -1,9 +1,8 @@
 """The CLI's commands over the query API: ``search``, ``chunks``, ``resolve``, ``check``.
 
-Each command opens the session of its root (``chunkls.index.session.Session``),
-asks its question through the session's ``ask`` (the write step first: the
-cache read in place when it is current, else the root indexed, which brings the
-cache up to date for the next run), and prints the answer.
+Each command opens the session of its root, asks its question through the
+session's ``ask`` (the write step first, which brings the cache up to date for
+the next run), and prints the answer.
 """
 
 from __future__ import annotations
@@ -230,14 +229,9 @@ class Command:
         matches, suggestions, skipped = self.ask(session, question)
         self.code = 0 if matches else 1
         if not matches:
-            if ref is not None and skipped is not None:
-                path = shown.partition("#")[0]
-                print(
-                    f"chunkls: unknown chunk ID {shown}: {path} was skipped: {skipped}",
-                    file=self.err,
-                )
-            else:
-                print(f"chunkls: unknown chunk ID {shown}", file=self.err)
+            said_skipped = ref is not None and skipped is not None
+            why = f": {shown.partition('#')[0]} was skipped: {skipped}" if said_skipped else ""
+            print(f"chunkls: unknown chunk ID {shown}{why}", file=self.err)
             if suggestions:
                 print("did you mean:", file=self.err)
                 for suggestion in suggestions:
@@ -245,12 +239,7 @@ class Command:
         if args.json:
             record: dict[str, object] = {"chunks": [chunk_record(e.chunk) for e in matches]}
             if not matches:
-                record = {
-                    **record,
-                    "unknown": shown,
-                    "suggestions": suggestions,
-                    "skipped": skipped,
-                }
+                record.update(unknown=shown, suggestions=suggestions, skipped=skipped)
             json.dump(record, self.out, indent=2, ensure_ascii=False)
             self.out.write("\n")
             return self.code

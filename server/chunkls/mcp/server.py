@@ -1,14 +1,12 @@
 """``chunkls mcp``: the tools over stdio, with the official MCP Python SDK.
 
 The only code that imports the SDK: it lists the tools and hands each call to
-the one answering path (``chunkls.mcp.service.McpService.answer``). The server
-answers ``initialize`` at once and loads its index meanwhile, a step at a time
-in the event loop (the persistent cache makes a warm start quick); a call that
-finds nothing to answer from yet waits for the load. A file watcher tells the
-session what changed on disk between calls (``chunkls.mcp.freshness``). A bad
-root is reported in every answer rather than ending the process: the agent sees
-why. A call still in flight when the client closes stdin is answered before the
-server exits (``chunkls.mcp.inflight``). stdout is the protocol: logs go to stderr.
+``McpService.answer``. The server answers ``initialize`` at once and loads its
+index meanwhile, a step at a time in the event loop; a call that finds nothing
+to answer from yet waits for the load. A file watcher keeps the index fresh
+(``freshness``); calls in flight when stdin ends are answered first
+(``inflight``). A bad root is reported in every answer rather than ending the
+process. stdout is the protocol: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from chunkls import __version__
 from chunkls.mcp.freshness import Freshness
 from chunkls.mcp.inflight import DrainingInput, InFlight, TrackingOutput
 from chunkls.mcp.service import McpService
-from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, error
+from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error
 from chunkls.runtime.early_reader import EarlyReader
 from chunkls.runtime.streams import discard_output
 
@@ -98,11 +96,7 @@ def make_server(loader: Loader) -> Server[Any, Any]:
         except Exception as problem:  # never die on one call: say what went wrong
             logger.exception("chunkls mcp: %s failed", name)
             answer = error(f"{name} failed inside chunkls: {problem}")
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=answer.text)],
-            structuredContent=answer.structured,
-            isError=answer.is_error,
-        )
+        return types.CallToolResult.model_validate(call_result(answer))
 
     return server
 

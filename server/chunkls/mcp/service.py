@@ -1,18 +1,13 @@
-"""The MCP server's one answering path, without the SDK: its session, the
-file watcher that keeps it fresh, and ``answer``.
+"""The MCP server's one answering path, without the SDK.
 
 Every tool call comes here, whoever read it: the early reader while the SDK
 loads (``chunkls.mcp.early``), or the SDK (``chunkls.mcp.server``). ``answer``
-takes the session's write step (``Session.catch_up``: what the watcher saw
-change re-read, lost texts recovered), asks the tools (``chunkls.mcp.tools``,
-which only read), and gives ``None`` when there is nothing to answer from yet:
-the caller then waits for the index to load (``load``) and asks again. The
-state of the load is data it consults:
-
-- the index not loaded, but the single root's cache current: the answer comes
-  from the cache read in place, with a ``notice`` (files changed since start may
-  be missing from it), unless the watcher has seen a change since: then it waits;
-- loaded: the answer is current (every change the watcher saw is applied first).
+takes the session's write step (``Session.catch_up``), asks the tools (which
+only read), and gives ``None`` when there is nothing to answer from yet: the
+caller then waits for the index to load (``load``) and asks again. Until the
+index is loaded, a single root's current cache, read in place, answers with a
+``notice``, unless the watcher has seen a change since; once loaded, answers are
+current.
 """
 
 from __future__ import annotations

@@ -373,16 +373,15 @@ class Tools:
         matcher = compile_globs([glob]) if glob else None
         where = (lambda path: matcher.match(path) is not None) if matcher is not None else None
         hits = index.search(query, top_k, mode, where)
-        previews = [_preview(hit.item.chunk.text) for hit in hits]
-        results = [
-            {**_range(hit.item.chunk), "score": round(hit.score, 6), "preview": preview}
-            for hit, preview in zip(hits, previews, strict=True)
-        ]
+        results = []
         lines = [f"Indexed {len(index)} chunks"]
-        for rank, (hit, preview) in enumerate(zip(hits, previews, strict=True), 1):
+        for rank, hit in enumerate(hits, 1):
             chunk = hit.item.chunk
+            preview = _preview(chunk.text)
+            results.append({**_range(chunk), "score": round(hit.score, 6), "preview": preview})
+            symbol = f" {chunk.symbol}" if chunk.symbol else ""
             lines.append(f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})")
-            lines.append(f"   {_where(chunk)}")
+            lines.append(f"   {chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}")
             lines += [f"   | {line}" for line in preview.split("\n")]
         if not hits:
             where_said = f" in files matching {glob!r}" if glob else ""
@@ -537,11 +536,6 @@ def _range(chunk: LocatedChunk) -> dict[str, Any]:
     }
 
 
-def _where(chunk: LocatedChunk) -> str:
-    symbol = f" {chunk.symbol}" if chunk.symbol else ""
-    return f"{chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}"
-
-
 def _preview(text: str) -> str:
     """A chunk's first non-blank lines, cut short (a long chunk is not split whole)."""
     head = text[: PREVIEW_CHARS * 4].split("\n")
@@ -550,10 +544,8 @@ def _preview(text: str) -> str:
     return preview if len(preview) <= PREVIEW_CHARS else preview[: PREVIEW_CHARS - 1] + "…"
 
 
-def _type_name(value: object) -> str:
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
-    names.update({list: "an array", dict: "an object", type(None): "null"})
-    return names.get(type(value), type(value).__name__)
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+_KINDS.update({list: "an array", dict: "an object"})
 
 
 def _shown(value: object) -> str:
@@ -564,7 +556,7 @@ def _shown(value: object) -> str:
     written = json.dumps(value, ensure_ascii=False)
     if len(written) > SHOWN_CHARS:
         written = written[: SHOWN_CHARS - 1] + "…"
-    return f"{_type_name(value)}, {written}"
+    return f"{_KINDS.get(type(value), type(value).__name__)}, {written}"
 
 
 def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
