@@ -203,9 +203,8 @@ def _write_text(command: Command, report: Report, results: dict[str, Figures]) -
 
 def _write_json(command: Command, report: Report, results: dict[str, Figures]) -> None:
     k = command.args.top_k
-    rankings = {}
-    for name, result in results.items():
-        rankings[name] = {
+    rankings = {
+        name: {
             "label": _label(command, name),
             **result._asdict(),
             "misses": [
@@ -213,6 +212,8 @@ def _write_json(command: Command, report: Report, results: dict[str, Figures]) -
                 for entry, got in _misses(report, report.rankings[name], k)
             ],
         }
+        for name, result in results.items()
+    }
     record = {
         "top_k": k,
         "queries": len(report.queries),

@@ -32,8 +32,6 @@ class Freshness:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.failed: str | None = None
-        """Why the watcher stopped, when it did (each call then re-walks)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -67,12 +65,11 @@ class Freshness:
             ):
                 self.changed(path for _change, path in changes)
         except Exception as problem:  # the watcher's own failure: fall back, keep serving
-            self.failed = str(problem) or type(problem).__name__
             if not self._stop.is_set():
                 self.session.rewalk = True
                 logger.warning(
                     "chunkls mcp: the file watcher stopped (%s); each call re-walks the roots",
-                    self.failed,
+                    str(problem) or type(problem).__name__,
                 )
 
     def changed(self, paths: Iterable[str]) -> None:

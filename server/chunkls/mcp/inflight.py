@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, TextIO
 
 from chunkls.runtime.early_reader import parse
 
@@ -27,16 +27,6 @@ logger = logging.getLogger("chunkls")
 DRAIN_LIMIT = 60.0
 """Seconds the end of stdin waits at most for the calls in flight (an index of a
 large tree takes tens of seconds; a client in a hurry stops the server anyway)."""
-
-
-class _Lines(Protocol):
-    def readline(self) -> str: ...
-
-
-class _Out(Protocol):
-    def write(self, text: str, /) -> int: ...
-
-    def flush(self) -> None: ...
 
 
 def _request_id(value: Any) -> bool:
@@ -98,7 +88,7 @@ class DrainingInput:
     """stdin as the SDK reads it: each line noted, cancellations kept from the
     SDK, its end held back while requests are in flight (see the module)."""
 
-    def __init__(self, lines: _Lines, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
+    def __init__(self, lines: TextIO, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
         self.lines = lines
         self.inflight = inflight
         self.limit = limit
@@ -129,7 +119,7 @@ class TrackingOutput:
     dropped, and ``gone`` is called once (to point stdout at the null device, so
     nothing fails at exit either)."""
 
-    def __init__(self, out: _Out, inflight: InFlight, gone: Callable[[], None]) -> None:
+    def __init__(self, out: TextIO, inflight: InFlight, gone: Callable[[], None]) -> None:
         self.out = out
         self.inflight = inflight
         self.gone = gone

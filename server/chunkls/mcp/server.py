@@ -122,7 +122,6 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
     freshness = Freshness(service.session)
     # watched before the load: nothing changed meanwhile is lost
     freshness.start([folder.root for folder in service.session.folders])
-    service.watching = True
     loader.start()
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):

@@ -49,8 +49,6 @@ class McpService:
             self.session.add_root(root)
         self.loaded = False
         """Whether every root is indexed (until then, answers may come in place)."""
-        self.watching = False
-        """Whether a file watcher tells the session what changed (``freshness``)."""
         self._opened = False
 
     def report_problems(self) -> None:
