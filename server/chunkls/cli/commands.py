@@ -148,8 +148,7 @@ class Command:
             raise UsageError(problem)
         session = self.session(root)
         mode = session.queries.search_mode(args.mode)  # (the root's rules are read)
-        problem = query_problem(args.query, mode)
-        if problem is not None:
+        if (problem := query_problem(args.query, mode)) is not None:
             raise UsageError(problem)
         indexed, hits = self.ask(
             session,

@@ -104,8 +104,6 @@ def make_server(loader: Loader) -> Server[Any, Any]:
 async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
     loader = Loader(service)
     server = make_server(loader)
-    text_in: Any
-    text_out: Any
     if early is not None:  # what was read while the SDK loaded comes first
         from chunkls.mcp.early import take_over
 
