@@ -12,6 +12,7 @@ import asyncio
 import io
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -395,6 +396,33 @@ async def test_a_root_that_is_not_a_folder_is_an_error_result(tmp_path: Path) ->
             assert result.isError
             assert f"root {str(not_a_folder)!r} is not a folder" in text_of(result)
     assert "is not a folder" in log.read_text(encoding="utf-8")
+
+
+def test_a_bad_root_is_logged_before_the_sdk_has_loaded(tmp_path: Path) -> None:
+    """A client can go before the SDK has loaded: the bad root is on stderr by
+    then (here the SDK never loads: an ``mcp`` package that hangs shadows it)."""
+    hanging = tmp_path / "hang" / "mcp"
+    hanging.mkdir(parents=True)
+    (hanging / "__init__.py").write_text("import time\ntime.sleep(600)\n", encoding="utf-8")
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("hello", encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(hanging.parent), ENV.get("PYTHONPATH")]))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "chunkls", "mcp", "--root", str(not_a_folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**ENV, "PYTHONPATH": path},
+    )
+    try:
+        assert server.stderr is not None
+        ready, _, _ = select.select([server.stderr], [], [], TIMEOUT)
+        assert ready, "nothing logged while the SDK loads"
+        line = server.stderr.readline().decode()  # the first line, while the SDK hangs
+        assert f"root {str(not_a_folder)!r} is not a folder" in line
+    finally:
+        server.kill()
+        server.wait()
 
 
 async def test_a_root_without_chunkable_files_is_an_error_result(tmp_path: Path) -> None:

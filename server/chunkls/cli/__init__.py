@@ -202,6 +202,7 @@ def _mcp(args: argparse.Namespace) -> int:
     service = McpService(
         [Path(root) for root in args.root or ["."]], args.exclude, not args.no_cache
     )
+    service.report_problems()
     # answers initialize, the tool list and tool calls while the SDK loads
     early = start_early(service)
     if early is not None:

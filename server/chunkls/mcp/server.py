@@ -139,9 +139,6 @@ def run(service: McpService, early: EarlyReader | None = None) -> int:
     """Serve MCP over stdio until the client goes; returns the exit code.
     ``early``: what read stdin while the SDK loaded (``chunkls.mcp.early``),
     answering with the same service."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True)
-    logger.setLevel(logging.INFO)
-    service.report_problems()
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, service, early)
     return 0

@@ -13,6 +13,7 @@ current.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -52,7 +53,13 @@ class McpService:
         self._opened = False
 
     def report_problems(self) -> None:
-        """Log the bad roots and configuration problems (once, at start)."""
+        """Send the log to stderr (stdout is the protocol), then log the bad roots
+        and configuration problems: once, at start, before stdin is read (a
+        client that goes before the SDK has loaded still gets them)."""
+        logging.basicConfig(
+            stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True
+        )
+        logger.setLevel(logging.INFO)
         for problem in self.problems:
             logger.error("chunkls mcp: %s", problem)
         for folder in self.session.folders:
