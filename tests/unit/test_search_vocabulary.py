@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from chunkls.search import inverted as search
 from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
-from chunkls.search.postings import select_files
 from chunkls.search.tokens import file_terms, tokenize
+
+from .search_helpers import select_files
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
 

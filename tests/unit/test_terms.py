@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from chunkls.search.vocabulary import EMPTY_TABLE, TermTable, Vocabulary
 
+from .search_helpers import term_table
+
 # short terms, terms sharing eight-byte prefixes, non-ASCII ones (multi-byte UTF-8,
 # and lead bytes >= 0x80 whose prefix keys need all 64 bits)
 _TERMS = st.one_of(
@@ -23,14 +25,14 @@ _TERMS = st.one_of(
 
 
 def _table(terms: set[str]) -> TermTable:
-    return TermTable.from_terms((term, n) for n, term in enumerate(sorted(terms)))
+    return term_table((term, n) for n, term in enumerate(sorted(terms)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.sets(_TERMS, max_size=40), st.lists(_TERMS, max_size=20))
 def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> None:
     ids = {term: n for n, term in enumerate(sorted(terms, key=str.encode))}
-    table = TermTable.from_terms(ids.items())
+    table = term_table(ids.items())
     ordered = sorted(term.encode() for term in terms)
     assert [term.encode() for term in table] == ordered
     assert len(table) == len(terms)
@@ -46,7 +48,7 @@ def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> N
 def test_merging_and_selecting_keep_each_term_with_its_id(
     old: set[str], new: set[str], rng: random.Random
 ) -> None:
-    table = TermTable.from_terms((term, n) for n, term in enumerate(sorted(old)))
+    table = term_table((term, n) for n, term in enumerate(sorted(old)))
     added = {term: len(old) + n for n, term in enumerate(sorted(new - old))}
     merged = table.merged(added)
     expected = {**{term: n for n, term in enumerate(sorted(old))}, **added}

@@ -508,20 +508,12 @@ class BM25Index(Generic[T]):
         _, items, base, first = entry
         return items[base + doc - first]
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 score of every live document matching a query token."""
-        return self.scorer.scores(self, tokenize(query))
-
     def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
         """The ``top_k`` best documents for a query, best first (the scorer's)."""
         return [
             Hit(score, self.item(doc))
             for doc, score in self.scorer.top(self, tokenize(query), top_k)
         ]
-
-    def file_items(self, file_key: FileKey) -> Sequence[T]:
-        """The live items of one file, in order."""
-        return [self.item(doc) for doc in self._files.get(file_key, ())]
 
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""

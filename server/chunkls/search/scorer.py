@@ -246,14 +246,6 @@ class Scorer:
         docs, scores = source.kernel.candidates(terms, top_k, source.size)
         return source.kernel.best(docs, scores, top_k)
 
-    def scores(self, source: PostingsSource, tokens: Sequence[str]) -> dict[int, float]:
-        """The score of every document that has a query token."""
-        terms = self.terms(source, tokens)
-        if not terms:
-            return {}
-        docs, scores = source.kernel.candidates(terms, source.size, source.size)
-        return {int(doc): float(score) for doc, score in zip(docs, scores, strict=True)}
-
 
 class _ListTerm(NamedTuple):
     docs: Sequence[int]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import compress, count, repeat
 from operator import is_
 
@@ -88,13 +88,6 @@ class TermTable:
         table.starts = starts
         table.prefixes = prefixes
         return table
-
-    @classmethod
-    def from_terms(cls, terms: Iterable[tuple[str, int]]) -> TermTable:
-        """A table of (term, id) pairs, in any order."""
-        pairs = sorted((term.encode("utf-8"), term_id) for term, term_id in terms)
-        blob = b"".join(term + b"\0" for term, _ in pairs)
-        return cls(blob, np.array([term_id for _, term_id in pairs], dtype=_I32))
 
     def __len__(self) -> int:
         return len(self.ids)
