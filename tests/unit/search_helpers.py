@@ -23,6 +23,11 @@ def term_table(terms: Iterable[tuple[str, int]]) -> TermTable:
     return TermTable(blob, np.array([term_id for _, term_id in pairs], dtype=np.int32))
 
 
+def find(table: TermTable, term: str) -> int:
+    """The id of ``term`` in a table, or -1."""
+    return table.find_many([term])[0]
+
+
 def token_counts(text: str) -> dict[str, int]:
     """Token counts of a text, tokens in order of first appearance (as
     ``file_terms`` counts a document)."""

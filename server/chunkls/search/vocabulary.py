@@ -1,10 +1,8 @@
 """The search vocabulary, kept compactly.
 
-A dict of half a million terms costs about 60 MB of Python objects, and
-building it from a saved snapshot costs a quarter of a second. Here most terms
-live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with numpy arrays
-for where each starts, its first eight bytes (to narrow a lookup down with a
-binary search) and its term id. A table is what a snapshot saves and loads
+Most terms live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with
+numpy arrays for where each starts, its first eight bytes (to narrow a lookup
+down with a binary search) and its term id; a snapshot saves and loads a table
 as is. Terms added since the table was built sit in a small dict beside it
 (``Vocabulary``) until ``freeze`` folds them in.
 
@@ -128,10 +126,6 @@ class TermTable:
             for term, rank in zip(encoded, self.ranks(encoded), strict=True)
         ]
 
-    def find(self, term: str) -> int:
-        """The id of ``term``, or -1."""
-        return self.find_many([term])[0]
-
     def names(self) -> list[str]:
         """Every term, by id (ids must be 0 to n-1)."""
         names = [""] * len(self.ids)
@@ -205,10 +199,6 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return self.size
-
-    def get(self, term: str) -> int | None:
-        """A term's id, or ``None``."""
-        return self.get_many([term])[0]
 
     def get_many(self, terms: Sequence[str]) -> list[int | None]:
         """The id of each term (``None`` for an unknown one), the table searched once."""
