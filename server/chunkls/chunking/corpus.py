@@ -231,10 +231,8 @@ def rules_from_mapping(
                 problems.append(ConfigProblem(source, f"{key} must be a list of strings"))
                 continue
             if key in ("exclude", "check-exclude"):
-                bad = [problem for pattern in value if (problem := glob_problem(pattern))]
-                problems += [
-                    ConfigProblem(source, f"{key}: {problem}; left out") for problem in bad
-                ]
+                for problem in filter(None, map(glob_problem, value)):
+                    problems.append(ConfigProblem(source, f"{key}: {problem}; left out"))
                 value = [pattern for pattern in value if glob_problem(pattern) is None]
             lists[key] = value
     max_size = settings.get("max-file-size")

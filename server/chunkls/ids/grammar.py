@@ -358,14 +358,12 @@ def line_span(text: str, offset: int) -> tuple[int, int]:
 def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
     """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
     offsets. ``#identity`` alone is none: a JSON file has no chunks."""
-    refs: list[ChunkRef] = []
-    for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH):
-        for ref in find_chunk_refs(string.value):
-            if ref.form != "local":
-                refs.append(
-                    ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
-                )
-    return refs
+    return [
+        ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
+        for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH)
+        for ref in find_chunk_refs(string.value)
+        if ref.form != "local"
+    ]
 
 
 def ids_written(text: str) -> list[ChunkRef]:

@@ -428,23 +428,19 @@ class BM25Index(Generic[T]):
 
     @property
     def version(self) -> int:
-        """Changes whenever documents are added or removed."""
         self._settle()
         return self._version
 
     @property
     def live(self) -> int:
-        """Documents that can be found."""
         return self._live
 
     @property
     def total_length(self) -> int:
-        """Tokens in the live documents."""
         return self._total_length
 
     @property
     def size(self) -> int:
-        """Document ids handed out."""
         return self._docs
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
