@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from chunkls.search.postings import Segment, Snapshot
-from chunkls.search.vocabulary import TermTable
 from chunkls.storage import snapshot as saved
 from chunkls.storage.cache import FolderCache
+
+from .search_helpers import term_table
 
 TERMS = 20_000
 PER_TERM = 100
@@ -24,7 +25,7 @@ DOCS = 400
 
 def _snapshot(ascending: bool = True) -> Snapshot:
     """Every term in ``PER_TERM`` documents, two million postings."""
-    table = TermTable.from_terms((f"term{n:05d}", n) for n in range(TERMS))
+    table = term_table((f"term{n:05d}", n) for n in range(TERMS))
     offsets = np.arange(TERMS + 1, dtype=np.int64) * PER_TERM
     docs = np.arange(PER_TERM, dtype=np.int32) * 3 + np.arange(TERMS, dtype=np.int32)[:, None] % 3
     if not ascending:  # each term's documents the other way round

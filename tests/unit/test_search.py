@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from chunkls.index.session import build_index
 from chunkls.search.inverted import BM25Index
 from chunkls.search.scorer import K1, B
-from chunkls.search.tokens import file_terms, term_counts, tokenize
+from chunkls.search.tokens import file_terms, tokenize
 
+from .search_helpers import file_items, scores, term_counts
 from .strategies import write_tree
 
 # -- the tokenizer -----------------------------------------------------------------
@@ -108,7 +109,7 @@ def test_a_hand_computed_score() -> None:
     both = index.search("apple banana")[0]
     assert both.item == "a:0"
     assert both.score == pytest.approx(long + banana, rel=1e-12)
-    assert index.scores("apple banana") == pytest.approx({0: long + banana, 1: short})
+    assert scores(index, "apple banana") == pytest.approx({0: long + banana, 1: short})
 
 
 def test_term_frequency_and_repeated_query_terms() -> None:
@@ -133,7 +134,7 @@ def test_no_match_empty_query_and_empty_index() -> None:
     assert index.search("") == []
     assert index.search("!!! ...") == []
     assert BM25Index().search("alpha") == []
-    assert index.scores("beta") == {}
+    assert scores(index, "beta") == {}
     assert len(index) == 1
 
 
@@ -152,12 +153,12 @@ def test_top_k_cuts_and_ties_keep_corpus_order() -> None:
 
 def test_file_items_and_len() -> None:
     index = index_of({"a": ["x", "y"], "b": ["z"]})
-    assert list(index.file_items((0, "a"))) == ["a:0", "a:1"]
-    assert list(index.file_items((0, "missing"))) == []
+    assert list(file_items(index, (0, "a"))) == ["a:0", "a:1"]
+    assert list(file_items(index, (0, "missing"))) == []
     assert len(index) == 3
     index.remove_file((0, "a"))
     assert len(index) == 1
-    assert list(index.file_items((0, "a"))) == []
+    assert list(file_items(index, (0, "a"))) == []
     index.remove_file((0, "a"))  # removing twice is harmless
     assert len(index) == 1
 

@@ -26,7 +26,10 @@ from chunkls.search import inverted as search
 from chunkls.search import maxscore as ranking
 from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
-from chunkls.search.postings import FileKey, select_files
+from chunkls.search.postings import FileKey
+
+from . import search_helpers
+from .search_helpers import select_files
 
 # -- the engine ------------------------------------------------------------------------
 
@@ -81,7 +84,7 @@ def hits(index: BM25Index[Item], query: str, top_k: int) -> list[tuple[float, It
 
 
 def scores(index: BM25Index[Item], query: str) -> dict[Item, float]:
-    return {index.item(doc): score for doc, score in index.scores(query).items()}
+    return {index.item(doc): score for doc, score in search_helpers.scores(index, query).items()}
 
 
 class SearchChurn(Tuned):

@@ -18,6 +18,8 @@ from chunkls.search.postings import Segment, Snapshot
 from chunkls.search.scorer import K1, B
 from chunkls.search.tokens import tokenize
 
+from .search_helpers import scores
+
 Corpus = dict[str, list[str]]
 
 
@@ -168,7 +170,7 @@ def test_scores_map_is_the_brute_force_one() -> None:
     ids = [f"{name}:{i}" for name, texts in sorted(corpus.items()) for i in range(len(texts))]
     for query in QUERIES:
         expected = {item: score for score, item in brute_force(corpus, query, 10**6)}
-        assert {ids[doc]: score for doc, score in index.scores(query).items()} == expected
+        assert {ids[doc]: score for doc, score in scores(index, query).items()} == expected
 
 
 def test_snapshots_with_documents_out_of_order_still_search_right() -> None:

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.search import tokens
-from chunkls.search.tokens import FileTerms, file_terms, term_counts, tokenize
+from chunkls.search.tokens import FileTerms, file_terms, tokenize
+
+from .search_helpers import term_counts, token_counts
 
 # -- the reference: the tokenizer as first written (regex words, per-word tokens) ------
 
@@ -114,14 +116,14 @@ texts = st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), max_size=30).map
 def test_known_words_tokenize_as_the_regex_does(text: str) -> None:
     assert tokenize(text) == reference_tokenize(text)
     assert term_counts(text) == Counter(reference_tokenize(text))
-    assert list(tokens._counts(text).items()) == list(reference_counts(text).items())
+    assert list(token_counts(text).items()) == list(reference_counts(text).items())
 
 
 @settings(max_examples=300, deadline=None)
 @given(texts)
 def test_any_text_tokenizes_as_the_regex_does(text: str) -> None:
     assert tokenize(text) == reference_tokenize(text)
-    assert list(tokens._counts(text).items()) == list(reference_counts(text).items())
+    assert list(token_counts(text).items()) == list(reference_counts(text).items())
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from chunkls.search import inverted as search
 from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
-from chunkls.search.postings import select_files
 from chunkls.search.tokens import file_terms, tokenize
+
+from .search_helpers import select_files
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
 
@@ -58,7 +59,7 @@ def test_save_cycles_keep_the_vocabulary_bounded_and_scores_exact(
     assert len(index._vocabulary) == len(fresh._vocabulary)
     names = index._vocabulary.names()
     assert set(names) == set(fresh._vocabulary.names()) and len(set(names)) == len(names)
-    assert [index._vocabulary.get(name) for name in names] == list(range(len(names)))
+    assert index._vocabulary.get_many(names) == list(range(len(names)))
     queries = ["f599_0 alpha", "beta1", "hybrid retriever x", "f598_0"]
     assert results(index, queries) == results(fresh, queries)
 

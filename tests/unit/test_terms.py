@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from chunkls.search.vocabulary import EMPTY_TABLE, TermTable, Vocabulary
 
+from .search_helpers import find, term_table
+
 # short terms, terms sharing eight-byte prefixes, non-ASCII ones (multi-byte UTF-8,
 # and lead bytes >= 0x80 whose prefix keys need all 64 bits)
 _TERMS = st.one_of(
@@ -23,20 +25,20 @@ _TERMS = st.one_of(
 
 
 def _table(terms: set[str]) -> TermTable:
-    return TermTable.from_terms((term, n) for n, term in enumerate(sorted(terms)))
+    return term_table((term, n) for n, term in enumerate(sorted(terms)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.sets(_TERMS, max_size=40), st.lists(_TERMS, max_size=20))
 def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> None:
     ids = {term: n for n, term in enumerate(sorted(terms, key=str.encode))}
-    table = TermTable.from_terms(ids.items())
+    table = term_table(ids.items())
     ordered = sorted(term.encode() for term in terms)
     assert [term.encode() for term in table] == ordered
     assert len(table) == len(terms)
     assert table.find_many([*terms, *probes]) == [ids.get(t, -1) for t in [*terms, *probes]]
     for term in [*terms, *probes]:
-        assert table.find(term) == ids.get(term, -1)
+        assert find(table, term) == ids.get(term, -1)
         assert table.ranks([term.encode()]) == [bisect.bisect_left(ordered, term.encode())]
     assert table.names() == sorted(terms, key=str.encode)
 
@@ -46,11 +48,11 @@ def test_lookups_find_exactly_the_terms(terms: set[str], probes: list[str]) -> N
 def test_merging_and_selecting_keep_each_term_with_its_id(
     old: set[str], new: set[str], rng: random.Random
 ) -> None:
-    table = TermTable.from_terms((term, n) for n, term in enumerate(sorted(old)))
+    table = term_table((term, n) for n, term in enumerate(sorted(old)))
     added = {term: len(old) + n for n, term in enumerate(sorted(new - old))}
     merged = table.merged(added)
     expected = {**{term: n for n, term in enumerate(sorted(old))}, **added}
-    assert {term: merged.find(term) for term in expected} == expected
+    assert {term: find(merged, term) for term in expected} == expected
     assert [t.encode() for t in merged] == sorted(t.encode() for t in expected)
     # drop some ids, renumber the rest in order
     keep = np.array([rng.random() < 0.5 for _ in range(len(expected))], dtype=bool)
@@ -58,7 +60,7 @@ def test_merging_and_selecting_keep_each_term_with_its_id(
     renumber[keep] = np.arange(int(keep.sum()), dtype=np.int32)
     selected = merged.select(renumber)
     kept = {term: int(renumber[n]) for term, n in expected.items() if keep[n]}
-    assert {term: selected.find(term) for term in expected} == {
+    assert {term: find(selected, term) for term in expected} == {
         term: kept.get(term, -1) for term in expected
     }
 
@@ -95,7 +97,7 @@ def test_a_vocabulary_behaves_as_a_dict(steps: list[tuple[str, list[str]]]) -> N
         assert len(vocabulary) == len(reference)
         assert vocabulary.names() == sorted(reference, key=reference.__getitem__)
         for term in [*reference, *words, "never"]:
-            assert vocabulary.get(term) == reference.get(term)
+            assert vocabulary.get_many([term])[0] == reference.get(term)
 
 
 def test_a_table_rejects_ids_that_do_not_fit() -> None:
@@ -103,7 +105,7 @@ def test_a_table_rejects_ids_that_do_not_fit() -> None:
         TermTable(b"a\0b\0", np.zeros(1, dtype=np.int32))
     with pytest.raises(ValueError):
         TermTable(b"a\0b", np.zeros(1, dtype=np.int32))  # not NUL-terminated
-    assert len(EMPTY_TABLE) == 0 and EMPTY_TABLE.find("a") == -1 and list(EMPTY_TABLE) == []
+    assert len(EMPTY_TABLE) == 0 and find(EMPTY_TABLE, "a") == -1 and list(EMPTY_TABLE) == []
 
 
 def test_a_large_merge_and_a_small_one() -> None:
@@ -112,6 +114,6 @@ def test_a_large_merge_and_a_small_one() -> None:
     many = {f"t{n:05d}": 1000 + i for i, n in enumerate(range(1, 2000, 2))}
     for added in (few, many):
         merged = base.merged(added)
-        assert all(merged.find(term) == n for term, n in added.items())
-        assert merged.find("t00000") == 0 and merged.find("t01998") == 999
+        assert all(find(merged, term) == n for term, n in added.items())
+        assert find(merged, "t00000") == 0 and find(merged, "t01998") == 999
         assert list(merged) == sorted(merged)

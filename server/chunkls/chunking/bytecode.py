@@ -1,44 +1,26 @@
 """Python files that CPython has compiled already, outlined without ``ast.parse``.
 
-``ast.parse`` is most of a cold index's time, and chunking needs only two
-things from it: whether the text parses, and where its top-level functions and
-classes are. The first is often known already. The import system keeps each
-module's bytecode in ``__pycache__`` and reuses it while the source matches
-the header: the same modification time (in seconds) and size, or, for a
-hash-based file, the same content hash. A matching file of this interpreter
-shows that its parser accepted the text. ``scan.statements`` then finds the
-functions and classes in the bytes (about 0.2x of ``ast.parse``), and the
-compiled module checks the scan: each function and class it finds must be a
-compiled one of that name starting on that line, and every compiled function
-or class whose first line starts with ``def``, ``class``, ``async`` or ``@``
-must be one it found (lambdas and comprehensions, ``<lambda>`` and the like,
-are not statements).
+A ``__pycache__`` file of this interpreter whose header matches the source (the
+same mtime in seconds and size, or, hash-based, the same content hash) shows
+that its parser accepted the text. ``scan.statements`` then finds the functions
+and classes in the bytes, and the compiled module checks the scan: each
+function and class it finds must be a compiled one of that name starting on
+that line, and every compiled function or class whose first line starts with
+``def``, ``class``, ``async`` or ``@`` must be one it found.
 
-The bytecode is not taken as proof (the file is parsed as usual) when:
-
-- its header does not match (another interpreter, an older text, a hash that
-  differs: hashes are always computed here, even for "unchecked" files);
-- the compiler may have read other text than ``ast.parse`` gets: a byte-order
-  mark, or non-ASCII text that declares another encoding than UTF-8;
-- the bytes were read while the file changed (their length is not the size
-  the file was stat'ed with);
-- the scan declines (deep nesting, where ``ast.parse`` gives up before the
-  compiler, and anything else it does not model).
-
-A timestamp-based header cannot tell a text rewritten within the same second
-at the same size from the one compiled; CPython then runs the old bytecode.
-Here such a text is still outlined from its current bytes, and its functions
-must be where the compiled ones were, so only whether it parses would be taken
-from the old text.
-
-The magic number is the same for every patch release of a Python version: a
-file compiled by another 3.11 release (say, a system Python beside a pyenv one)
-vouches for this one's parser. Patch releases fix the parser's crashes and
-messages, hardly ever what it accepts; such a difference would go unseen here.
+The bytecode is not taken as proof (the file is parsed as usual) when its
+header does not match (hashes are always computed here, even for "unchecked"
+files); when the compiler may have read other text than ``ast.parse`` gets (a
+byte-order mark, a declared encoding other than UTF-8); when the bytes were
+read while the file changed; or when the scan declines. A text rewritten within
+the same second at the same size is still outlined from its current bytes and
+checked against the old compiled functions, so only whether it parses comes
+from the old text. The magic number is shared by every patch release of a
+Python version: another 3.11 release's file vouches for this one's parser.
 
 Only worker processes use this (``parallel``): ``marshal`` is not made for
-untrusted data, and a worker that a crafted file brings down costs a batch that
-is chunked again, without bytecode, in the process that started it.
+untrusted data, and a batch whose worker a crafted file brings down is chunked
+again, without bytecode, in the process that started it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from chunkls.chunking.models import LocatedChunk
@@ -99,15 +99,9 @@ def _has_non_editor_breaks(source: str) -> bool:
 def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse`` with every failure turned into a one-line ``ChunkingError``.
 
-    The parse is ``outline.parse_module``'s: how deeply nested a module may be
-    does not depend on where this is called from (an editor's buffer, a worker
-    process, any depth of the Python stack, any recursion limit the process has
-    set). It is always what the tutorial's ``chunk_python`` allows run as a
-    script under the default recursion limit of 1000, where ``ast.parse``
-    converts its tree at recursion depth 6 (``REFERENCE_PARSE_DEPTH``) and so
-    allows 2982 levels of nesting (``MAX_NESTING``; CPython 3.11): deeper is
-    ``RecursionError: nesting too deep``. The parser's own limits (nested
-    parentheses, ``MemoryError`` for a too complex statement) are as always.
+    The parse is ``outline.parse_module``'s: the nesting allowed is always what
+    the tutorial's ``chunk_python`` allows as a script under the default
+    recursion limit (``outline.MAX_NESTING``), wherever this is called from.
     """
     if source.startswith("\ufeff"):
         raise ChunkingError(
@@ -180,14 +174,9 @@ def chunk_python_outline(outline: Outline, source: str, source_path: str) -> lis
         )
         next_module_line = end_line + 1
     module_chunk(next_module_line, None)
-
-    if not chunks and source.strip():
-        first, last = text_lines.span(0, len(lines))
-        chunks.append(
-            LocatedChunk(
-                f"{prefix}module-1", source.strip(), source_path, "code", "<module>", first, last
-            )
-        )
+    # (the tutorial's fallback when there are no chunks, ``module-1`` of the whole
+    # stripped source, never fires: then every line is blank, and so is the source,
+    # as every character ``splitlines()`` breaks at is whitespace)
     return chunks
 
 
@@ -299,8 +288,3 @@ def decode_source(data: bytes) -> str:
             f"not valid UTF-8 (byte 0x{bad} at offset {error.start}); the corpus is UTF-8 only"
         ) from None
     return normalize_newlines(text)
-
-
-def ids_of(chunks: Sequence[LocatedChunk]) -> list[str]:
-    """The chunk IDs of a list of chunks, in order."""
-    return [chunk.chunk_id for chunk in chunks]

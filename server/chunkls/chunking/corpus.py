@@ -22,32 +22,14 @@ from typing import NamedTuple
 from chunkls.chunking.suffixes import SUPPORTED_SUFFIXES, suffix_of
 from chunkls.search import MODES
 
-DEFAULT_EXCLUDED_DIRECTORIES = frozenset(
-    {
-        ".claude",
-        ".git",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".rag-index",
-        ".ruff_cache",
-        ".venv",
-        "__pycache__",
-        "build",
-        "docs",
-        "dist",
-        "harness",
-    }
-)
-DEFAULT_EXCLUDED_FILES = frozenset(
-    {
-        "test_generation_assets.py",
-        "test_measure_facts.py",
-        "test_prepare_generation.py",
-        "test_validate_generation.py",
-        "test_verify_facts.py",
-        "test_verify_guides.py",
-    }
-)
+DEFAULT_EXCLUDED_DIRECTORIES = frozenset({
+    ".claude", ".git", ".mypy_cache", ".pytest_cache", ".rag-index", ".ruff_cache",
+    ".venv", "__pycache__", "build", "docs", "dist", "harness",
+})  # fmt: skip
+DEFAULT_EXCLUDED_FILES = frozenset({
+    "test_generation_assets.py", "test_measure_facts.py", "test_prepare_generation.py",
+    "test_validate_generation.py", "test_verify_facts.py", "test_verify_guides.py",
+})  # fmt: skip
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 CONFIG_KEYS = {
@@ -236,12 +218,6 @@ class ConfigProblem(NamedTuple):
     message: str
 
 
-def _str_list(value: object) -> list[str] | None:
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return value
-    return None
-
-
 def rules_from_mapping(
     base: CorpusRules, settings: Mapping[str, object], source: str
 ) -> tuple[CorpusRules, list[ConfigProblem]]:
@@ -250,15 +226,13 @@ def rules_from_mapping(
     lists: dict[str, list[str]] = {}
     for key in ("exclude-dirs", "exclude-files", "exclude", "check-exclude"):
         if key in settings:
-            value = _str_list(settings[key])
-            if value is None:
+            value = settings[key]
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
                 problems.append(ConfigProblem(source, f"{key} must be a list of strings"))
                 continue
             if key in ("exclude", "check-exclude"):
-                bad = [problem for pattern in value if (problem := glob_problem(pattern))]
-                problems += [
-                    ConfigProblem(source, f"{key}: {problem}; left out") for problem in bad
-                ]
+                for problem in filter(None, map(glob_problem, value)):
+                    problems.append(ConfigProblem(source, f"{key}: {problem}; left out"))
                 value = [pattern for pattern in value if glob_problem(pattern) is None]
             lists[key] = value
     max_size = settings.get("max-file-size")

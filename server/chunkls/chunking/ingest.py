@@ -121,11 +121,6 @@ def read_and_chunk(
     return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size), source.data
 
 
-def chunk_corpus_file(root_resolved: Path, file: CorpusFile, rules: CorpusRules) -> FileChunks:
-    """Read and chunk one corpus file; raises ``FileSkipped`` with the reason."""
-    return read_and_chunk(root_resolved, file, rules)[0]
-
-
 @contextmanager
 def bulk_gc() -> Iterator[None]:
     """Keep the cyclic garbage collector out of bulk chunking.
@@ -154,7 +149,7 @@ def scan_corpus(root: Path, rules: CorpusRules | None = None) -> Scan:
         skipped = list(walk.skipped)
         for file in walk.files:
             try:
-                files.append(chunk_corpus_file(root_resolved, file, rules))
+                files.append(read_and_chunk(root_resolved, file, rules)[0])
             except FileSkipped as error:
                 skipped.append(SkippedFile(file.rel_path, error.reason))
     skipped.sort()

@@ -22,10 +22,9 @@ class LocatedChunk(NamedTuple):
     definition's (first decorator to last line), a ``module-``/``heading-``
     chunk's are those its stripped text spans.
 
-    A tuple rather than a dataclass: the index holds ~100,000 of these, and tuples
-    of strings and ints are compact and invisible to the garbage collector.
-    Lines are 1-based and inclusive, counted with the editor's line breaks
-    (``\\n``, ``\\r\\n``, ``\\r``) only.
+    A tuple: compact, and untracked by the garbage collector. Lines are 1-based
+    and inclusive, counted with the editor's line breaks (``\\n``, ``\\r\\n``,
+    ``\\r``) only.
     """
 
     chunk_id: str

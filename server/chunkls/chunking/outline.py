@@ -1,11 +1,9 @@
 """A module's top-level statements, and re-parsing only what an edit touched.
 
 Chunking Python needs, of the whole AST, only where each top-level statement
-begins and ends and which are functions and classes (``Outline``). A save or a
-keystroke usually changes one function of a file whose previous text was
-parsed moments ago; ``ast.parse`` of a 1,000-line file is ~10 ms, most of a
-save's cost. ``reparse`` re-parses only the top-level statements that the
-changed lines touch, and keeps the others, moved by the lines added or removed.
+begins and ends and which are functions and classes (``Outline``). ``reparse``
+re-parses only the top-level statements that the changed lines touch, and keeps
+the others, moved by the lines added or removed.
 
 Why that equals a full parse: Python's grammar is context-free between
 top-level statements. Each starts at column 0 with the tokenizer at rest (no
@@ -22,11 +20,10 @@ and nothing before or after it changes how it parses, except
 Whenever the region does not parse by itself, or anything is unusual (a
 statement that shares its line with the next, ``\\r`` in the text), the answer
 is ``None`` and the caller parses the whole text, which also gives the exact
-error to report. The equivalence is checked against full parses on thousands
-of random edits in the unit tests.
+error to report.
 
 Every parse goes through ``parse_module``, which makes how deeply nested a
-module may be independent of where in the Python stack it is parsed (see there).
+module may be independent of where in the Python stack it is parsed.
 """
 
 from __future__ import annotations
@@ -41,14 +38,10 @@ REFERENCE_RECURSION_LIMIT = 1000
 """The interpreter's default recursion limit, under which the tutorial runs."""
 REFERENCE_PARSE_DEPTH = 6
 """The recursion depth at which the tutorial's ``ast.parse`` converts its tree,
-run as a script (``python script.py`` whose top-level code calls
-``ingest_path(root)``), as CPython 3.11 counts it: the script's ``<module>``
-frame counts 2 (the frame, and entering the interpreter loop from C), then
-``ingest_path`` 3, ``chunk_file`` 4, ``chunk_python`` 5 and ``ast.parse`` 6;
-``ast.parse``'s call of the builtin ``compile`` adds nothing once the
-interpreter has specialised it, from its 8th call in a process on. (Its first
-seven calls, and every call under ``sys.settrace``, count one more and allow 3
-fewer levels of nesting: that start-up quirk is not reproduced.)"""
+run as a script, as CPython 3.11 counts it: ``<module>`` 2 (the frame, and
+entering the interpreter loop), ``ingest_path`` 3, ``chunk_file`` 4,
+``chunk_python`` 5, ``ast.parse`` 6 (its call of ``compile`` adds nothing once
+specialised; the unspecialised first calls are not reproduced)."""
 MAX_NESTING = 3 * (REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH)
 """How deep ``ast.parse``'s conversion to Python objects may recurse there
 (3.11 allows 3 levels per unused unit of the recursion limit): 2982, e.g.
@@ -68,13 +61,12 @@ time: two would save and restore each other's limits)."""
 
 def _caller_depth() -> int | None:
     """The recursion depth of the frame that calls this, exactly as the
-    interpreter counts it (Python frames, and also entries into the interpreter
-    loop from C that frames do not show: a resumed generator, a callback).
+    interpreter counts it (including entries into the interpreter loop from C
+    that frames do not show), or ``None`` if it cannot be read.
 
-    CPython reports the depth when refusing a limit at or below it, and a limit
-    of 1 is below the depth of any running function, so the call always fails
-    and changes nothing (~1 µs; walking the frames is no faster past ~30 frames,
-    and misses the entries from C). ``None`` if the report cannot be read.
+    CPython reports the depth when refusing a limit at or below it; a limit of
+    1 is below the depth of any running function, so the call always fails and
+    changes nothing.
     """
     try:
         _set_limit(1)
@@ -89,26 +81,18 @@ def parse_module(source: str, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse(source, filename)`` (warnings ignored) as the tutorial's
     ``chunk_python`` parses, wherever it is called from.
 
-    On CPython 3.11 whether a deeply nested module parses depends on the call
-    stack's depth: converting the parsed tree to Python objects raises
-    ``RecursionError`` when nested deeper than ``3 * (limit - depth)``, where
-    ``limit`` is ``sys.getrecursionlimit()`` and ``depth`` the recursion depth of
-    the call. Here it is always ``MAX_NESTING`` (``REFERENCE_PARSE_DEPTH`` under
-    the limit of 1000): however deep the caller is (a language server's thread,
-    a worker process, a generator), whatever limit the process has set. For the
-    parse only, the limit is set to the caller's depth plus
-    ``REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH`` (and then restored),
-    one parse at a time. The limit is the process's: other threads meanwhile run
-    under it too (under the default limit it is usually raised by the few levels
-    the caller is deeper than the tutorial; under a higher one it is lowered, and
-    a thread then deeper than it would get a ``RecursionError``).
-    The parser's own limits (too many nested parentheses, ``MemoryError`` for a
-    too complex statement) do not depend on the stack and are left as they are.
+    On CPython 3.11, converting the parsed tree to Python objects raises
+    ``RecursionError`` when nested deeper than ``3 * (limit - depth)`` (the
+    recursion limit, and the call's recursion depth). Here the allowed nesting
+    is always ``MAX_NESTING``, whatever the caller's depth and the process's
+    limit: for the parse only, the limit is set to the caller's depth plus
+    ``REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH`` (then restored), one
+    parse at a time. The limit is the process's, so other threads run under it
+    meanwhile. The parser's own limits do not depend on the stack.
 
-    It calls ``compile`` as ``ast.parse`` does, with ``*args``: a call the
-    interpreter never specialises, so it always adds one level of depth
-    (``ast.parse``'s own call adds one only before it is specialised or when
-    tracing). A replaced ``ast.parse`` (a test's spy) is called as it is.
+    ``compile`` is called as ``ast.parse`` calls it, with ``*args``: a call the
+    interpreter never specialises, so it always adds one level of depth. A
+    replaced ``ast.parse`` (a test's spy) is called as it is.
     """
     with _limit_lock:
         depth = _caller_depth() if _DEPTH_RULED and ast.parse is _AST_PARSE else None

@@ -1,22 +1,17 @@
 """Where a module's top-level ``def``/``class`` statements are, by a scan of its bytes.
 
-Chunking Python needs, of the whole parse, only whether the text parses and
-where each top-level ``def``/``class`` begins and ends (``outline.Outline``).
-When something else vouches that the text parses (a valid cached bytecode
-file, see ``bytecode.py``), ``statements`` finds where they are without
-building an AST, about 0.2x of ``ast.parse``'s time: it scans the bytes for
-what Python 3.11's tokenizer would see at the start of each line (inside a
-string? a comment? an open bracket? after a backslash?). A top-level
-statement starts on a line whose first byte is code, at rest; a
-``def``/``class`` (its decorators first) ends on the last line with code
-before the next one starts.
+When something else vouches that the text parses (``bytecode.py``,
+``symbol_table.py``), ``statements`` finds the top-level functions and classes
+without building an AST: it scans the bytes for what Python 3.11's tokenizer
+would see at the start of each line (inside a string? a comment? an open
+bracket? after a backslash?). A top-level statement starts on a line whose
+first byte is code, at rest; a ``def``/``class`` (its decorators first) ends on
+the last line with code before the next one starts.
 
 Anything unusual (form feeds, a non-ASCII name, a decorator whose expression
-starts on a later line, a deeply nested logical line, Python's newer f-string
-rules) returns ``None``: the caller then parses with ``ast.parse``. The
-caller also checks the answer against the compiled module's functions and
-classes. With that check it equals ``ast.parse``'s on every file of the
-standard library and on random edits of tricky lines (tests/unit/test_scan.py).
+starts on a later line, a deeply nested logical line, newer f-string rules)
+returns ``None``: the caller then parses with ``ast.parse``. The caller also
+checks the answer against the compiled module or symbol table.
 """
 
 from __future__ import annotations

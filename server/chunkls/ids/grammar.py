@@ -1,35 +1,26 @@
 """The chunk-ID grammar: how a chunk ID is written, and where one is in a text.
 
-This module holds the grammar only: recognising IDs in text (``find_chunk_refs``,
+The grammar only: recognising IDs in text (``find_chunk_refs``,
 ``find_chunk_refs_in``, ``ref_at``), normalising what is written to a
 root-relative ID (``ChunkRef``, ``candidate_ids``), writing an ID for a form
-(``written_as``), and reading an ID being typed (``typed_id_at``). Python's
-strings and comments are found by ``chunkls.ids.python_literals``; looking IDs up
-is the index's job. Nothing here opens a path taken from the text.
+(``written_as``), and reading an ID being typed (``typed_id_at``). Looking IDs
+up is the index's job; nothing here opens a path taken from the text.
 
-This is the one place that knows how a chunk ID is written: bare
-(``app/x.py#function-f (bm25 30.047)``), in backticks, as a Markdown link target
-(``[x](app/x.py#function-f)``), with a leading ``/`` or ``./``, or as
-``#identity`` alone for a chunk of the same file. Definition, hover, links,
-completion, diagnostics and ``chunkls check`` all use it.
+An ID is written bare (``app/x.py#function-f (bm25 30.047)``), in backticks, as a
+Markdown link target (``[x](app/x.py#function-f)``), with a leading ``/`` or
+``./``, or as ``#identity`` alone for a chunk of the same file.
 
 A path with characters other than word characters, ``.``, ``-`` and ``/`` (a
 space, ``%``, ``+``, ``@``, ``(``, ...) is recognised only where it is
-delimited: as a whole backtick span (``Meeting Notes/q3 plan.md#heading-goals``
-in backticks) or as a whole Markdown link target, in angle brackets
-(``[x](<Meeting Notes/q3 plan.md#heading-goals>)``) or percent-encoded
-(``[x](Meeting%20Notes/q3%20plan.md#heading-goals)``). Bare in prose such a
-path cannot be told from the words around it. A bare ID starts on a token
-boundary: after text that continues a path (``%20``, a backslash, a letter) it
-is the tail of a longer token, and no ID (see ``_PATH_START``).
+delimited: as a whole backtick span or as a whole Markdown link target, in
+angle brackets or percent-encoded. A bare ID starts on a token boundary: after
+text that continues a path (``%20``, a backslash, a letter) it is the tail of a
+longer token, and no ID (see ``_PATH_START``).
 
 Recognition is linear in the text: matches may only start where a path run
-starts (a look-behind), so a megabyte of near-IDs costs one pass, and each match
-costs a few operations on short strings. The delimited forms take one more
-pass, of backtick spans and link targets, where each scan stops at the next
-backtick or line end, or ``<``, ``>`` or parenthesis (see ``_DELIMITED``). In
-Python, where only the IDs in strings and comments count, those are found
-without ``tokenize`` (see ``chunkls.ids.python_literals``).
+starts (a look-behind), and the delimited forms take one more pass, where each
+scan stops at the next backtick or line end, or ``<``, ``>`` or parenthesis
+(see ``_DELIMITED``).
 """
 
 from __future__ import annotations
@@ -141,9 +132,7 @@ def _plain_refs(text: str) -> list[ChunkRef]:
             continue
         written = path
         if written[0] in "./":
-            while written.startswith("./"):
-                written = written[2:]
-            written = written.lstrip("/")
+            written = _root_relative(written)
             if not written:
                 continue
         after = text[end : end + 1]
@@ -162,6 +151,14 @@ def _plain_refs(text: str) -> list[ChunkRef]:
 
 
 _LINK_AFTER = frozenset((")", " ", '"'))
+
+
+def _root_relative(path: str) -> str:
+    """A written path without its leading ``./`` and ``/``."""
+    while path.startswith("./"):
+        path = path[2:]
+    return path.lstrip("/")
+
 
 _DELIMITED = re.compile(
     # a backtick span of single backticks on one line, no backtick inside
@@ -245,9 +242,7 @@ def _delimited_path(path: str | None) -> str | None:
         return None
     # a leading "./" or "/" as the plain forms take it ("../" is kept, as there:
     # such a path resolves only document-relative, as a link target)
-    while path.startswith("./"):
-        path = path[2:]
-    path = path.lstrip("/")
+    path = _root_relative(path)
     if not path or path[0] == "~" or _URL_LIKE.search(path):
         return None
     return path
@@ -305,10 +300,8 @@ def typed_id_at(line: str, cursor: int) -> TypedId | None:
     typed = _TYPED_ID.search(line, 0, cursor)
     if typed is None:
         return None
-    written = path = typed["path"]
-    while path.startswith("./"):
-        path = path[2:]
-    return TypedId(written, path.lstrip("/"), typed["identity"])
+    written = typed["path"]
+    return TypedId(written, _root_relative(written), typed["identity"])
 
 
 def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
@@ -365,14 +358,12 @@ def line_span(text: str, offset: int) -> tuple[int, int]:
 def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
     """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
     offsets. ``#identity`` alone is none: a JSON file has no chunks."""
-    refs: list[ChunkRef] = []
-    for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH):
-        for ref in find_chunk_refs(string.value):
-            if ref.form != "local":
-                refs.append(
-                    ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
-                )
-    return refs
+    return [
+        ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
+        for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH)
+        for ref in find_chunk_refs(string.value)
+        if ref.form != "local"
+    ]
 
 
 def ids_written(text: str) -> list[ChunkRef]:
@@ -453,8 +444,8 @@ def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
             yield f"{joined}#{ref.identity}"
     elif ref.form == "backtick" and not _PLAIN_PATH.fullmatch(ref.path):
         # A span such as `chunkls show app/x.py#function-f` reads as one ID with
-        # a space in its path; the ID at its end, which a plain reading finds
-        # (and did before such paths were read), is the next best.
+        # a space in its path; the ID at its end, which a plain reading finds,
+        # is the next best.
         chunk_id = ref.chunk_id
         for inner in _plain_refs(chunk_id):
             if inner.end == len(chunk_id) and inner.form != "local":

@@ -35,17 +35,13 @@ class _Located(Protocol):
 Ref = TypeVar("Ref", bound=_Located)
 
 
-def marker_pattern(language: str) -> re.Pattern[str]:
-    """The marker written in a document of ``language`` (an LSP language ID)."""
-    return _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
-
-
 def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
     """The lines (``[start, end]`` offsets, in order) whose IDs a marker leaves out."""
     if "chunkls:" not in text:
         return []
     spans: list[tuple[int, int]] = []
-    for marker in marker_pattern(language).finditer(text):
+    pattern = _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
+    for marker in pattern.finditer(text):
         start = _line_start(text, marker.start())
         end = _line_end(text, marker.end())
         if marker[1]:  # ignore-next-line

@@ -18,12 +18,10 @@ def python_literal_spans(
     text: str, near: Sequence[int] | None = None
 ) -> list[tuple[int, int]] | None:
     """Offsets of the strings and comments of Python source, in order, or
-    ``None`` when it does not tokenize.
-
-    These are the STRING and COMMENT tokens of Python 3.11's
-    ``tokenize.generate_tokens``, and ``None`` where it raises, without its
-    per-token cost (seconds for a megabyte of short tokens). A string's span
-    starts at its opening quote (a prefix such as ``rb`` is left out).
+    ``None`` when it does not tokenize (the STRING and COMMENT tokens of Python
+    3.11's ``tokenize.generate_tokens``, and ``None`` where it raises). A
+    string's span starts at its opening quote (a prefix such as ``rb`` is left
+    out).
 
     With ``near`` (sorted offsets, such as where references start), spans are
     listed only on the lines that hold one of them and the lines near those:
@@ -31,9 +29,8 @@ def python_literal_spans(
     indentation, strings over lines), so the spans listed are exact.
 
     The work is linear in the text: Python steps in only at what regular
-    expressions do not skip (quotes, ``#``, backslashes, brackets and
-    indentation they cannot follow), and every failed attempt at a skip costs
-    at most what is then read step by step.
+    expressions do not skip, and a failed attempt at a skip costs at most what
+    is then read step by step.
     """
     n = len(text)
     spans: list[tuple[int, int]] = []

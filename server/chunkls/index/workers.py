@@ -80,7 +80,7 @@ def content_digest(data: bytes) -> bytes:
 def chunk_one(
     root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> Chunked:
-    """Read and chunk one corpus file, as ``chunk_corpus_file`` does, and count
+    """Read and chunk one corpus file, as ``read_and_chunk`` does, and count
     its terms for search. Never raises for a file: an unexpected error (a bug,
     ``MemoryError``) skips it with the error as the reason. ``skip_ast``:
     see ``read_and_chunk`` (workers only: the same chunks, for less)."""

@@ -22,8 +22,8 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905 (a list of words reads better as text)
 )
 """Question and function words: scored like content words, they rank chunks by
-how often they say "the" (``how does a`` matched five chunks). Words that name
-code (``return``, ``get``, ``list``, ``self``) are not among them."""
+how often they say "the". Words that name code (``return``, ``get``, ``list``,
+``self``) are not among them."""
 
 _ROLE = re.compile(r":(?:[A-Za-z]+:)*[A-Za-z]+:(?=`)")
 """A Sphinx role before its target (``:class:`` of ``:class:`Foo```, ``:py:meth:``)."""

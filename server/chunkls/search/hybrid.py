@@ -2,20 +2,15 @@
 ranked again by what each chunk is.
 
 1. The query: Sphinx roles and question and stop words left out
-   (``chunkls.search.english``), then its words' other forms (``parse`` for
-   ``parsing``) added at ``FORM_WEIGHT``.
+   (``chunkls.search.english``), then its words' other forms added at
+   ``FORM_WEIGHT``.
 2. The one scorer's BM25 (``chunkls.search.scorer``) over those terms gives the
-   candidates, ranked again in blocks of ``CANDIDATES`` (the first block holds
-   the first results whatever ``top_k`` is).
-3. Each candidate's score is its BM25 times its priors (``KIND_PRIOR`` for a
-   module chunk, ``TEST_PRIOR`` for a test file unless the query is about tests,
-   less for a long chunk: ``LENGTH``), plus ``SYMBOL`` times the weight (IDF)
-   of each query word its definition's name has, as a part (``header`` of
-   ``parse_header``), a form (``parsing``/``parser``) or inside it (``retrieve``
-   of ``urlretrieve``).
+   candidates, ranked again in blocks of ``CANDIDATES``.
+3. Each candidate's score is its BM25 times its priors (``KIND_PRIOR``,
+   ``TEST_PRIOR``, ``LENGTH``), plus ``SYMBOL`` times the IDF of each query word
+   its definition's name has (``name_match``).
 
-Every figure was measured on docstring-to-code benchmarks (``bench/retrieval.py``
-on the standard library, Django and SQLAlchemy); see ``docs/search.md``.
+The figures are tuned on ``bench/retrieval.py``; see ``docs/search.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
@@ -91,24 +86,16 @@ def rank(
     order; ``where`` keeps the chunks whose ``source_path`` it accepts."""
     if top_k <= 0 or not query.terms or not source.live:
         return []
-    scorer = source.scorer
     tokens = query.terms + query.forms
     weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
     depth = -(-top_k // CANDIDATES) * CANDIDATES  # whole blocks
-    if where is None:
-        found = scorer.top(source, tokens, depth, weights)
-    else:
-        found = [
-            pair
-            for pair in scorer.top(source, tokens, source.size, weights)
-            if (stub := describe(pair[0])) is not None and where(stub[1])
-        ][:depth]
+    found = top_where(source, tokens, depth, describe, where, weights)
     candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
     words = list(dict.fromkeys(query.terms))
     live = source.live
     idfs = {
         word: idf(live, df)
-        for word, df in zip(words, scorer.document_frequencies(source, words), strict=True)
+        for word, df in zip(words, source.scorer.document_frequencies(source, words), strict=True)
         if df
     }
     stems = {word: stem(word) for word in idfs}
@@ -131,6 +118,25 @@ def rank(
             block.append((doc, score))
         ranked += in_order(block, order)
     return ranked[:top_k]
+
+
+def top_where(
+    source: PostingsSource,
+    tokens: Sequence[str],
+    top_k: int,
+    describe: Describe,
+    where: Callable[[str], bool] | None,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[int, float]]:
+    """The scorer's ``top_k`` best (document, score) pairs among the chunks whose
+    ``source_path`` ``where`` accepts (all of them: ``None``)."""
+    if where is None:
+        return source.scorer.top(source, tokens, top_k, weights)
+    return [
+        pair
+        for pair in source.scorer.top(source, tokens, source.size, weights)
+        if (stub := describe(pair[0])) is not None and where(stub[1])
+    ][:top_k]
 
 
 def name_match(symbol: str, idfs: dict[str, float], stems: dict[str, str]) -> float:

@@ -140,7 +140,7 @@ class BM25Index(Generic[T]):
             if learned is not None and learned.generation == self._vocabulary.generation:
                 ids = learned.ids
             else:  # not learned, or renumbered since (terms no file used were dropped)
-                ids = self._term_ids(terms.names())
+                ids = self._vocabulary.ids(terms.names())
             tfs = rows[2]  # kept 16-bit while waiting, when they fit (they are positive)
             tfs = tfs.astype(np.uint16) if int(tfs.max()) <= 0xFFFF else tfs.copy()
             self._pending.append((ids[rows[0]], rows[1] + first, tfs))
@@ -158,10 +158,6 @@ class BM25Index(Generic[T]):
         costs more than keeping them in the dict)."""
         if len(self._vocabulary.added) >= least:
             self._vocabulary.freeze()
-
-    def _term_ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
-        """Term ids for terms, new ones added to the vocabulary."""
-        return self._vocabulary.ids(terms)
 
     def _add_slot(
         self, file_key: FileKey, items: Sequence[T], base: int, first: int, count: int
@@ -420,7 +416,7 @@ class BM25Index(Generic[T]):
             if main.docs is snapshot.segment.docs:  # not copied: still the file's
                 self._mapped = snapshot.mapped
             return
-        ids = self._term_ids(snapshot.terms.names())
+        ids = self._vocabulary.ids(snapshot.terms.names())
         terms, docs, tfs = docs_ascending(snapshot.segment).triples()
         self._pending.append((ids[terms], docs + first, tfs))
         self._pending_size += len(docs)
@@ -432,23 +428,19 @@ class BM25Index(Generic[T]):
 
     @property
     def version(self) -> int:
-        """Changes whenever documents are added or removed."""
         self._settle()
         return self._version
 
     @property
     def live(self) -> int:
-        """Documents that can be found."""
         return self._live
 
     @property
     def total_length(self) -> int:
-        """Tokens in the live documents."""
         return self._total_length
 
     @property
     def size(self) -> int:
-        """Document ids handed out."""
         return self._docs
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
@@ -508,20 +500,12 @@ class BM25Index(Generic[T]):
         _, items, base, first = entry
         return items[base + doc - first]
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 score of every live document matching a query token."""
-        return self.scorer.scores(self, tokenize(query))
-
     def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
         """The ``top_k`` best documents for a query, best first (the scorer's)."""
         return [
             Hit(score, self.item(doc))
             for doc, score in self.scorer.top(self, tokenize(query), top_k)
         ]
-
-    def file_items(self, file_key: FileKey) -> Sequence[T]:
-        """The live items of one file, in order."""
-        return [self.item(doc) for doc in self._files.get(file_key, ())]
 
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""

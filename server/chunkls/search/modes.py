@@ -53,11 +53,4 @@ def rank(
         return hybrid.rank(source, hybrid.hybrid_query(query), top_k, describe, where)
     if mode != "bm25":
         raise ValueError(mode_problem(mode))
-    tokens = tokenize(query)
-    if where is None:
-        return source.scorer.top(source, tokens, top_k)
-    return [
-        (doc, score)
-        for doc, score in source.scorer.top(source, tokens, source.size)
-        if (stub := describe(doc)) is not None and where(stub[1])
-    ][:top_k]
+    return hybrid.top_where(source, tokenize(query), top_k, describe, where)

@@ -7,7 +7,7 @@ cache saves and loads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -88,33 +88,6 @@ class Snapshot(NamedTuple):
     mapped: Mapped | None = None
     """The postings file ``terms`` and ``segment`` are read from in place, if
     they are (``chunkls.storage.mapped``)."""
-
-
-def select_files(snapshot: Snapshot, keep: Callable[[FileKey], FileKey | None]) -> Snapshot:
-    """The part of a snapshot for the files ``keep`` maps to a (new) key."""
-    files: list[tuple[FileKey, int]] = []
-    mask = np.zeros(len(snapshot.lengths), dtype=bool)
-    doc = 0
-    for key, count in snapshot.files:
-        new_key = keep(key)
-        if new_key is not None:
-            files.append((new_key, count))
-            mask[doc : doc + count] = True
-        doc += count
-    if mask.all():
-        return Snapshot(files, snapshot.terms, snapshot.segment, snapshot.lengths, snapshot.mapped)
-    renumber = np.cumsum(mask, dtype=np.int64) - 1
-    terms, docs, tfs = snapshot.segment.triples()
-    kept = mask[docs]
-    terms = terms[kept]
-    # only the terms the kept files have, in the same order
-    used = np.zeros(len(snapshot.terms), dtype=bool)
-    used[terms] = True
-    names = np.flatnonzero(used)
-    local = np.full(len(snapshot.terms), -1, dtype=_I32)
-    local[names] = np.arange(len(names), dtype=_I32)
-    segment = Segment.build(local[terms], renumber[docs[kept]].astype(_I32), tfs[kept], len(names))
-    return Snapshot(files, snapshot.terms.select(local), segment, snapshot.lengths[mask])
 
 
 def docs_ascending(segment: Segment) -> Segment:

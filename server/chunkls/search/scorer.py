@@ -4,19 +4,11 @@ The tutorial's BM25 (``K1``, ``B``, the weight of a term, the score of a
 posting) is written here once, and so is how a query's results are chosen:
 each query token's scores added in query order (a repeated token counts
 again), the best ``top_k`` by score, ties in corpus order. A postings source
-(``PostingsSource``) says which documents have a token and how long they are;
-it comes with the array ``Kernel`` its postings are kept in, which adds up the
-term scores and finds the documents that can rank:
-
-- the in-memory index (``chunkls.search.inverted``) keeps numpy arrays and scores
-  with ``chunkls.search.maxscore`` (MaxScore: only documents that can reach the
-  best ``top_k`` are added up);
-- the postings of a folder's cache read in place (``chunkls.storage.in_place``)
-  are a few thousand Python ints per query: ``LIST_KERNEL`` adds them up without
-  numpy (whose import alone costs a CLI command more than its whole answer).
-
-Both compute every score with ``term_score`` and add them in the same order, so
-a score is the same float whichever source it comes from.
+(``PostingsSource``) comes with the array ``Kernel`` its postings are kept in:
+numpy arrays for the in-memory index (``chunkls.search.maxscore``), Python ints
+for a cache read in place (``LIST_KERNEL``: a CLI query does not import numpy).
+Both compute every score with ``term_score`` and add them in the same order,
+so a score is the same float whichever source it comes from.
 """
 
 from __future__ import annotations
@@ -70,19 +62,16 @@ def length_terms(live: int, total_length: int) -> tuple[float, float]:
 
 
 class TermScores(Protocol):
-    """One query term: its documents (ascending) and its score in each."""
+    """One query term: its documents (ascending), its score in each, and the best."""
 
     @property
-    def docs(self) -> Any:
-        """Its documents, ascending."""
+    def docs(self) -> Any: ...
 
     @property
-    def scores(self) -> Any:
-        """Its score in each."""
+    def scores(self) -> Any: ...
 
     @property
-    def best(self) -> float:
-        """The best of them."""
+    def best(self) -> float: ...
 
 
 class Kernel(Protocol):
@@ -227,32 +216,13 @@ class Scorer:
     ) -> list[tuple[int, float]]:
         """The ``top_k`` best (document, score) pairs for the query tokens, best
         first, ties in corpus order."""
-        return in_order(self.best(source, tokens, top_k, weights), source.order_key)[:top_k]
-
-    def best(
-        self,
-        source: PostingsSource,
-        tokens: Sequence[str],
-        top_k: int,
-        weights: Sequence[float] | None = None,
-    ) -> list[tuple[int, float]]:
-        """The (document, score) pairs scoring at least the ``top_k``-th best
-        (ties included), in any order."""
         if top_k <= 0:
             return []
         terms = self.terms(source, tokens, weights)
         if not terms:
             return []
         docs, scores = source.kernel.candidates(terms, top_k, source.size)
-        return source.kernel.best(docs, scores, top_k)
-
-    def scores(self, source: PostingsSource, tokens: Sequence[str]) -> dict[int, float]:
-        """The score of every document that has a query token."""
-        terms = self.terms(source, tokens)
-        if not terms:
-            return {}
-        docs, scores = source.kernel.candidates(terms, source.size, source.size)
-        return {int(doc): float(score) for doc, score in zip(docs, scores, strict=True)}
+        return in_order(source.kernel.best(docs, scores, top_k), source.order_key)[:top_k]
 
 
 class _ListTerm(NamedTuple):

@@ -141,15 +141,6 @@ def tokenize(text: str) -> list[str]:
     return list(chain.from_iterable(map(_tokens_of().__getitem__, _words(text))))
 
 
-def term_counts(text: str) -> Counter[str]:
-    """Token counts of a text (the same tokens as ``tokenize``)."""
-    return Counter(_counts(text))
-
-
-def _counts(text: str) -> dict[str, int]:
-    return _token_counts(_word_counts(text), _tokens_of())
-
-
 def _token_counts(words: dict[bytes, int], cache: _WordTokens) -> dict[str, int]:
     """Token counts from word counts, tokens in order of first appearance."""
     counts: dict[str, int] = {}

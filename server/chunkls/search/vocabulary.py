@@ -1,10 +1,8 @@
 """The search vocabulary, kept compactly.
 
-A dict of half a million terms costs about 60 MB of Python objects, and
-building it from a saved snapshot costs a quarter of a second. Here most terms
-live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with numpy arrays
-for where each starts, its first eight bytes (to narrow a lookup down with a
-binary search) and its term id. A table is what a snapshot saves and loads
+Most terms live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with
+numpy arrays for where each starts, its first eight bytes (to narrow a lookup
+down with a binary search) and its term id; a snapshot saves and loads a table
 as is. Terms added since the table was built sit in a small dict beside it
 (``Vocabulary``) until ``freeze`` folds them in.
 
@@ -17,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import mmap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import compress, count, repeat
 from operator import is_
 
@@ -89,13 +87,6 @@ class TermTable:
         table.prefixes = prefixes
         return table
 
-    @classmethod
-    def from_terms(cls, terms: Iterable[tuple[str, int]]) -> TermTable:
-        """A table of (term, id) pairs, in any order."""
-        pairs = sorted((term.encode("utf-8"), term_id) for term, term_id in terms)
-        blob = b"".join(term + b"\0" for term, _ in pairs)
-        return cls(blob, np.array([term_id for _, term_id in pairs], dtype=_I32))
-
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -134,10 +125,6 @@ class TermTable:
             int(ids[rank]) if rank < size and self._bytes(rank) == term else -1
             for term, rank in zip(encoded, self.ranks(encoded), strict=True)
         ]
-
-    def find(self, term: str) -> int:
-        """The id of ``term``, or -1."""
-        return self.find_many([term])[0]
 
     def names(self) -> list[str]:
         """Every term, by id (ids must be 0 to n-1)."""
@@ -212,10 +199,6 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return self.size
-
-    def get(self, term: str) -> int | None:
-        """A term's id, or ``None``."""
-        return self.get_many([term])[0]
 
     def get_many(self, terms: Sequence[str]) -> list[int | None]:
         """The id of each term (``None`` for an unknown one), the table searched once."""
