@@ -173,6 +173,62 @@ def parse(body: bytes | str) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
+def _plain_id(value: Any) -> bool:
+    """Whether a message id is one a dict can hold (a string or a number)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+class AnswerFilter:
+    """The server's output while it handles the prelude: its answers to the
+    prelude's requests that ``key_of`` keys are kept for the next start, and
+    its answer to the first request is dropped if one was sent early."""
+
+    def __init__(self, out: Any, prelude: Prelude, answers: KeptAnswers) -> None:
+        self.out = out
+        self.prelude = prelude
+        self.answers = answers
+        self.keys: dict[Any, str] = {}
+        """Request id -> the key its answer is kept under."""
+        self.first_id: Any = None
+        for number, body in enumerate(prelude.bodies):
+            message = parse(body)
+            if message is None or not _plain_id(message.get("id")):
+                continue
+            key = self.key_of(message, number == 0)
+            if key is not None:
+                self.keys[message["id"]] = key
+                if number == 0:
+                    self.first_id = message["id"]
+
+    @staticmethod
+    def key_of(message: dict[str, Any], first: bool) -> str | None:
+        """What the answer to a request of the prelude (``first``: its first
+        message) is kept under; ``None``: it is not kept."""
+        raise NotImplementedError
+
+    @staticmethod
+    def body(data: Any) -> bytes | str:
+        """The body of a message the server writes."""
+        return data  # type: ignore[no-any-return]
+
+    def write(self, data: Any) -> Any:
+        if self.keys and self._answered_early(self.body(data)):
+            return len(data)
+        return self.out.write(data)
+
+    def _answered_early(self, body: bytes | str) -> bool:
+        """Keep an answer to a request of the prelude; whether it was sent early
+        (then it is not sent again)."""
+        message = parse(body)
+        if message is None or "method" in message or not _plain_id(message.get("id")):
+            return False
+        key = self.keys.pop(message["id"], None)
+        if key is None:
+            return False
+        early = message["id"] == self.first_id
+        return settle(self.answers, key, message, self.prelude.first_answer if early else None)
+
+
 class EarlyProtocol(Protocol):
     """What a front door answers early, and how its messages are framed."""
 
