@@ -6,5 +6,5 @@ the server (``server``: its state and the one path that changes the index). A
 feature imports no other feature, and ``server`` only for typing; what they
 share has a module of its own: ``documents`` (a document's text, folder, lines
 and chunking), ``refs`` (the chunk IDs written in a document and what they
-resolve to), ``ranges`` (every LSP range and location) and ``status``.
+resolve to) and ``ranges`` (every LSP range and location).
 """

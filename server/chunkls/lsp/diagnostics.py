@@ -41,13 +41,6 @@ SUGGEST_IN_LARGE = 10
 """Distinct unknown IDs of a large document whose suggestions are in their
 diagnostics; the others' are made when a quick fix is asked for."""
 
-_SEVERITY = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
-
 
 def register(server: ChunkServer) -> None:
     """Register pull diagnostics, push triggers and quick fixes."""
@@ -163,7 +156,7 @@ def _diagnostics(
 ) -> list[types.Diagnostic]:
     """Diagnostics of problems; those not ``with_suggestions`` (when given) get
     theirs made by a quick fix."""
-    severity = _SEVERITY[ls.settings.diagnostics.severity]
+    severity = types.DiagnosticSeverity[ls.settings.diagnostics.severity.capitalize()]
     found = [_diagnostic(context, problem, severity) for problem in problems]
     if with_suggestions is not None:
         for diagnostic, problem in zip(found, problems, strict=True):
@@ -300,20 +293,21 @@ class Pushes:
         """A document opened or changed: publish now, or after typing pauses."""
         if pull_supported(self.ls):
             return
-        handle = self.pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
+        self._cancel(uri)
         if typing:
             loop = asyncio.get_running_loop()
             self.pending[uri] = loop.call_later(DEBOUNCE, self.publish, uri)
         else:
             self.publish(uri)
 
-    def document_closed(self, uri: str) -> None:
-        """A document closed: clear what was published for it."""
+    def _cancel(self, uri: str) -> None:
         handle = self.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
+
+    def document_closed(self, uri: str) -> None:
+        """A document closed: clear what was published for it."""
+        self._cancel(uri)
         if not pull_supported(self.ls):
             self.ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])

@@ -33,7 +33,7 @@ from chunkls.runtime.early_reader import (
     KeptAnswers,
     Prelude,
     code_fingerprint,
-    request_key,
+    initialize_key,
     start_reader,
 )
 
@@ -84,13 +84,7 @@ def answer_key(params: Any) -> str:
     """What an initialize answer is kept under: the client's capabilities and
     the initialization options (the rest of the request, such as its folders,
     does not change the server's capabilities)."""
-    if not isinstance(params, dict):
-        return ""
-    wanted = {
-        "capabilities": params.get("capabilities"),
-        "initializationOptions": params.get("initializationOptions"),
-    }
-    return request_key("initialize", wanted)
+    return initialize_key(params, ("capabilities", "initializationOptions"))
 
 
 # -- code lenses from an open document's text -----------------------------------

@@ -1,13 +1,12 @@
 """The code attrs generates for lsprotocol's classes, kept between server starts.
 
 Importing ``lsprotocol.types`` builds about 1,000 attrs classes, and attrs
-compiles the source of each class's methods (561 ``compile()`` calls), about
-0.25 s of the language server's 1.1 s start here, at every start: no bytecode
-cache keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the
-code objects in a file of the chunkls cache, keyed by a hash of each script and
-its file name. For a given interpreter a code object is a function of those two,
-so running a kept one is running what ``compile()`` would return; the file's
-header names the interpreter's bytecode (its magic number) and a hash of the rest.
+compiles the source of each class's methods at every start: no bytecode cache
+keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
+objects in a file of the chunkls cache, keyed by a hash of each script and its
+file name. For a given interpreter a code object is a function of those two, so
+running a kept one is running what ``compile()`` would return; the file's header
+names the interpreter's bytecode (its magic number) and a hash of the rest.
 """
 
 from __future__ import annotations

@@ -25,9 +25,6 @@ def line_start(line: int) -> types.Range:
     return types.Range(position, position)
 
 
-"""A zero-width range at the start of a document (for a lens about the whole file)."""
-
-
 def chunk_range(
     chunk: LocatedChunk, lines: TextLines | None, encoding: Encoding = "utf-16"
 ) -> types.Range:

@@ -28,12 +28,11 @@ from chunkls.ids.positions import Encoding
 from chunkls.index.folder import Folder
 from chunkls.index.queries import Queries
 from chunkls.index.session import Session
-from chunkls.lsp.contract import STATUS_NOTIFICATION
+from chunkls.lsp.contract import STATUS_NOTIFICATION, Status
 from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.logs import ClientLog
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
-from chunkls.lsp.status import status_of
 from chunkls.lsp.uris import path_of
 from chunkls.runtime.memory import release_memory
 from chunkls.storage.cache import cache_dir
@@ -309,9 +308,16 @@ class ChunkServer(LanguageServer):
                 return
 
     def send_status(self) -> None:
-        """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""
+        """Send ``chunkls/status`` (chunk, file and skipped-file counts, whether indexing)."""
+        queries = self.queries
         try:
-            self.protocol.notify(STATUS_NOTIFICATION, status_of(self.queries, self.indexing > 0))
+            status = Status(
+                indexing=self.indexing > 0,
+                chunks=len(queries),
+                files=queries.file_count(),
+                skipped=sum(1 for _ in queries.skipped()),
+            )
+            self.protocol.notify(STATUS_NOTIFICATION, status)
         except Exception:
             logger.debug("could not send status", exc_info=True)
 

@@ -68,13 +68,7 @@ def mcp_fingerprint() -> str:
 def initialize_key(params: Any) -> str:
     """What an initialize answer is kept under: the protocol version and the
     capabilities asked for (the rest, such as the client's name, changes nothing)."""
-    if not isinstance(params, dict):
-        return ""
-    wanted = {
-        "protocolVersion": params.get("protocolVersion"),
-        "capabilities": params.get("capabilities"),
-    }
-    return request_key("initialize", wanted)
+    return early_reader.initialize_key(params, ("protocolVersion", "capabilities"))
 
 
 def list_key(params: Any) -> str:

@@ -88,6 +88,14 @@ def request_key(kind: str, value: Any) -> str:
     return f"{kind}:{hashlib.sha256(text.encode('ascii')).hexdigest()}"
 
 
+def initialize_key(params: Any, fields: Sequence[str]) -> str:
+    """What an ``initialize`` answer is kept under: the request's ``fields``
+    (the rest of it changes nothing); ``""`` for parameters that are no object."""
+    if not isinstance(params, dict):
+        return ""
+    return request_key("initialize", {name: params.get(name) for name in fields})
+
+
 class KeptAnswers:
     """A server's earlier answers, in a JSON file of the cache directory."""
 
