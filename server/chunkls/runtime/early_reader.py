@@ -81,6 +81,21 @@ def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
     return tree_digest(folders, f"{__version__}\0{sys.version}")
 
 
+def write_whole(path: Path, data: bytes, prefix: str) -> None:
+    """Write a file whole or not at all: aside (named from ``prefix``), then
+    renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def request_key(kind: str, value: Any) -> str:
     """What an answer is kept under: the kind of request and a digest of the
     parts of it the answer depends on."""
@@ -143,16 +158,7 @@ class KeptAnswers:
         self._answers = answers
         data = {"version": ANSWERS_VERSION, "fingerprint": self.fingerprint, "answers": answers}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".answers-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(json.dumps(data).encode("ascii"))
-                os.replace(temporary, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_whole(self.path, json.dumps(data).encode("ascii"), ".answers-")
         except OSError as error:
             logger.warning("could not keep a server answer in %s: %s", self.path, error)
 
