@@ -262,24 +262,19 @@ class ChunkServer(LanguageServer):
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
         self.catch_up()
 
-    def refresh_paths(
-        self, folder: Folder, rel_paths: Iterable[str], notify: bool = True
-    ) -> list[str]:
+    def refresh_paths(self, folder: Folder, rel_paths: Iterable[str]) -> None:
         """Re-read files or folders from disk into the index now (a save)."""
         self.session.note_changed(folder, rel_paths)
-        return [rel_path for _, rel_path in self.catch_up(notify)]
+        self.catch_up()
 
-    def catch_up(self, notify: bool = True) -> list[tuple[Folder, str]]:
+    def catch_up(self) -> None:
         """The write step: what changed on disk, and texts found missing, read
         again; the files that could not be chunked reported; the client told."""
-        changed = self.session.catch_up()
-        for folder, rel_path in changed:
+        for folder, rel_path in self.session.catch_up():
             reason = folder.skipped.get(rel_path)
             if reason is not None:
                 self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
-        if changed or notify:
-            self.index_changed()
-        return changed
+        self.index_changed()
 
     def index_changed(self) -> None:
         """Tell the client the index moved: lenses and status."""

@@ -1,20 +1,17 @@
 """Serving over stdio with stdin read on the event loop.
 
-pygls reads stdin in a worker thread: every message costs three thread hops
-(header, blank line, body) before it is handled, most of a hover's latency.
-Here stdin is a pipe registered with the event loop and ``Framing`` cuts
-messages out of the bytes as they arrive, handling each in the same callback
-(no stream reader, no task to wake); ``bench/echo_server.py``, a stock pygls
-server, times it against ``start_io`` (docs/performance.md, "Latency").
-Header lines are read as pygls reads them (``Content-Length: N`` then a blank
-line; other headers, such as ``Content-Type``, are ignored), but the name in any
-case and with any spaces around the number. A header line that only *ends* with
-``Content-Length: N`` starts a message too: after a body whose length was
-counted short (characters instead of UTF-8 bytes), its tail is glued to the
-next header, and the stream is back in step from there on, with one message
-lost instead of every one after it. Where a pipe cannot be watched (stdin is a
-regular file, or Windows, whose event loop cannot watch a console or an
-anonymous pipe), pygls's threaded reader is used.
+pygls reads stdin in a worker thread: three thread hops per message (header,
+blank line, body) before it is handled. Here stdin is a pipe registered with the
+event loop and ``Framing`` handles each message in the callback its last byte
+arrives in (``bench/echo_server.py`` times it against ``start_io``).
+
+Headers are read as pygls reads them (``Content-Length: N``, then a blank line;
+other headers ignored), but the name in any case and with any spaces around the
+number. A header line that only *ends* with ``Content-Length: N`` starts a
+message too: after a body whose length was counted short (characters instead of
+UTF-8 bytes), its tail is glued to the next header, and one message is lost
+instead of every one after it. Where a pipe cannot be watched (a regular file;
+Windows), pygls's threaded reader is used.
 """
 
 from __future__ import annotations
