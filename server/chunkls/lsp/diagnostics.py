@@ -273,9 +273,7 @@ class Pushes:
                 self.ls.spawn(self._publish_large(uri, context, doc.version), "diagnostics")
                 return
         items = diagnostics_for(self.ls, context) if context is not None else []
-        self.ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=doc.version)
-        )
+        self._send(uri, items, doc.version)
 
     async def _publish_large(self, uri: str, context: DocumentContext, version: int | None) -> None:
         """Publish a large document's diagnostics, computed in slices, unless it
@@ -283,8 +281,10 @@ class Pushes:
         items = await diagnostics_for_async(self.ls, context)
         if self.ls.shutting_down or not is_open(self.ls, uri):
             return
-        if self.ls.workspace.get_text_document(uri).version != version:
-            return
+        if self.ls.workspace.get_text_document(uri).version == version:
+            self._send(uri, items, version)
+
+    def _send(self, uri: str, items: list[types.Diagnostic], version: int | None = None) -> None:
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version)
         )
@@ -309,9 +309,7 @@ class Pushes:
         """A document closed: clear what was published for it."""
         self._cancel(uri)
         if not pull_supported(self.ls):
-            self.ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-            )
+            self._send(uri, [])
 
     def index_changed(self) -> None:
         """The index moved: pulled diagnostics are refreshed, pushed ones re-sent."""

@@ -125,10 +125,10 @@ def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | 
 def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
     """The context of an open document (or of a file on disk under a
     workspace folder), or ``None``."""
+    path, folder, rel_path = locate(ls, uri)
     cached = ls.contexts.get(uri)
     if cached is not None:
         doc = ls.workspace.text_documents.get(unquote(uri))
-        _, folder, rel_path = locate(ls, uri)
         if (
             doc is not None
             and doc.version is not None
@@ -138,9 +138,8 @@ def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
             and cached.lines.encoding == ls.encoding
         ):
             return cached
-    if uri.startswith("file:") and locate(ls, uri)[0] is None:
+    if uri.startswith("file:") and path is None:
         return None  # a file: URI that is not a path
-    path, folder, rel_path = locate(ls, uri)
     try:
         doc = ls.workspace.get_text_document(uri)
     except Exception:  # a bad or foreign URI
