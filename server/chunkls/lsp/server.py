@@ -136,9 +136,10 @@ class ChunkServer(LanguageServer):
         """The negotiated position encoding (fixed once ``initialize`` is done)."""
         if self._encoding is not None:
             return self._encoding
-        if not self._workspace_ready():
+        try:
+            kind = self.workspace.position_encoding
+        except Exception:  # no workspace before ``initialize``
             return "utf-16"
-        kind = self.workspace.position_encoding
         encoding: Encoding = "utf-16"
         if kind in (types.PositionEncodingKind.Utf8, "utf-8"):
             encoding = "utf-8"
@@ -146,13 +147,6 @@ class ChunkServer(LanguageServer):
             encoding = "utf-32"
         self._encoding = encoding
         return encoding
-
-    def _workspace_ready(self) -> bool:
-        try:
-            self.workspace  # noqa: B018
-        except Exception:
-            return False
-        return True
 
     def capability(self, *path: str) -> Any:
         """A client capability by attribute path, or ``None``."""

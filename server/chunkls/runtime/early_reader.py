@@ -440,18 +440,8 @@ class EarlyReader:
 def start_reader(protocol: Callable[[], EarlyProtocol]) -> EarlyReader | None:
     """An early reader on stdin, started (the first message read, and answered
     if the protocol ``protocol()`` makes can), if stdin is a pipe it can wait
-    on; ``None`` otherwise (and no protocol is made)."""
-    pipe = readable_pipe()
-    if pipe is None:
-        return None
-    reader = EarlyReader(*pipe, protocol())
-    reader.start()
-    return reader
-
-
-def readable_pipe() -> tuple[int, int] | None:
-    """stdin's and stdout's descriptors, if stdin is a pipe or a socket that
-    ``select`` can wait on (not on Windows); ``None`` otherwise."""
+    on (a pipe or a socket, not on Windows); ``None`` otherwise (and no protocol
+    is made)."""
     if sys.platform == "win32":
         return None
     try:
@@ -461,4 +451,6 @@ def readable_pipe() -> tuple[int, int] | None:
         return None
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         return None
-    return fd_in, fd_out
+    reader = EarlyReader(fd_in, fd_out, protocol())
+    reader.start()
+    return reader
