@@ -1,19 +1,17 @@
 """Answering a client's first requests while its server is still loading.
 
 ``chunkls serve`` and ``chunkls mcp`` spend most of their start importing their
-protocol libraries (pygls and lsprotocol; the MCP SDK and pydantic) before they
-can read a message. Here the process reads the first request with only the
-standard library loaded, answers it if the server's answer to the same request
-was kept (``KeptAnswers``, tied to a digest of the code: ``code_fingerprint``),
-and reads on in a thread (``EarlyReader``) while the main thread imports the
-server. Each front door's module says what it answers early
-(``chunkls.lsp.early``, ``chunkls.mcp.early``) through an ``EarlyProtocol``;
-every other message is kept, in order, and handed over with the bytes read after
-it (``Prelude``) when the server is ready (``EarlyReader.hand_over``).
+protocol libraries. Here the first request is read with only the standard
+library loaded and answered if the server's answer to the same request was kept
+(``KeptAnswers``, tied to the code: ``code_fingerprint``); a thread reads on
+(``EarlyReader``) while the main thread imports the server. Each front door says
+what it answers early through an ``EarlyProtocol`` (``chunkls.lsp.early``,
+``chunkls.mcp.early``); every other message is kept, in order, and handed over
+with the bytes read after it (``Prelude``) when the server is ready.
 
 Nothing is lost: a message that is not answered early goes to the server as it
-came; anything unexpected (headers or lines this does not read, an exception,
-a write that fails) turns early answers off and keeps the rest for the server.
+came; anything unexpected (framing this does not read, an exception, a write
+that fails) turns early answers off and keeps the rest for the server.
 """
 
 from __future__ import annotations
