@@ -80,8 +80,12 @@ class Framing(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        self.replay()
+
+    def replay(self) -> None:
+        """Handle the prelude, before the pipe is read: the messages keep their order."""
         prelude, self.prelude = self.prelude, None
-        if prelude is not None:  # before the pipe is read: the messages keep their order
+        if prelude is not None:
             for body in prelude.bodies:
                 if self.done.done():
                     return
@@ -190,16 +194,6 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
-class _NoTransport(asyncio.BaseTransport):
-    """What a framing that only replays a prelude is connected to."""
-
-    def close(self) -> None:
-        pass
-
-
-_NO_TRANSPORT = _NoTransport()
-
-
 def _pollable(source: BinaryIO) -> bool:
     """Whether the event loop can wait on this input: a pipe or a socket."""
     mode = os.fstat(source.fileno()).st_mode
@@ -251,7 +245,7 @@ def serve_stdio(
             except (OSError, ValueError) as error:  # the above, a closed descriptor
                 logger.info("reading stdin in a thread (%s)", error)
                 if prelude is not None:  # early reading needs a pipe: not met here
-                    Framing(server, stop, prelude).connection_made(_NO_TRANSPORT)
+                    Framing(server, stop, prelude).replay()
             else:
                 await framing.done
                 return
