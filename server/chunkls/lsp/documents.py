@@ -4,7 +4,7 @@ read from disk, its folder, language and lines, and its chunking."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -26,18 +26,15 @@ LOCATED_KEPT = 10_000
 """URIs whose folder and path are remembered (all are forgotten beyond it)."""
 
 
-class Buffer:
+class Buffer(NamedTuple):
     """An open document's chunking, computed from its text (not from disk)."""
 
-    __slots__ = ("chunks", "error", "version")
-
-    def __init__(self, version: int | None, chunks: list[LocatedChunk], error: str | None) -> None:
-        self.version = version
-        """The document version it was computed from."""
-        self.chunks = chunks
-        """The last good chunking (kept while a Python buffer does not parse)."""
-        self.error = error
-        """Why the current text does not chunk, if it does not."""
+    version: int | None
+    """The document version it was computed from."""
+    chunks: list[LocatedChunk]
+    """The last good chunking (kept while a Python buffer does not parse)."""
+    error: str | None
+    """Why the current text does not chunk, if it does not."""
 
 
 class DocumentContext:
