@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ class FreedFutures(dict[Any, Any]):
 
     def __setitem__(self, key: Any, future: Any) -> None:
         super().__setitem__(key, future)
-        if isinstance(future, Future) or hasattr(future, "add_done_callback"):
+        if hasattr(future, "add_done_callback"):  # a concurrent or an asyncio future
             future.add_done_callback(lambda done: self.forget(key, done))
 
     def forget(self, key: Any, future: Any) -> None:

@@ -76,13 +76,9 @@ class Settings:
     exclude: tuple[str, ...] = ()
     """Extra root-relative globs to leave out of the corpus."""
     code_lens: CodeLensSettings = CodeLensSettings()
-    """Chunk ID lenses."""
     navigation: NavigationSettings = NavigationSettings()
-    """Navigable documents."""
     diagnostics: DiagnosticsSettings = DiagnosticsSettings()
-    """Diagnostics of unknown chunk IDs."""
     search: SearchSettings = SearchSettings()
-    """Search ranking."""
 
 
 for _cls in (CodeLensSettings, NavigationSettings, DiagnosticsSettings, SearchSettings, Settings):
