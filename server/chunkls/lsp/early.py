@@ -118,7 +118,6 @@ def lens_source(params: dict[str, Any]) -> LensSource | None:
     root_uri = params.get("rootUri")
     if not all(isinstance(uri, str) for uri in uris) or not isinstance(root_uri, (str, type(None))):
         return None
-    uris = [uri for uri in uris if isinstance(uri, str)]
     session = Session(base_rules=CorpusRules().extended(exclude_globs=settings.exclude))
     for uri in folder_uris(uris, root_uri):  # as ``ChunkServer.add_folder`` takes them
         path = path_of(uri)

@@ -194,12 +194,6 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
-def _pollable(source: BinaryIO) -> bool:
-    """Whether the event loop can wait on this input: a pipe or a socket."""
-    mode = os.fstat(source.fileno()).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 def serve_stdio(
     server: LanguageServer,
     stdin: BinaryIO | None = None,
@@ -234,7 +228,8 @@ def serve_stdio(
         if sys.platform != "win32":
             loop = asyncio.get_running_loop()
             try:
-                if not _pollable(source):
+                mode = os.fstat(source.fileno()).st_mode
+                if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                     # a regular file, or a device such as /dev/null: asyncio accepts a
                     # character device, then epoll refuses it later, in a callback,
                     # and the server would wait for input forever

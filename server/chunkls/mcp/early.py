@@ -178,7 +178,6 @@ def take_over(reader: EarlyReader) -> tuple[Any, Any]:
     import sys
 
     prelude = reader.hand_over()
-    answers = reader.protocol.answers
     if prelude.answered:
         calls = prelude.answered.count("tools/call")
         logger.info(
@@ -191,4 +190,4 @@ def take_over(reader: EarlyReader) -> tuple[Any, Any]:
         io.BufferedReader(PreludeInput(prelude, reader.fd_in)), encoding="utf-8", errors="replace"
     )
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
-    return stdin, AnswerFilter(stdout, prelude, answers)
+    return stdin, AnswerFilter(stdout, prelude, reader.protocol.answers)
