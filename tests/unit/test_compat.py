@@ -33,6 +33,12 @@ def _stock() -> LanguageServer:
     return server
 
 
+def pending_futures(protocol: Any) -> dict[Any, Any]:
+    """The futures of ``protocol``'s handlers still running, by message id."""
+    pending: dict[Any, Any] = getattr(protocol, compat.PENDING_FUTURES)
+    return pending
+
+
 def _feed(server: LanguageServer, message: dict[str, Any]) -> None:
     protocol = server.protocol
     protocol.handle_message(
@@ -63,7 +69,7 @@ async def test_pygls_still_files_and_keeps_notification_futures_there() -> None:
     for _ in range(3):
         _feed(server, {"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
     await asyncio.sleep(0.01)
-    pending = compat.pending_futures(server.protocol)
+    pending = pending_futures(server.protocol)
     assert len(pending) == 3 and all(future.done() for future in pending.values())
 
 
@@ -79,7 +85,7 @@ async def test_freed_futures_forget_finished_ones() -> None:
     for _ in range(3):
         _feed(server, {"method": "textDocument/didSave", "params": {"textDocument": {"uri": "x"}}})
     await asyncio.sleep(0.01)
-    assert compat.pending_futures(server.protocol) == {}
+    assert pending_futures(server.protocol) == {}
 
 
 def test_freed_futures_can_be_cancelled_while_iterated() -> None:

@@ -13,9 +13,9 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from chunkls.lsp.compat import pending_futures
 from chunkls.lsp.server import ChunkServer
 from chunkls.lsp.setup import create_server
+from tests.unit.test_compat import pending_futures
 
 
 class Capture:

@@ -205,7 +205,7 @@ def test_framing_handles_a_prelude_before_what_the_pipe_brings() -> None:
     import threading
 
     from chunkls.lsp.early import Prelude
-    from chunkls.lsp.stdio import _NO_TRANSPORT, Framing
+    from chunkls.lsp.stdio import Framing
 
     third = _frame(MESSAGES[2])
     prelude = Prelude(
@@ -216,7 +216,7 @@ def test_framing_handles_a_prelude_before_what_the_pipe_brings() -> None:
     async def run() -> _Server:
         server = _Server()
         framing = Framing(server, threading.Event(), prelude)  # type: ignore[arg-type]
-        framing.connection_made(_NO_TRANSPORT)
+        framing.replay()
         assert server.protocol.handled == MESSAGES[:2]
         framing.data_received(third[10:])
         return server
@@ -232,7 +232,7 @@ def test_a_prelude_replayed_without_a_pipe_can_end_the_session() -> None:
     import asyncio
     import threading
 
-    from chunkls.lsp.stdio import _NO_TRANSPORT, Framing
+    from chunkls.lsp.stdio import Framing
     from chunkls.runtime.early_reader import Prelude
 
     stop = threading.Event()
@@ -242,7 +242,7 @@ def test_a_prelude_replayed_without_a_pipe_can_end_the_session() -> None:
     async def run() -> tuple[_Server, bool]:
         server = _Server()
         framing = Framing(server, stop, prelude)  # type: ignore[arg-type]
-        framing.connection_made(_NO_TRANSPORT)
+        framing.replay()
         return server, framing.done.done()
 
     server, done = asyncio.run(run())

@@ -124,18 +124,14 @@ def resolve(ls: ChunkServer, args: ResolveArgs) -> list[Any]:
     ``chunkId``: its chunks (usually one). ``chunkIds``: a list of those, one
     per ID. ``text``: the IDs written in it that resolve, each with its span
     (UTF-16 offsets into ``text``) and chunks."""
-    prefer = _folder_of(ls, args.folder)
+    path = path_of(args.folder) if args.folder else None
+    found = ls.queries.folder_of(path) if path is not None else None
+    prefer = found[0] if found is not None else None
     if args.text is not None:
         return _resolve_text(ls, args.text[:MAX_RESOLVE_TEXT], prefer)
     if args.chunk_ids is not None:
         return [_resolve_id(ls, chunk_id, prefer) for chunk_id in args.chunk_ids[:MAX_RESOLVE_IDS]]
     return _resolve_id(ls, args.chunk_id or "", prefer)
-
-
-def _folder_of(ls: ChunkServer, uri: str | None) -> Folder | None:
-    path = path_of(uri) if uri else None
-    found = ls.queries.folder_of(path) if path is not None else None
-    return found[0] if found is not None else None
 
 
 def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: Folder | None) -> list[dict[str, Any]]:

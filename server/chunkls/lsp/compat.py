@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,13 +20,10 @@ PENDING_FUTURES = "_request_futures"
 running, by message id (pygls 2.0-2.1).
 
 pygls files a future there for every asynchronous, threaded or generator
-handler, notifications and every step of its built-in handlers included, under a
-fresh uuid, and removes it only when a *request* is answered or cancelled: a long
-session grows by one future per ``didOpen``/``didChange``/``didSave``. No upstream
-issue names this leak that we could find; the nearest are openlawlibrary/pygls#608
-(``_result_types`` grows for unanswered requests) and openlawlibrary/pygls#606
-(``lsp_shutdown`` iterates over ``_request_futures`` while it may change), both
-open. pygls offers no public hook on a handler's future, hence this module."""
+handler, notifications included, and removes it only when a *request* is
+answered or cancelled: a long session would grow by one future per
+``didOpen``/``didChange``/``didSave``. pygls offers no public hook on a
+handler's future."""
 
 
 class FreedFutures(dict[Any, Any]):
@@ -35,11 +31,11 @@ class FreedFutures(dict[Any, Any]):
 
     Iterating goes over a copy: pygls's ``shutdown`` cancels every pending
     future while iterating, and a cancelled thread future runs its callbacks
-    (which remove it) at once (openlawlibrary/pygls#606)."""
+    (which remove it) at once."""
 
     def __setitem__(self, key: Any, future: Any) -> None:
         super().__setitem__(key, future)
-        if isinstance(future, Future) or hasattr(future, "add_done_callback"):
+        if hasattr(future, "add_done_callback"):  # a concurrent or an asyncio future
             future.add_done_callback(lambda done: self.forget(key, done))
 
     def forget(self, key: Any, future: Any) -> None:
@@ -65,17 +61,11 @@ def free_finished_futures(protocol: JsonRPCProtocol) -> None:
     setattr(protocol, PENDING_FUTURES, FreedFutures(pending))
 
 
-def pending_futures(protocol: JsonRPCProtocol) -> dict[Any, Any]:
-    """The futures of ``protocol``'s handlers still running, by message id."""
-    pending: dict[Any, Any] = getattr(protocol, PENDING_FUTURES)
-    return pending
-
-
 ATTRS_COMPILE = "_compile_and_eval"
 """``attr._make._compile_and_eval(script, globs, locs=None, filename="")``: where
 attrs compiles and runs the source it generates for a class's methods (attrs
-24.3-26.1), at every start: no bytecode cache keeps it (python-attrs/attrs#575,
-open; microsoft/lsprotocol#441). ``kept_code`` runs kept code objects instead."""
+24.3-26.1), at every start: no bytecode cache keeps it. ``kept_code`` runs kept
+code objects instead."""
 
 CompileAndEval = Callable[[str, Any, Any, str], None]
 

@@ -41,13 +41,6 @@ SUGGEST_IN_LARGE = 10
 """Distinct unknown IDs of a large document whose suggestions are in their
 diagnostics; the others' are made when a quick fix is asked for."""
 
-_SEVERITY = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
-
 
 def register(server: ChunkServer) -> None:
     """Register pull diagnostics, push triggers and quick fixes."""
@@ -163,7 +156,7 @@ def _diagnostics(
 ) -> list[types.Diagnostic]:
     """Diagnostics of problems; those not ``with_suggestions`` (when given) get
     theirs made by a quick fix."""
-    severity = _SEVERITY[ls.settings.diagnostics.severity]
+    severity = types.DiagnosticSeverity[ls.settings.diagnostics.severity.capitalize()]
     found = [_diagnostic(context, problem, severity) for problem in problems]
     if with_suggestions is not None:
         for diagnostic, problem in zip(found, problems, strict=True):
@@ -280,9 +273,7 @@ class Pushes:
                 self.ls.spawn(self._publish_large(uri, context, doc.version), "diagnostics")
                 return
         items = diagnostics_for(self.ls, context) if context is not None else []
-        self.ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=doc.version)
-        )
+        self._send(uri, items, doc.version)
 
     async def _publish_large(self, uri: str, context: DocumentContext, version: int | None) -> None:
         """Publish a large document's diagnostics, computed in slices, unless it
@@ -290,8 +281,10 @@ class Pushes:
         items = await diagnostics_for_async(self.ls, context)
         if self.ls.shutting_down or not is_open(self.ls, uri):
             return
-        if self.ls.workspace.get_text_document(uri).version != version:
-            return
+        if self.ls.workspace.get_text_document(uri).version == version:
+            self._send(uri, items, version)
+
+    def _send(self, uri: str, items: list[types.Diagnostic], version: int | None = None) -> None:
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version)
         )
@@ -300,24 +293,23 @@ class Pushes:
         """A document opened or changed: publish now, or after typing pauses."""
         if pull_supported(self.ls):
             return
-        handle = self.pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
+        self._cancel(uri)
         if typing:
             loop = asyncio.get_running_loop()
             self.pending[uri] = loop.call_later(DEBOUNCE, self.publish, uri)
         else:
             self.publish(uri)
 
-    def document_closed(self, uri: str) -> None:
-        """A document closed: clear what was published for it."""
+    def _cancel(self, uri: str) -> None:
         handle = self.pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
+
+    def document_closed(self, uri: str) -> None:
+        """A document closed: clear what was published for it."""
+        self._cancel(uri)
         if not pull_supported(self.ls):
-            self.ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-            )
+            self._send(uri, [])
 
     def index_changed(self) -> None:
         """The index moved: pulled diagnostics are refreshed, pushed ones re-sent."""

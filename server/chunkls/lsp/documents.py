@@ -4,7 +4,7 @@ read from disk, its folder, language and lines, and its chunking."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -26,18 +26,15 @@ LOCATED_KEPT = 10_000
 """URIs whose folder and path are remembered (all are forgotten beyond it)."""
 
 
-class Buffer:
+class Buffer(NamedTuple):
     """An open document's chunking, computed from its text (not from disk)."""
 
-    __slots__ = ("chunks", "error", "version")
-
-    def __init__(self, version: int | None, chunks: list[LocatedChunk], error: str | None) -> None:
-        self.version = version
-        """The document version it was computed from."""
-        self.chunks = chunks
-        """The last good chunking (kept while a Python buffer does not parse)."""
-        self.error = error
-        """Why the current text does not chunk, if it does not."""
+    version: int | None
+    """The document version it was computed from."""
+    chunks: list[LocatedChunk]
+    """The last good chunking (kept while a Python buffer does not parse)."""
+    error: str | None
+    """Why the current text does not chunk, if it does not."""
 
 
 class DocumentContext:
@@ -125,10 +122,10 @@ def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | 
 def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
     """The context of an open document (or of a file on disk under a
     workspace folder), or ``None``."""
+    path, folder, rel_path = locate(ls, uri)
     cached = ls.contexts.get(uri)
     if cached is not None:
         doc = ls.workspace.text_documents.get(unquote(uri))
-        _, folder, rel_path = locate(ls, uri)
         if (
             doc is not None
             and doc.version is not None
@@ -138,9 +135,8 @@ def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
             and cached.lines.encoding == ls.encoding
         ):
             return cached
-    if uri.startswith("file:") and locate(ls, uri)[0] is None:
+    if uri.startswith("file:") and path is None:
         return None  # a file: URI that is not a path
-    path, folder, rel_path = locate(ls, uri)
     try:
         doc = ls.workspace.get_text_document(uri)
     except Exception:  # a bad or foreign URI

@@ -1,33 +1,19 @@
-"""Answers before the language server has loaded: ``initialize`` and the first
-code lenses, while pygls and lsprotocol are still being imported (the reader
-and the kept answers: ``chunkls.runtime.early_reader``).
+"""Answers before the language server has loaded (the reader and the kept
+answers: ``chunkls.runtime.early_reader``).
 
-A ``chunkls serve`` start spends about 0.5 s importing pygls, lsprotocol (1,000
-attrs classes) and the features before it can read a message, and an editor
-shows nothing meanwhile. Here the ``initialize`` request is answered at once
-when the server's answer to the same request was kept, and a thread reads on
-while the main thread imports the server: it answers ``textDocument/codeLens``
-for a document opened meanwhile, from its text, and keeps every other message,
-in order, for the server. The server then handles the kept messages as if they
-had just arrived, the ``initialize`` request among them, whose answer is not
-sent again (``AnswerFilter``), and reads stdin from there on.
+``initialize`` is answered at once with the server's answer to the same request
+kept from an earlier start: the server's capabilities are a function of the
+client's capabilities, the initialization options (``answer_key``) and the
+server's code (``lsp_fingerprint``). The server, once loaded, handles the kept
+messages, ``initialize`` among them, and its answer is not sent again but kept
+(``AnswerFilter``; a difference is logged).
 
-Why the answers are the server's own:
-
-- ``initialize``: the server's capabilities are a function of the client's
-  capabilities, the initialization options (the key) and the server's code (the
-  fingerprint: chunkls's version and every module of ``chunkls.lsp``, pygls and
-  lsprotocol). The first start with a given client, or after any change of the
-  code, finds no answer: the server answers, and its answer is kept. Every later
-  start compares the server's answer with the one sent early; a difference is
-  logged and the new answer kept.
-- code lenses: an open document's lenses are its chunks' IDs, from its text,
-  its folder and the folder's corpus rules (``early_lenses``), the same
-  functions the server's handler uses, before any index is loaded (so with no
-  ``cited by`` lens: the server sends ``workspace/codeLens/refresh`` once it has
-  loaded its index and scanned the citations, as it does on any start). Any
-  document this does not cover (no workspace folder, a change after opening, a
-  Python file the chunker gives up on) is left to the server.
+Meanwhile ``textDocument/codeLens`` for a document opened since is answered from
+its text, its folder and the folder's corpus rules, by the functions the
+server's handler uses (``early_lenses``), so without ``cited by`` lenses: the
+server sends ``workspace/codeLens/refresh`` once its index is loaded. Any
+document this does not cover (no workspace folder, a change after opening, a
+Python file the chunker gives up on) is left to the server.
 """
 
 from __future__ import annotations
@@ -41,14 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from chunkls.lsp.contract import framed
+from chunkls.runtime import early_reader
 from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
     code_fingerprint,
-    parse,
-    request_key,
-    settle,
+    initialize_key,
     start_reader,
 )
 
@@ -99,13 +84,7 @@ def answer_key(params: Any) -> str:
     """What an initialize answer is kept under: the client's capabilities and
     the initialization options (the rest of the request, such as its folders,
     does not change the server's capabilities)."""
-    if not isinstance(params, dict):
-        return ""
-    wanted = {
-        "capabilities": params.get("capabilities"),
-        "initializationOptions": params.get("initializationOptions"),
-    }
-    return request_key("initialize", wanted)
+    return initialize_key(params, ("capabilities", "initializationOptions"))
 
 
 # -- code lenses from an open document's text -----------------------------------
@@ -139,7 +118,6 @@ def lens_source(params: dict[str, Any]) -> LensSource | None:
     root_uri = params.get("rootUri")
     if not all(isinstance(uri, str) for uri in uris) or not isinstance(root_uri, (str, type(None))):
         return None
-    uris = [uri for uri in uris if isinstance(uri, str)]
     session = Session(base_rules=CorpusRules().extended(exclude_globs=settings.exclude))
     for uri in folder_uris(uris, root_uri):  # as ``ChunkServer.add_folder`` takes them
         path = path_of(uri)
@@ -247,40 +225,25 @@ def early_summary(prelude: Prelude) -> str:
     return f"answered initialize and {lenses} code lens request{plural} while loading"
 
 
-class AnswerFilter:
+class AnswerFilter(early_reader.AnswerFilter):
     """The server's writer while it handles the prelude: its answer to the
     ``initialize`` request is kept for the next start, and dropped if one was
     sent early (a different one is logged)."""
 
-    def __init__(self, writer: Any, prelude: Prelude, answers: KeptAnswers) -> None:
-        self.writer = writer
-        self.prelude = prelude
-        self.answers = answers
-        request = parse(prelude.bodies[0]) if prelude.bodies else None
-        self.waiting = request is not None and request.get("method") == "initialize"
-        self.request = request or {}
+    @staticmethod
+    def key_of(message: dict[str, Any], first: bool) -> str | None:
+        return (
+            answer_key(message.get("params"))
+            if first and message.get("method") == "initialize"
+            else None
+        )
 
-    def write(self, data: bytes) -> Any:
-        if self.waiting:
-            message = parse(data[data.find(b"\r\n\r\n") + 4 :])
-            if (
-                message is not None
-                and "method" not in message
-                and "id" in message
-                and message.get("id") == self.request.get("id")
-            ):
-                self.waiting = False
-                return self._initialize_answered(message, data)
-        return self.writer.write(data)
-
-    def _initialize_answered(self, message: dict[str, Any], data: bytes) -> Any:
-        key = answer_key(self.request.get("params"))
-        if settle(self.answers, key, message, self.prelude.first_answer):
-            return None  # answered already
-        return self.writer.write(data)
+    @staticmethod
+    def body(data: bytes) -> bytes:
+        return data[data.find(b"\r\n\r\n") + 4 :]
 
     def close(self) -> None:
-        close = getattr(self.writer, "close", None)
+        close = getattr(self.out, "close", None)
         if close is not None:
             close()
 

@@ -1,13 +1,12 @@
 """The code attrs generates for lsprotocol's classes, kept between server starts.
 
 Importing ``lsprotocol.types`` builds about 1,000 attrs classes, and attrs
-compiles the source of each class's methods (561 ``compile()`` calls), about
-0.25 s of the language server's 1.1 s start here, at every start: no bytecode
-cache keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the
-code objects in a file of the chunkls cache, keyed by a hash of each script and
-its file name. For a given interpreter a code object is a function of those two,
-so running a kept one is running what ``compile()`` would return; the file's
-header names the interpreter's bytecode (its magic number) and a hash of the rest.
+compiles the source of each class's methods at every start: no bytecode cache
+keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
+objects in a file of the chunkls cache, keyed by a hash of each script and its
+file name. For a given interpreter a code object is a function of those two, so
+running a kept one is running what ``compile()`` would return; the file's header
+names the interpreter's bytecode (its magic number) and a hash of the rest.
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ import hashlib
 import importlib.util
 import logging
 import marshal
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
 from chunkls.lsp import compat
+from chunkls.runtime.early_reader import write_whole
 
 logger = logging.getLogger("chunkls")
 
@@ -39,18 +38,16 @@ each ``__hash__`` it generates with ``hash()`` of a string, which differs from
 one process to the next, so a start always compiles a few."""
 
 
+@dataclass(slots=True)
 class AttrsCodeUse:
     """How a run of ``attrs_code_cached`` went."""
 
-    __slots__ = ("hits", "installed", "misses")
-
-    def __init__(self) -> None:
-        self.installed = False
-        """Whether attrs was as assumed (else nothing was cached)."""
-        self.hits = 0
-        """Scripts whose kept code ran."""
-        self.misses = 0
-        """Scripts compiled."""
+    installed: bool = False
+    """Whether attrs was as assumed (else nothing was cached)."""
+    hits: int = 0
+    """Scripts whose kept code ran."""
+    misses: int = 0
+    """Scripts compiled."""
 
 
 def script_key(script: str, filename: str) -> bytes:
@@ -94,16 +91,7 @@ def write(path: Path, codes: Mapping[bytes, CodeType]) -> None:
     """Keep ``codes`` in ``path`` (written aside, then renamed into place)."""
     payload = marshal.dumps(dict(codes))
     digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(importlib.util.MAGIC_NUMBER + VERSION + digest + payload)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_whole(path, importlib.util.MAGIC_NUMBER + VERSION + digest + payload, path.name)
 
 
 @contextlib.contextmanager

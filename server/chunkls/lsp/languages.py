@@ -37,16 +37,10 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
 def effective_language(language_id: str | None, path_or_uri: str) -> str:
-    """The language ID a document is treated as.
-
-    A file with a known suffix (``.py``, ``.md``, ``.markdown``, ``.txt``,
-    ``.json``, ``.jsonc``, ``.jsonl``, ``.ndjson``) is in
-    that suffix's language, whatever the client sent: a Python file sent as
-    ``markdown`` is Python, a Markdown note sent as ``python`` or ``text`` is
-    Markdown. Any other document (an untitled buffer, an unknown suffix) keeps
-    the client's ID, unless that ID is missing or generic (``text``,
-    ``fundamental``, ...): then it is plain text.
-    """
+    """The language ID a document is treated as: its suffix's
+    (``SUFFIX_LANGUAGES``), whatever the client sent; for any other document
+    (an untitled buffer, an unknown suffix) the client's ID, unless that ID is
+    missing or generic (``GENERIC_LANGUAGES``): then plain text."""
     by_suffix = SUFFIX_LANGUAGES.get(suffix_of(_file_name(path_or_uri)))
     if by_suffix is not None:
         return by_suffix

@@ -33,26 +33,31 @@ def register(server: ChunkServer) -> None:
     )(text_document_document_link)
 
 
-def _ref_under_cursor(
-    ls: ChunkServer, uri: str, position: types.Position
-) -> tuple[DocumentContext, ChunkRef] | None:
-    context = navigable(ls, uri)
+def _answer_at(
+    ls: ChunkServer, params: types.DefinitionParams | types.HoverParams, make: Callable[..., T]
+) -> T | None:
+    """``make``'s answer for the chunk ID under the cursor, made once while the
+    document's text and what else it depends on (the index, whether it is being
+    built) stay the same: a hover comes with every rest of the mouse."""
+    context = navigable(ls, params.text_document.uri)
     if context is None:
         return None
-    offset = context.lines.offset(position.line, position.character)
+    offset = context.lines.offset(params.position.line, params.position.character)
     ref = ref_at(refs_near(context, offset), offset)
-    return None if ref is None else (context, ref)
+    if ref is None:
+        return None
+    answers = context.answers((ls.queries.version, ls.queries.folders_version, ls.indexing > 0))
+    key = (make, ref.start, ref.end)
+    if key not in answers:
+        answers[key] = make(ls, context, ref)
+    return answers[key]  # type: ignore[no-any-return]
 
 
 def text_document_definition(
     ls: ChunkServer, params: types.DefinitionParams
 ) -> list[types.Location] | None:
     """textDocument/definition: the chunk's range (every one, for duplicated IDs)."""
-    found = _ref_under_cursor(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
-    context, ref = found
-    return _answer(ls, context, ref, _definition)
+    return _answer_at(ls, params, _definition)
 
 
 def _definition(
@@ -62,24 +67,9 @@ def _definition(
     return [location(entry, ls.encoding) for entry in entries] or None
 
 
-def _answer(ls: ChunkServer, context: DocumentContext, ref: ChunkRef, make: Callable[..., T]) -> T:
-    """``make``'s answer for a reference, made once while the document's text
-    and what else it depends on (the index, whether it is being built) stay the
-    same: a hover comes with every rest of the mouse."""
-    answers = context.answers((ls.queries.version, ls.queries.folders_version, ls.indexing > 0))
-    key = (make, ref.start, ref.end)
-    if key not in answers:
-        answers[key] = make(ls, context, ref)
-    return answers[key]  # type: ignore[no-any-return]
-
-
 def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hover | None:
     """textDocument/hover: the chunk's ID, place, symbol and first lines."""
-    found = _ref_under_cursor(ls, params.text_document.uri, params.position)
-    if found is None:
-        return None
-    context, ref = found
-    return _answer(ls, context, ref, _hover)
+    return _answer_at(ls, params, _hover)
 
 
 def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Hover:

@@ -1,27 +1,18 @@
 """The JSON-RPC protocol, with an answer for every request.
 
-pygls builds a message's typed form while the JSON is parsed (as the
-``object_hook`` of ``json.loads``). Two things go wrong with that:
+pygls types a message while its JSON is parsed (``object_hook``): a request
+whose parameters do not fit their type (or whose method is not a string) is
+logged and dropped, so the client waits for an answer that never comes, and any
+object *inside* the parameters with a ``"jsonrpc"`` key is taken for a message.
+Here ``structure_message`` leaves objects as they are and ``handle_message``
+types the top-level message alone. A request that cannot be read is answered at
+once, ``InvalidParams`` or ``InvalidRequest`` (with a null id when its id cannot
+be read); unreadable notifications and responses are logged and dropped. A batch
+holding a request gets one ``InvalidRequest`` with a null id: LSP has no batches.
 
-- when a request's parameters do not fit its type (a field missing or of the
-  wrong type, ``params`` left out, a method name that is not a string), pygls
-  logs the error and drops the request, so the client waits for an answer that
-  never comes;
-- any object *inside* the parameters that has a ``"jsonrpc"`` key is taken for
-  a message of its own.
-
-Here ``structure_message`` leaves objects as they are, and ``handle_message``
-types the top-level message alone before pygls handles it. A request that
-cannot be read is answered at once: ``InvalidParams``, or ``InvalidRequest``
-(with a null id when its id cannot be read), as JSON-RPC asks. Unreadable
-notifications and responses are logged and dropped (nobody waits for them). A
-batch (a JSON array) gets one ``InvalidRequest`` with a null id when it holds a
-request: LSP has no batches.
-
-The session's states are kept as the LSP specification asks: before
-``initialize``, requests are answered ``ServerNotInitialized`` and notifications
-dropped; after ``shutdown``, requests are answered ``InvalidRequest`` and
-notifications dropped; ``exit`` is handled at any time.
+Before ``initialize``, requests are answered ``ServerNotInitialized``; after
+``shutdown``, ``InvalidRequest``; notifications are dropped in both; ``exit`` is
+handled at any time.
 
 Requests to the client are kept here (``pending``), not in pygls: one that ends
 without an answer (cancelled, timed out) leaves nothing behind, and a late

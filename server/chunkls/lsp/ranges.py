@@ -25,9 +25,6 @@ def line_start(line: int) -> types.Range:
     return types.Range(position, position)
 
 
-"""A zero-width range at the start of a document (for a lens about the whole file)."""
-
-
 def chunk_range(
     chunk: LocatedChunk, lines: TextLines | None, encoding: Encoding = "utf-16"
 ) -> types.Range:
@@ -43,11 +40,6 @@ def chunk_range(
         return types.Range(types.Position(start, 0), types.Position(end, lines.line_end(end)))
     last = chunk.text.rsplit("\n", 1)[-1]
     return types.Range(types.Position(start, 0), types.Position(end, units(last, encoding)))
-
-
-def first_line_range(chunk: LocatedChunk) -> types.Range:
-    """A zero-width range at the start of a chunk's first line."""
-    return line_start(chunk.start_line - 1)
 
 
 def chunk_uri(entry: IndexedChunk) -> str:
@@ -72,23 +64,17 @@ def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
     return found
 
 
-def citation_location(citation: Citation, encoding: Encoding) -> types.Location:
-    """Where a citation is written."""
-    path = citation.folder.root / citation.rel_path
-    if citation.prefix is None:
-        start, end = citation.column, citation.end_column
-    else:
-        start = units(citation.prefix[: citation.column], encoding)
-        end = units(citation.prefix[: citation.end_column], encoding)
-    return types.Location(
-        uri=uri_of(path),
-        range=types.Range(types.Position(citation.line, start), types.Position(citation.line, end)),
-    )
-
-
 def citation_locations(citations: Iterable[Citation], encoding: Encoding) -> list[types.Location]:
     """Where each of the citations is written."""
-    return [citation_location(citation, encoding) for citation in citations]
+    found = []
+    for citation in citations:
+        start, end = citation.column, citation.end_column
+        if citation.prefix is not None:
+            start = units(citation.prefix[:start], encoding)
+            end = units(citation.prefix[:end], encoding)
+        at = types.Range(types.Position(citation.line, start), types.Position(citation.line, end))
+        found.append(types.Location(uri_of(citation.folder.root / citation.rel_path), at))
+    return found
 
 
 def range_before(end: types.Position, text: str, encoding: Encoding) -> types.Range:

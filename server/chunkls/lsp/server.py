@@ -28,12 +28,11 @@ from chunkls.ids.positions import Encoding
 from chunkls.index.folder import Folder
 from chunkls.index.queries import Queries
 from chunkls.index.session import Session
-from chunkls.lsp.contract import STATUS_NOTIFICATION
+from chunkls.lsp.contract import STATUS_NOTIFICATION, Status
 from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.logs import ClientLog
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
-from chunkls.lsp.status import status_of
 from chunkls.lsp.uris import path_of
 from chunkls.runtime.memory import release_memory
 from chunkls.storage.cache import cache_dir
@@ -137,9 +136,10 @@ class ChunkServer(LanguageServer):
         """The negotiated position encoding (fixed once ``initialize`` is done)."""
         if self._encoding is not None:
             return self._encoding
-        if not self._workspace_ready():
+        try:
+            kind = self.workspace.position_encoding
+        except Exception:  # no workspace before ``initialize``
             return "utf-16"
-        kind = self.workspace.position_encoding
         encoding: Encoding = "utf-16"
         if kind in (types.PositionEncodingKind.Utf8, "utf-8"):
             encoding = "utf-8"
@@ -147,13 +147,6 @@ class ChunkServer(LanguageServer):
             encoding = "utf-32"
         self._encoding = encoding
         return encoding
-
-    def _workspace_ready(self) -> bool:
-        try:
-            self.workspace  # noqa: B018
-        except Exception:
-            return False
-        return True
 
     def capability(self, *path: str) -> Any:
         """A client capability by attribute path, or ``None``."""
@@ -263,24 +256,19 @@ class ChunkServer(LanguageServer):
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
         self.catch_up()
 
-    def refresh_paths(
-        self, folder: Folder, rel_paths: Iterable[str], notify: bool = True
-    ) -> list[str]:
+    def refresh_paths(self, folder: Folder, rel_paths: Iterable[str]) -> None:
         """Re-read files or folders from disk into the index now (a save)."""
         self.session.note_changed(folder, rel_paths)
-        return [rel_path for _, rel_path in self.catch_up(notify)]
+        self.catch_up()
 
-    def catch_up(self, notify: bool = True) -> list[tuple[Folder, str]]:
+    def catch_up(self) -> None:
         """The write step: what changed on disk, and texts found missing, read
         again; the files that could not be chunked reported; the client told."""
-        changed = self.session.catch_up()
-        for folder, rel_path in changed:
+        for folder, rel_path in self.session.catch_up():
             reason = folder.skipped.get(rel_path)
             if reason is not None:
                 self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
-        if changed or notify:
-            self.index_changed()
-        return changed
+        self.index_changed()
 
     def index_changed(self) -> None:
         """Tell the client the index moved: lenses and status."""
@@ -309,9 +297,16 @@ class ChunkServer(LanguageServer):
                 return
 
     def send_status(self) -> None:
-        """Send ``chunkls/status`` (chunk and file counts, whether indexing)."""
+        """Send ``chunkls/status`` (chunk, file and skipped-file counts, whether indexing)."""
+        queries = self.queries
         try:
-            self.protocol.notify(STATUS_NOTIFICATION, status_of(self.queries, self.indexing > 0))
+            status = Status(
+                indexing=self.indexing > 0,
+                chunks=len(queries),
+                files=queries.file_count(),
+                skipped=sum(1 for _ in queries.skipped()),
+            )
+            self.protocol.notify(STATUS_NOTIFICATION, status)
         except Exception:
             logger.debug("could not send status", exc_info=True)
 

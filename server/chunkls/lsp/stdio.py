@@ -1,20 +1,17 @@
 """Serving over stdio with stdin read on the event loop.
 
-pygls reads stdin in a worker thread: every message costs three thread hops
-(header, blank line, body) before it is handled, most of a hover's latency.
-Here stdin is a pipe registered with the event loop and ``Framing`` cuts
-messages out of the bytes as they arrive, handling each in the same callback
-(no stream reader, no task to wake); ``bench/echo_server.py``, a stock pygls
-server, times it against ``start_io`` (docs/performance.md, "Latency").
-Header lines are read as pygls reads them (``Content-Length: N`` then a blank
-line; other headers, such as ``Content-Type``, are ignored), but the name in any
-case and with any spaces around the number. A header line that only *ends* with
-``Content-Length: N`` starts a message too: after a body whose length was
-counted short (characters instead of UTF-8 bytes), its tail is glued to the
-next header, and the stream is back in step from there on, with one message
-lost instead of every one after it. Where a pipe cannot be watched (stdin is a
-regular file, or Windows, whose event loop cannot watch a console or an
-anonymous pipe), pygls's threaded reader is used.
+pygls reads stdin in a worker thread: three thread hops per message (header,
+blank line, body) before it is handled. Here stdin is a pipe registered with the
+event loop and ``Framing`` handles each message in the callback its last byte
+arrives in (``bench/echo_server.py`` times it against ``start_io``).
+
+Headers are read as pygls reads them (``Content-Length: N``, then a blank line;
+other headers ignored), but the name in any case and with any spaces around the
+number. A header line that only *ends* with ``Content-Length: N`` starts a
+message too: after a body whose length was counted short (characters instead of
+UTF-8 bytes), its tail is glued to the next header, and one message is lost
+instead of every one after it. Where a pipe cannot be watched (a regular file;
+Windows), pygls's threaded reader is used.
 """
 
 from __future__ import annotations
@@ -83,8 +80,12 @@ class Framing(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        self.replay()
+
+    def replay(self) -> None:
+        """Handle the prelude, before the pipe is read: the messages keep their order."""
         prelude, self.prelude = self.prelude, None
-        if prelude is not None:  # before the pipe is read: the messages keep their order
+        if prelude is not None:
             for body in prelude.bodies:
                 if self.done.done():
                     return
@@ -193,22 +194,6 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
-class _NoTransport(asyncio.BaseTransport):
-    """What a framing that only replays a prelude is connected to."""
-
-    def close(self) -> None:
-        pass
-
-
-_NO_TRANSPORT = _NoTransport()
-
-
-def _pollable(source: BinaryIO) -> bool:
-    """Whether the event loop can wait on this input: a pipe or a socket."""
-    mode = os.fstat(source.fileno()).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 def serve_stdio(
     server: LanguageServer,
     stdin: BinaryIO | None = None,
@@ -243,7 +228,8 @@ def serve_stdio(
         if sys.platform != "win32":
             loop = asyncio.get_running_loop()
             try:
-                if not _pollable(source):
+                mode = os.fstat(source.fileno()).st_mode
+                if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
                     # a regular file, or a device such as /dev/null: asyncio accepts a
                     # character device, then epoll refuses it later, in a callback,
                     # and the server would wait for input forever
@@ -254,7 +240,7 @@ def serve_stdio(
             except (OSError, ValueError) as error:  # the above, a closed descriptor
                 logger.info("reading stdin in a thread (%s)", error)
                 if prelude is not None:  # early reading needs a pipe: not met here
-                    Framing(server, stop, prelude).connection_made(_NO_TRANSPORT)
+                    Framing(server, stop, prelude).replay()
             else:
                 await framing.done
                 return

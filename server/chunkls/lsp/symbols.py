@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from chunkls.chunking.models import LocatedChunk
 from chunkls.lsp.documents import get_buffer, get_document
-from chunkls.lsp.ranges import chunk_range, first_line_range, location
+from chunkls.lsp.ranges import chunk_range, line_start, location
 from chunkls.search.modes import query_problem
 
 if TYPE_CHECKING:
@@ -35,18 +35,19 @@ def register(server: ChunkServer) -> None:
 def text_document_document_symbol(
     ls: ChunkServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
-    """textDocument/documentSymbol: the document's chunks, in order, by name."""
+    """textDocument/documentSymbol: the document's chunks, in order, by name (the
+    chunk ID is the symbol's detail)."""
     context = get_document(ls, params.text_document.uri)
     buffer = get_buffer(ls, context) if context is not None else None
     if context is None or buffer is None:
         return []
     return [
         types.DocumentSymbol(
-            name=outline_name(chunk),
+            name=chunk.symbol or chunk.identity,  # ``greet``, a heading's text, ``<module>``
             detail=chunk.chunk_id,
             kind=symbol_kind(chunk),
             range=chunk_range(chunk, context.lines, ls.encoding),
-            selection_range=first_line_range(chunk),
+            selection_range=line_start(chunk.start_line - 1),
         )
         for chunk in buffer.chunks
         if chunk.end_line - 1 < len(context.lines)
@@ -75,10 +76,3 @@ def workspace_symbol(
 def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:
     """A symbol kind for a chunk's identity kind."""
     return SYMBOL_KINDS.get(chunk.identity.split("-", 1)[0], types.SymbolKind.Object)
-
-
-def outline_name(chunk: LocatedChunk) -> str:
-    """How a chunk reads in an outline or breadcrumbs: its symbol (``greet``,
-    ``Greeter``), its heading's text (``Setup``), ``<module>`` for module-level
-    code; the chunk ID is the symbol's detail."""
-    return chunk.symbol or chunk.identity

@@ -1,25 +1,16 @@
-"""Answers before the MCP SDK has loaded: ``initialize``, ``tools/list``,
-``ping`` and tool calls, while the SDK and pydantic are still being imported
-(the reader and the kept answers: ``chunkls.runtime.early_reader``).
+"""Answers before the MCP SDK has loaded (the reader and the kept answers:
+``chunkls.runtime.early_reader``).
 
-``chunkls mcp`` spends about 0.6 s importing the SDK (pydantic models of the
-whole protocol) before it reads a message, and an agent waits that long at
-every session start. Here ``initialize`` and ``tools/list`` are answered at
-once when the SDK's answers to the same requests were kept: they are functions
-of the request (its protocol version and capabilities; the list's cursor) and
-of the code (the fingerprint: chunkls's version, every module of ``chunkls.mcp``
-and of the SDK). A tool call is answered as the server answers one while its
-index loads (``McpService.answer``, the session read in place): from the root's cache read
-in place, when there is one root and its cache holds it as it is on disk
-(``open_current``, the check the CLI makes), by the same ``Tools``. The answers
-are those of the files as they were when the cache was checked, at the start,
-as a CLI command's are; the server, once loaded, watches the files as always.
+``initialize`` and ``tools/list`` are answered with the SDK's answers to the
+same requests kept from an earlier start: they are functions of the request
+(``initialize_key``, ``list_key``) and of the code (``mcp_fingerprint``).
+``ping`` is answered, and a tool call as the server answers one while its index
+loads (``McpService.answer``): from the root's cache when it holds the files as
+they are on disk, by the same ``Tools``.
 
-The SDK then reads the messages not answered (``initialize`` and
-``notifications/initialized`` among them) before the rest of stdin
-(``take_over``); its answer to ``initialize`` is compared with the one sent and
-not sent again, and its answers to ``initialize`` and ``tools/list`` are kept for
-the next start (``AnswerFilter``).
+The SDK then reads the messages not answered before the rest of stdin
+(``take_over``); its answers to ``initialize`` and ``tools/list`` are kept for
+the next start, and the one to ``initialize`` not sent again (``AnswerFilter``).
 """
 
 from __future__ import annotations
@@ -31,14 +22,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chunkls.runtime import early_reader
 from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
     code_fingerprint,
-    parse,
     request_key,
-    settle,
     start_reader,
 )
 
@@ -78,13 +68,7 @@ def mcp_fingerprint() -> str:
 def initialize_key(params: Any) -> str:
     """What an initialize answer is kept under: the protocol version and the
     capabilities asked for (the rest, such as the client's name, changes nothing)."""
-    if not isinstance(params, dict):
-        return ""
-    wanted = {
-        "protocolVersion": params.get("protocolVersion"),
-        "capabilities": params.get("capabilities"),
-    }
-    return request_key("initialize", wanted)
+    return early_reader.initialize_key(params, ("protocolVersion", "capabilities"))
 
 
 def list_key(params: Any) -> str:
@@ -172,54 +156,20 @@ class PreludeInput(io.RawIOBase):
         return len(data)
 
 
-class AnswerFilter:
+class AnswerFilter(early_reader.AnswerFilter):
     """stdout as the SDK writes it (a line per message): its answers to the
     requests kept early (``initialize``, ``tools/list``) are kept for the next
     start, and the answer to ``initialize`` dropped if one was sent early."""
 
-    def __init__(self, out: Any, prelude: Prelude, answers: KeptAnswers) -> None:
-        self.out = out
-        self.prelude = prelude
-        self.answers = answers
-        self.keys: dict[Any, str] = {}
-        """Request id -> the key its answer is kept under."""
-        self.initialize_id: Any = None
-        for number, body in enumerate(prelude.bodies):
-            message = parse(body)
-            if message is None or not _plain_id(message.get("id")):
-                continue
-            if number == 0 and message.get("method") == "initialize":
-                self.keys[message["id"]] = initialize_key(message.get("params"))
-                self.initialize_id = message["id"]
-            elif message.get("method") == "tools/list":
-                self.keys[message["id"]] = list_key(message.get("params"))
-
-    def write(self, text: str) -> int:
-        message = parse(text.encode("utf-8", "surrogatepass")) if self.keys else None
-        if (
-            message is not None
-            and "method" not in message
-            and _plain_id(message.get("id"))
-            and message["id"] in self.keys
-            and self._answered(message)
-        ):
-            return len(text)  # answered already
-        written: int = self.out.write(text)
-        return written
-
-    def _answered(self, message: dict[str, Any]) -> bool:
-        """Keep an answer; whether it was sent early (then it is not sent again)."""
-        key = self.keys.pop(message["id"])
-        early = message["id"] == self.initialize_id
-        return settle(self.answers, key, message, self.prelude.first_answer if early else None)
+    @staticmethod
+    def key_of(message: dict[str, Any], first: bool) -> str | None:
+        method = message.get("method")
+        if first and method == "initialize":
+            return initialize_key(message.get("params"))
+        return list_key(message.get("params")) if method == "tools/list" else None
 
     def flush(self) -> None:
         self.out.flush()
-
-
-def _plain_id(value: Any) -> bool:
-    """Whether a message id is one a dict can hold (a string or a number)."""
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 def take_over(reader: EarlyReader) -> tuple[Any, Any]:
@@ -228,7 +178,6 @@ def take_over(reader: EarlyReader) -> tuple[Any, Any]:
     import sys
 
     prelude = reader.hand_over()
-    answers = reader.protocol.answers
     if prelude.answered:
         calls = prelude.answered.count("tools/call")
         logger.info(
@@ -241,4 +190,4 @@ def take_over(reader: EarlyReader) -> tuple[Any, Any]:
         io.BufferedReader(PreludeInput(prelude, reader.fd_in)), encoding="utf-8", errors="replace"
     )
     stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
-    return stdin, AnswerFilter(stdout, prelude, answers)
+    return stdin, AnswerFilter(stdout, prelude, reader.protocol.answers)

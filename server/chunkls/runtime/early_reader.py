@@ -1,19 +1,17 @@
 """Answering a client's first requests while its server is still loading.
 
 ``chunkls serve`` and ``chunkls mcp`` spend most of their start importing their
-protocol libraries (pygls and lsprotocol; the MCP SDK and pydantic) before they
-can read a message. Here the process reads the first request with only the
-standard library loaded, answers it if the server's answer to the same request
-was kept (``KeptAnswers``, tied to a digest of the code: ``code_fingerprint``),
-and reads on in a thread (``EarlyReader``) while the main thread imports the
-server. Each front door's module says what it answers early
-(``chunkls.lsp.early``, ``chunkls.mcp.early``) through an ``EarlyProtocol``;
-every other message is kept, in order, and handed over with the bytes read after
-it (``Prelude``) when the server is ready (``EarlyReader.hand_over``).
+protocol libraries. Here the first request is read with only the standard
+library loaded and answered if the server's answer to the same request was kept
+(``KeptAnswers``, tied to the code: ``code_fingerprint``); a thread reads on
+(``EarlyReader``) while the main thread imports the server. Each front door says
+what it answers early through an ``EarlyProtocol`` (``chunkls.lsp.early``,
+``chunkls.mcp.early``); every other message is kept, in order, and handed over
+with the bytes read after it (``Prelude``) when the server is ready.
 
 Nothing is lost: a message that is not answered early goes to the server as it
-came; anything unexpected (headers or lines this does not read, an exception,
-a write that fails) turns early answers off and keeps the rest for the server.
+came; anything unexpected (framing this does not read, an exception, a write
+that fails) turns early answers off and keeps the rest for the server.
 """
 
 from __future__ import annotations
@@ -81,11 +79,34 @@ def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
     return tree_digest(folders, f"{__version__}\0{sys.version}")
 
 
+def write_whole(path: Path, data: bytes, prefix: str) -> None:
+    """Write a file whole or not at all: aside (named from ``prefix``), then
+    renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def request_key(kind: str, value: Any) -> str:
     """What an answer is kept under: the kind of request and a digest of the
     parts of it the answer depends on."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=True)
     return f"{kind}:{hashlib.sha256(text.encode('ascii')).hexdigest()}"
+
+
+def initialize_key(params: Any, fields: Sequence[str]) -> str:
+    """What an ``initialize`` answer is kept under: the request's ``fields``
+    (the rest of it changes nothing); ``""`` for parameters that are no object."""
+    if not isinstance(params, dict):
+        return ""
+    return request_key("initialize", {name: params.get(name) for name in fields})
 
 
 class KeptAnswers:
@@ -135,16 +156,7 @@ class KeptAnswers:
         self._answers = answers
         data = {"version": ANSWERS_VERSION, "fingerprint": self.fingerprint, "answers": answers}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".answers-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(json.dumps(data).encode("ascii"))
-                os.replace(temporary, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
+            write_whole(self.path, json.dumps(data).encode("ascii"), ".answers-")
         except OSError as error:
             logger.warning("could not keep a server answer in %s: %s", self.path, error)
 
@@ -171,6 +183,62 @@ def parse(body: bytes | str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return message if isinstance(message, dict) else None
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether a message id is one a dict can hold (a string or a number)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+class AnswerFilter:
+    """The server's output while it handles the prelude: its answers to the
+    prelude's requests that ``key_of`` keys are kept for the next start, and
+    its answer to the first request is dropped if one was sent early."""
+
+    def __init__(self, out: Any, prelude: Prelude, answers: KeptAnswers) -> None:
+        self.out = out
+        self.prelude = prelude
+        self.answers = answers
+        self.keys: dict[Any, str] = {}
+        """Request id -> the key its answer is kept under."""
+        self.first_id: Any = None
+        for number, body in enumerate(prelude.bodies):
+            message = parse(body)
+            if message is None or not _plain_id(message.get("id")):
+                continue
+            key = self.key_of(message, number == 0)
+            if key is not None:
+                self.keys[message["id"]] = key
+                if number == 0:
+                    self.first_id = message["id"]
+
+    @staticmethod
+    def key_of(message: dict[str, Any], first: bool) -> str | None:
+        """What the answer to a request of the prelude (``first``: its first
+        message) is kept under; ``None``: it is not kept."""
+        raise NotImplementedError
+
+    @staticmethod
+    def body(data: Any) -> bytes | str:
+        """The body of a message the server writes."""
+        return data  # type: ignore[no-any-return]
+
+    def write(self, data: Any) -> Any:
+        if self.keys and self._answered_early(self.body(data)):
+            return len(data)
+        return self.out.write(data)
+
+    def _answered_early(self, body: bytes | str) -> bool:
+        """Keep an answer to a request of the prelude; whether it was sent early
+        (then it is not sent again)."""
+        message = parse(body)
+        if message is None or "method" in message or not _plain_id(message.get("id")):
+            return False
+        key = self.keys.pop(message["id"], None)
+        if key is None:
+            return False
+        early = message["id"] == self.first_id
+        return settle(self.answers, key, message, self.prelude.first_answer if early else None)
 
 
 class EarlyProtocol(Protocol):
@@ -370,18 +438,8 @@ class EarlyReader:
 def start_reader(protocol: Callable[[], EarlyProtocol]) -> EarlyReader | None:
     """An early reader on stdin, started (the first message read, and answered
     if the protocol ``protocol()`` makes can), if stdin is a pipe it can wait
-    on; ``None`` otherwise (and no protocol is made)."""
-    pipe = readable_pipe()
-    if pipe is None:
-        return None
-    reader = EarlyReader(*pipe, protocol())
-    reader.start()
-    return reader
-
-
-def readable_pipe() -> tuple[int, int] | None:
-    """stdin's and stdout's descriptors, if stdin is a pipe or a socket that
-    ``select`` can wait on (not on Windows); ``None`` otherwise."""
+    on (a pipe or a socket, not on Windows); ``None`` otherwise (and no protocol
+    is made)."""
     if sys.platform == "win32":
         return None
     try:
@@ -391,4 +449,6 @@ def readable_pipe() -> tuple[int, int] | None:
         return None
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         return None
-    return fd_in, fd_out
+    reader = EarlyReader(fd_in, fd_out, protocol())
+    reader.start()
+    return reader
