@@ -1,6 +1,6 @@
 """Editor settings: initialization options and ``workspace/didChangeConfiguration``.
 
-The settings are the attrs classes below, read strictly from
+The settings are the attrs classes below, read by a cattrs converter from
 ``{"exclude": [...], "codeLens": {"enabled": b}, "navigation": {"languages":
 [...]}, "diagnostics": {"enabled": b, "severity": s}, "search": {"mode": m}}`` (or that object under
 ``"chunkls"``). Each key is the dotted camelCase path of an attribute; the
@@ -9,10 +9,13 @@ manifest (``package.json``) declares the same keys under ``chunkls.``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 import attrs
+import cattrs
+from cattrs.errors import ClassValidationError
+from cattrs.gen import make_dict_structure_fn, override
 
 from chunkls.lsp.contract import wire_name
 
@@ -117,12 +120,64 @@ def setting_specs(cls: type = Settings, prefix: str = "") -> list[SettingSpec]:
     return specs
 
 
+class NotAnObject(TypeError):
+    """A settings section that is not a JSON object."""
+
+
 def _is_strings(tp: Any) -> bool:
     return bool(tp == tuple[str, ...])
 
 
 def _is_literal(tp: Any) -> bool:
     return get_origin(tp) is Literal
+
+
+def _structure_strings(value: object, _: type) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise TypeError("not a list of strings")
+
+
+def _structure_bool(value: object, _: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise TypeError("not a boolean")
+
+
+def _structure_literal(value: object, tp: Any) -> object:
+    if isinstance(value, str) and value in get_args(tp):
+        return value
+    raise ValueError(f"not one of {get_args(tp)}")
+
+
+def _make_converter() -> cattrs.Converter:
+    """A strict converter: no coercion, every bad value collected."""
+    converter = cattrs.Converter(detailed_validation=True)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook_func(_is_strings, _structure_strings)
+    converter.register_structure_hook_func(_is_literal, _structure_literal)
+
+    def section_hook(cls: type) -> Callable[[object, type], object]:
+        renames: dict[str, Any] = {
+            field.name: override(rename=wire_name(field.name)) for field in attrs.fields(cls)
+        }
+        structure: Callable[[Mapping[str, Any], Any], object] = make_dict_structure_fn(
+            cls, converter, **renames
+        )
+
+        def hook(value: object, _: type) -> object:
+            if not isinstance(value, Mapping):
+                raise NotAnObject(f"not an object: {type(value).__name__}")
+            return structure(value, cls)
+
+        return hook
+
+    converter.register_structure_hook_factory(attrs.has, section_hook)
+    return converter
+
+
+SETTINGS_CONVERTER = _make_converter()
+"""Reads the settings classes from JSON (strict: no coercion, every bad value collected)."""
 
 
 def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
@@ -141,8 +196,18 @@ def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
         raw = nested
     client_only = {key.split(".", 1)[0] for key in CLIENT_SETTINGS} | {SECTION}
     mine = {key: item for key, item in raw.items() if key not in client_only}
-    settings: Settings = _structure(_known(mine, Settings, (), problems), Settings, (), problems)
-    return settings
+    value = _known(mine, Settings, (), problems)
+    for _ in range(len(setting_specs()) + 2):  # each round drops what failed
+        try:
+            settings: Settings = SETTINGS_CONVERTER.structure(value, Settings)
+        except ClassValidationError as error:
+            failures = list(_failures(error, Settings, ()))
+            for path, tp in failures:
+                problems.append(_message(path, tp))
+                value = _without(value, path)
+        else:
+            return settings
+    return Settings()
 
 
 def _known(
@@ -165,35 +230,37 @@ def _known(
     return kept
 
 
-def _structure(
-    value: Mapping[str, Any], cls: Any, path: tuple[str, ...], problems: list[str]
-) -> Any:
-    """A settings class from its JSON (known keys only), strictly (no coercion):
-    a bad value is reported and left at its default, the others are kept."""
-    values: dict[str, Any] = {}
-    for field in attrs.fields(cls):
-        key = wire_name(field.name)
-        if key not in value:
-            continue
-        item, tp = value[key], field.type
-        if attrs.has(tp) and isinstance(item, Mapping):
-            values[field.name] = _structure(item, tp, (*path, key), problems)
-        elif (problem := _problem(item, tp)) is not None:
-            problems.append(f"{'.'.join((*path, key))} {problem}")
-        else:
-            values[field.name] = tuple(item) if _is_strings(tp) else item
-    return cls(**values)
+def _failures(
+    error: BaseException, tp: Any, path: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, expected type) of each bad value in a cattrs error."""
+    if isinstance(error, ClassValidationError):
+        with_notes, others = error.group_exceptions()
+        for sub, note in with_notes:
+            yield from _failures(sub, note.type, (*path, wire_name(note.name)))
+        for sub in others:
+            yield from _failures(sub, tp, path)
+    else:
+        yield path, tp
 
 
-def _problem(value: object, tp: Any) -> str | None:
-    """Why a JSON value is not one of a setting's type (``None``: it is)."""
+def _message(path: tuple[str, ...], tp: Any) -> str:
+    name = ".".join(path)
     if tp is bool:
-        return None if isinstance(value, bool) else "must be true or false"
+        return f"{name} must be true or false"
     if _is_strings(tp):
-        strings = isinstance(value, list) and all(isinstance(item, str) for item in value)
-        return None if strings else "must be a list of strings"
+        return f"{name} must be a list of strings"
     if _is_literal(tp):
-        if isinstance(value, str) and value in get_args(tp):
-            return None
-        return f"must be one of {', '.join(get_args(tp))}"
-    return "must be an object"
+        return f"{name} must be one of {', '.join(get_args(tp))}"
+    return f"{name} must be an object"
+
+
+def _without(value: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of the value without the key at ``path``."""
+    copy = dict(value)
+    head, *rest = path
+    if not rest:
+        copy.pop(head, None)
+    elif isinstance(copy.get(head), Mapping):
+        copy[head] = _without(copy[head], tuple(rest))
+    return copy
