@@ -23,7 +23,9 @@ pygls files a future there for every asynchronous, threaded or generator
 handler, notifications included, and removes it only when a *request* is
 answered or cancelled: a long session would grow by one future per
 ``didOpen``/``didChange``/``didSave``. pygls offers no public hook on a
-handler's future."""
+handler's future. Upstream: no issue names this leak; the nearest are
+openlawlibrary/pygls#608 (``_result_types`` grows for unanswered requests) and
+#606 (``lsp_shutdown`` iterates over ``_request_futures`` while it may change)."""
 
 
 class FreedFutures(dict[Any, Any]):
@@ -31,7 +33,7 @@ class FreedFutures(dict[Any, Any]):
 
     Iterating goes over a copy: pygls's ``shutdown`` cancels every pending
     future while iterating, and a cancelled thread future runs its callbacks
-    (which remove it) at once."""
+    (which remove it) at once (openlawlibrary/pygls#606)."""
 
     def __setitem__(self, key: Any, future: Any) -> None:
         super().__setitem__(key, future)
@@ -64,7 +66,8 @@ def free_finished_futures(protocol: JsonRPCProtocol) -> None:
 ATTRS_COMPILE = "_compile_and_eval"
 """``attr._make._compile_and_eval(script, globs, locs=None, filename="")``: where
 attrs compiles and runs the source it generates for a class's methods (attrs
-24.3-26.1), at every start: no bytecode cache keeps it. ``kept_code`` runs kept
+24.3-26.1), at every start: no bytecode cache keeps it (upstream:
+python-attrs/attrs#575, microsoft/lsprotocol#441). ``kept_code`` runs kept
 code objects instead."""
 
 CompileAndEval = Callable[[str, Any, Any, str], None]

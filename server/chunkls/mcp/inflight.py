@@ -8,7 +8,8 @@ read is answered or cancelled by the client, for ``DRAIN_LIMIT`` seconds at
 most; ``TrackingOutput`` sees the answers leave.
 
 A cancellation (``notifications/cancelled``) is not passed on to the SDK: its
-handling races the call it cancels and can end the whole session. chunkls's
+handling races the call it cancels and can end the whole session (upstream:
+modelcontextprotocol/python-sdk#2416, #2610). chunkls's
 calls take milliseconds, so a cancelled call is answered as any other, and the
 client ignores that answer (as the protocol tells it to).
 """
