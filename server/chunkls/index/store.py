@@ -3,19 +3,15 @@ search postings over them, and the query API's one implementation
 (``chunkls.index.queries.Queries``).
 
 One path changes a file's chunks: ``set_file`` (with ``link`` under it, which
-bulk indexing also uses for files it reuses from the cache), so the chunk
-maps, the search postings and the cache rows never disagree. Only the
-workspace's write step calls it (``chunkls.index.session``).
+bulk indexing also uses for cached files), so the chunk maps, the search
+postings and the cache rows never disagree; only the session's write step
+calls it.
 
-A question only reads. A folder is loaded (its maps and postings in memory)
-or read in place from its cache (``Folder.in_place``); the questions read both
-through the folder's accessors and the one scorer (``chunkls.search.scorer``).
-A file's texts come from memory or from its row in the folder's cache
-(``chunkls.storage.packed`` packs them); a file whose texts are in neither (the
-cache cleared, or rewritten by another process) answers no chunks, is recorded
-in ``texts_missing`` and ``on_texts_missing`` is told. Reading such files again
-is the session's write step, as is loading a folder whose cache read in place
-turned out stale (``incomplete`` tells the caller to take it).
+A question only reads, the same way of a loaded folder and of one read in place
+(``Folder``'s accessors). A file whose texts are neither in memory nor in the
+cache answers no chunks, joins ``texts_missing`` and ``on_texts_missing`` is
+told; reading it again is the write step's job, as is loading a folder whose
+cache read in place turned out stale (``incomplete``).
 """
 
 from __future__ import annotations
@@ -45,9 +41,8 @@ if TYPE_CHECKING:
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.storage.in_place import InPlace, SavedPostings
 
-# numpy comes with the in-memory postings (``search_index``), made when a folder
-# is loaded, and the ID grammar with the citation questions: a store that reads
-# its folder in place for a search imports neither
+# numpy (the in-memory postings) and the ID grammar (citations) are imported on
+# first use: a store that reads its folder in place for a search imports neither
 
 logger = logging.getLogger("chunkls")
 
@@ -364,7 +359,7 @@ class ChunkStore:
                 self._texts_missing(folder, stored.rel_path)
                 return ()
         try:  # the stubs as kept (a search has just read its candidates')
-            chunks = unpack_stubs(self._stubs(stored), blob)
+            chunks = unpack_stubs(self._stubs(stored.packed), blob)
         except ValueError as error:
             # a damaged blob (from a damaged cache): only the file can tell them again
             if key not in self.texts_missing:
@@ -374,12 +369,9 @@ class ChunkStore:
         self._unpacked.put(key, stored, chunks)
         return chunks
 
-    def _stubs(self, stored: StoredFile) -> tuple[Stub, ...]:
-        """A file's stubs, decoded (the last few are kept: the IDs a document
-        cites are mostly in a few files)."""
-        return self._stubs_of(stored.packed)
-
-    def _stubs_of(self, packed: bytes) -> tuple[Stub, ...]:
+    def _stubs(self, packed: bytes) -> tuple[Stub, ...]:
+        """A file's stubs (its ``packed`` blob), decoded (the last few are kept:
+        the IDs a document cites are mostly in a few files)."""
         stubs = self._decoded.get(packed)
         if stubs is None:
             stubs = decode_stubs(packed)
@@ -441,10 +433,10 @@ class ChunkStore:
         for folder in sorted(self.folders, key=lambda f: f.position):
             if folder.in_place is not None:
                 for _, packed in folder.in_place.all_stubs():
-                    yield from map(_chunk_id_of, self._stubs_of(packed))
+                    yield from map(_chunk_id_of, self._stubs(packed))
                 continue
             for rel_path in folder.paths():
-                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path]))
+                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path].packed))
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
@@ -457,12 +449,6 @@ class ChunkStore:
             if reason is not None:
                 return reason
         return None
-
-    def ids(self, folder: Folder) -> set[str]:
-        """Every chunk ID of a folder."""
-        return {
-            stub[0] for rel_path in folder.paths() for stub in self._stubs(folder.files[rel_path])
-        }
 
     def has_id(self, chunk_id: str) -> bool:
         for folder in self.folders:
@@ -485,7 +471,7 @@ class ChunkStore:
         for rel_path in folder.holding(chunk_id):
             stored = self._stored(folder, rel_path)
             if stored is not None:
-                positions = positions_of(self._stubs(stored), chunk_id)  # not another ID's
+                positions = positions_of(self._stubs(stored.packed), chunk_id)  # not another ID's
                 if positions:
                     found.append((stored, positions))
         return found
@@ -530,9 +516,6 @@ class ChunkStore:
             self._texts_missing(folder, rel_path)
         return stored
 
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
-        return chunk_at_line(self.file_chunks(folder, rel_path), line)
-
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
     ) -> list[LocatedChunk]:
@@ -565,7 +548,7 @@ class ChunkStore:
 
         def describe(doc: int) -> Stub | None:  # ranking reads no text
             found = stored_at(doc)
-            stubs = self._stubs(found[1]) if found else ()
+            stubs = self._stubs(found[1].packed) if found else ()
             return stubs[found[2]] if found and found[2] < len(stubs) else None
 
         hits = []
@@ -615,14 +598,6 @@ class ChunkStore:
 
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if self._citations is not None else []
-
-
-def chunk_at_line(chunks: Iterable[LocatedChunk], line: int) -> LocatedChunk | None:
-    """The chunk spanning a 1-based line, if one does."""
-    for chunk in chunks:
-        if chunk.start_line <= line <= chunk.end_line:
-            return chunk
-    return None
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

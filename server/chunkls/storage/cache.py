@@ -1,16 +1,14 @@
 """The persistent index: one SQLite file per workspace folder, in the user's cache.
 
-A row per corpus file holds its chunks (with ranges, as ``chunkls.storage.packed``
-keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
-content hash they were read with, or why it was skipped. A snapshot of the
-folder's search postings (in a file beside the database that a load maps:
-``chunkls.storage.snapshot``) lets a warm start skip tokenizing; it records
-the row generation of each file it covers, so a file whose row changed after it
-was taken is re-added from its row instead.
+A row per corpus file holds its chunks (``chunkls.storage.packed``'s blobs), the
+(mtime_ns, size) and content hash they were read with, or why it was skipped.
+The folder's search postings are saved in a file beside the database
+(``chunkls.storage.snapshot``) with the row generation of each file they cover:
+a file whose row changed since is re-added from its row.
 
-The cache is never trusted blindly: a different chunkls version, tokenizer,
-schema or folder empties it (other corpus settings do not: the rows of files
-they leave out are kept for when they come back); a corrupt, truncated or locked
+The cache is never trusted blindly: another chunkls version, tokenizer, schema
+or folder empties it (other corpus settings do not: the rows of files they
+leave out are kept for when they come back); a corrupt, truncated or locked
 file is logged once and rebuilt (or bypassed), never raised to the caller.
 """
 
@@ -33,10 +31,8 @@ if TYPE_CHECKING:
     from chunkls.search.postings import Snapshot
     from chunkls.storage.listing import Listing
 
-# numpy and the postings are imported by the two methods that read and write the
-# search snapshot (``chunkls.storage.snapshot``): a process that only checks rows
-# (the CLI answering from the cache in place, ``chunkls.storage.in_place``) does not
-# load them.
+# numpy and the postings are imported only to read or write the search snapshot
+# (``chunkls.storage.snapshot``): a process that only checks rows does without
 
 
 def _logger() -> logging.Logger:
@@ -48,10 +44,7 @@ def _logger() -> logging.Logger:
 
 
 SCHEMA = 9
-"""Bump when the tables or blob layouts change (6: a file's chunks in their own
-table, ``contents``, beside a narrow ``files``; 7: the folders of the last whole
-walk, ``listing``; 8: the postings also in a file that a server maps; 9: the
-postings in that file only, the database naming it)."""
+"""Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -170,16 +163,16 @@ columns; ``term_buckets`` was schema 6 to 8's)."""
 
 
 class _Put(NamedTuple):
-    """A row to write: the columns of ``files``, then those of ``contents``."""
+    """A row to write (of ``files`` and ``contents``)."""
 
     rel_path: str
-    mtime_ns: int
-    size: int
     digest: bytes | None
-    skipped: str | None
-    stubs: bytes | None
     generation: int
     checked_ns: int
+    mtime_ns: int
+    size: int
+    skipped: str | None
+    stubs: bytes | None
     texts: bytes | None
     chunks: int
     """How many chunks (the length of the stubs)."""
@@ -265,12 +258,10 @@ class FolderCache:
                         db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
                     db.executescript(_TABLES)
                 return db
-            except sqlite3.OperationalError as error:
+            except (sqlite3.Error, OSError) as error:
                 if _locked(error):
                     self._fail("locked by another process", error, rebuild=False)
                     return None
-                self._fail("unreadable", error, rebuild=attempt == 1)
-            except (sqlite3.Error, OSError) as error:
                 self._fail("unreadable", error, rebuild=attempt == 1)
         self._disabled = True
         return None
@@ -291,45 +282,25 @@ class FolderCache:
             if db is None:
                 return _EMPTY
             try:
+                found = db.execute(
+                    "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
+                    " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
+                )
                 rows = {
-                    _from_db(rel_path): Row(
-                        mtime_ns,
-                        size,
-                        digest,
-                        None if skipped is None else _from_db(skipped),
-                        stubs,
-                        generation,
-                        checked_ns,
+                    _from_db(row[0]): Row._make(
+                        (*row[1:4], None if row[4] is None else _from_db(row[4]), *row[5:])
                     )
-                    for (
-                        rel_path,
-                        mtime_ns,
-                        size,
-                        digest,
-                        skipped,
-                        stubs,
-                        generation,
-                        checked_ns,
-                    ) in db.execute(
-                        "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
-                        " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
-                    )
+                    for row in found
                 }
-                snapshot, generations = self._load_snapshot(db)
-                return Loaded(rows, snapshot, generations)
-            except sqlite3.OperationalError as error:
+                from chunkls.storage import snapshot as saved_postings
+
+                return Loaded(rows, *saved_postings.load(db, self.path.parent))
+            except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
                 if _locked(error):
                     self._fail("locked by another process", error, rebuild=False)
                     return _EMPTY
                 self._fail("corrupt", error, rebuild=attempt == 1)
-            except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
-                self._fail("corrupt", error, rebuild=attempt == 1)
         return _EMPTY
-
-    def _load_snapshot(self, db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
-        from chunkls.storage import snapshot as saved_postings
-
-        return saved_postings.load(db, self.path.parent)
 
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
@@ -360,37 +331,24 @@ class FolderCache:
         """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
         by the next ``flush``. Returns the row's generation."""
         self._generation += 1
-        now = time.time_ns()
+        fields: tuple[int, int, str | None, bytes | None, bytes | None, int]
         if stored is not None:
             self.pending_bytes += len(stored.texts or b"") + 64 * stored.chunk_count
-            self._puts[rel_path] = _Put(
-                rel_path,
+            fields = (
                 stored.mtime_ns,
                 stored.size,
-                digest,
                 None,
                 stored.packed,
-                self._generation,
-                now,
                 stored.texts,
                 stored.chunk_count,
             )
         elif skipped is not None:
             reason, mtime_ns, size = skipped
-            self._puts[rel_path] = _Put(
-                rel_path,
-                mtime_ns,
-                size,
-                digest,
-                reason,
-                None,
-                self._generation,
-                now,
-                None,
-                0,
-            )
+            fields = (mtime_ns, size, reason, None, None, 0)
         else:
             self._puts[rel_path] = None
+            return self._generation
+        self._puts[rel_path] = _Put(rel_path, digest, self._generation, time.time_ns(), *fields)
         return self._generation
 
     def touch(self, rel_path: str, row: Row, mtime_ns: int) -> None:
@@ -498,7 +456,7 @@ class FolderCache:
 
     def _write_failed(self, error: sqlite3.Error | OSError) -> None:
         """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""
-        if isinstance(error, sqlite3.OperationalError) and _locked(error):
+        if _locked(error):
             self._fail("locked by another process", error, rebuild=False)
         else:
             self._fail("cannot be written", error, rebuild=True)
@@ -530,6 +488,6 @@ class FolderCache:
             self._write_failed(error)
 
 
-def _locked(error: sqlite3.OperationalError) -> bool:
+def _locked(error: BaseException) -> bool:
     text = str(error).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)

@@ -1,28 +1,20 @@
-"""A folder's cache read in place: the storage a short-lived process (the CLI,
-a pre-commit hook, the MCP server while its index loads) answers from when the
+"""A folder's cache read in place: what a short-lived process (the CLI, a
+pre-commit hook, the MCP server while its index loads) answers from when the
 cache holds the folder as it is on disk, without loading it.
 
-``open_current`` checks that it does (the corpus walked, or, while every
-folder's times are those the cache recorded at its last whole walk, the folders
-stat'ed instead: ``chunkls.storage.listing``; every file's size and times
-compared with its row; the search postings saved after the last row changed)
-and gives ``None`` otherwise: the caller then indexes as usual, which brings
-the cache up to date. An ``InPlace`` then reads, inside one read transaction,
-only what each question needs:
+``open_current`` checks that it does (the corpus walked, or its folders stat'ed
+while their times are those of the last whole walk: ``chunkls.storage.listing``;
+every file's size and times compared with its row; the search postings saved
+after the last row changed) and gives ``None`` otherwise: the caller then
+indexes as usual. An ``InPlace`` reads, inside one read transaction, only what
+each question needs: a file's row (``stored``, ``texts``), the files an ID may
+be in (``holding``: a cached file's chunk IDs start with its path), and the
+postings of a query's terms (``SavedPostings``, from ``chunkls.storage.mapped``).
 
-- ``stored``, ``holding``: what the store's folder maps would hold (by path, by
-  chunk ID; a cached file's chunks have its path as their source path: a
-  symlink, whose source path is its target's, is never cached), a file's row
-  read when it is looked at;
-- ``texts``: a file's chunk texts, as ``FolderCache.texts`` gives them;
-- ``postings``: the search postings of a query's terms (from the postings file,
-  ``chunkls.storage.mapped``) for the one BM25 scorer (``chunkls.search.scorer``),
-  as Python ints.
-
-Nothing here writes, chunks, or opens a file of the corpus (the check only lists
-and stats them). A row the cache turns out not to hold (cleared, damaged,
-rewritten meanwhile) makes ``stale`` say why: the reader gets no chunks from
-it, and the caller's write step indexes the folder before asking again.
+Nothing here writes, chunks, or opens a file of the corpus. A row the cache
+turns out not to hold (cleared, damaged, rewritten meanwhile) makes ``stale``
+say why: the reader gets no chunks from it, and the caller's write step indexes
+the folder before asking again.
 """
 
 from __future__ import annotations
@@ -177,8 +169,7 @@ class InPlace:
 class SavedPostings:
     """The folder's saved search postings, read in place from their file
     (``chunkls.storage.mapped.read_plain``): a postings source of the one scorer
-    (``chunkls.search.scorer``) in Python ints (a query reads a few thousand
-    postings: numpy is not needed for that)."""
+    in Python ints (a query reads a few thousand: no numpy)."""
 
     kernel = LIST_KERNEL
     version = 0
@@ -290,8 +281,8 @@ _FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generati
 """The columns of ``files`` a current check compares (``_FileRow``'s order)."""
 
 _FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
-"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: 13,336 of
-them cost the stdlib's check 40 ms)."""
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: the check
+reads tens of thousands)."""
 
 
 def _current(

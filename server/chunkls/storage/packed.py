@@ -1,14 +1,10 @@
 """Chunks kept compactly, in memory and in the cache.
 
-The index holds ~100,000 chunks. What it looks up by (ID, path, symbol, lines)
-is a plain tuple, a *stub* per chunk, kept per file in one marshalled and
-compressed blob (about 40 bytes a chunk, against 310 as Python objects) and
-decoded when a lookup reads the file; the texts, needed only for a preview, a search result's
-first line or a listing, are kept per file in one zlib-compressed blob (about
-a quarter of their size) and unpacked on demand. The cache stores the very
-same blobs: once the texts are written there, the index lets go of them
-(``texts`` is ``None``) and reads them back from the cache when a preview or a
-listing asks for them.
+What a lookup reads of a chunk (ID, path, kind, symbol, lines) is a *stub*; a
+file's stubs are kept in one marshalled, compressed blob, decoded when a lookup
+reads the file, and its texts in another, unpacked on demand. The cache stores
+the very same blobs: once the texts are written there, the index lets go of
+them (``texts`` is ``None``) and reads them back from the cache when asked.
 """
 
 from __future__ import annotations
@@ -89,15 +85,6 @@ def pack(entry: FileChunks) -> StoredFile:
     )
     texts = zlib.compress(marshal.dumps(tuple(chunk.text for chunk in entry.chunks)), LEVEL)
     return StoredFile.of(entry.rel_path, stubs, texts, entry.mtime_ns, entry.size)
-
-
-def unpack(stored: StoredFile, blob: bytes | None = None) -> tuple[LocatedChunk, ...]:
-    """The file's chunks with their texts (from ``blob`` when given, else its
-    own); ``ValueError`` if the blob is bad or missing."""
-    blob = stored.texts if blob is None else blob
-    if blob is None:
-        raise ValueError("no texts")
-    return unpack_stubs(stored.stubs, blob)
 
 
 def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ...]:

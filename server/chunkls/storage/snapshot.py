@@ -1,12 +1,9 @@
 """A folder's search snapshot in its cache: written, and read back.
 
-The postings are saved once, in a file beside the database (``chunkls.storage.mapped``):
-the term table, each term's documents (ascending) and frequencies, and every
-document's length, each array laid out as it is in memory. The database's
-``snapshot`` row names the file (its token) and lists the files it covers with
-the row generation of each. A server's load maps the file and searches those
-very arrays (``load``); a question answered from the cache read in place reads
-the same file without numpy (``chunkls.storage.in_place``). A file that is
+The postings (the term table, each term's documents and frequencies, every
+document's length) are saved in a file beside the database
+(``chunkls.storage.mapped``); the database's ``snapshot`` row names the file
+and lists the files it covers with the row generation of each. A file that is
 missing, short or damaged leaves no snapshot: the files are then tokenized
 again from their rows (the same postings, a slower start).
 
