@@ -1,8 +1,7 @@
-"""Bulk indexing: a whole folder chunked by worker processes, files unchanged
-since the cache was written reused from it, a large folder chunked in a separate
-process that writes the cache, and the search postings of a bulk pass made at
-its end. A producer feeding the store's one change path
-(``ChunkStore.set_file``/``link``), not a second path into it.
+"""Bulk indexing: a whole folder chunked by worker processes (or, when large, in
+a separate process that writes the cache), files unchanged since the cache was
+written reused from it. It feeds the store's one change path
+(``ChunkStore.set_file``/``link``).
 """
 
 from __future__ import annotations
@@ -62,14 +61,11 @@ class BulkIndexer:
         """Files to chunk from which a folder with a cache is chunked in a separate
         process, then loaded from the cache (``None``: always in this one)."""
         self.long_lived = long_lived
-        """Whether the process keeps this index for long (a language server). A bulk
-        pass then makes the files searchable once they are all chunked, so that the
-        term strings it makes die together (``_search_deferred``). A short-lived
-        process (the CLI, a separate indexing process) makes each file searchable
-        as it arrives, while the workers chunk the next ones, writes the chunks
-        to the cache as they come (``STREAM_BYTES`` at a time) and lets go of
-        their texts, and folds the vocabulary into its table only when a
-        snapshot is to be saved (a process about to end has no other use for it)."""
+        """Whether the process keeps this index for long (a language server): a bulk
+        pass then makes the files searchable once they are all chunked
+        (``_search_deferred``). A short-lived one makes each file searchable as it
+        arrives, streams the chunks to the cache (``STREAM_BYTES`` at a time) and
+        lets go of their texts."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
         """The separate indexing processes running, by folder."""
 
@@ -147,11 +143,9 @@ class BulkIndexer:
         self, folder: Folder, done: int, total: int
     ) -> Generator[tuple[int, int], None, bool]:
         """Chunk a folder in a separate process that writes its cache, yielding its
-        progress; returns whether it finished. The bulk's short-lived objects then
-        never share this process's heap with the index it keeps: a server that
-        indexed the stdlib cold held ~130 MB more than one restarted on its cache,
-        in heap holes. Rows this process writes meanwhile (saves) wait until it
-        is done, so that they win over the other's."""
+        progress; returns whether it finished (the bulk's short-lived objects then
+        leave no holes in this process's heap). Rows this process writes meanwhile
+        wait until it is done, so that they win over the other's."""
         context = process_context()
         cache = folder.cache
         if context is None or cache is None:
@@ -209,13 +203,9 @@ class BulkIndexer:
     def _search_deferred(self, folder: Folder) -> Iterator[None]:
         """Make the files chunked in bulk searchable, step by step: first every
         new term into the vocabulary, then the postings (with the term ids the
-        first pass found), then the vocabulary is frozen into its compact table.
-        The term strings, made together in the first pass, die together at the
-        freeze; learned file by file among the long-lived chunk records, they
-        left ~50 MB of heap holes behind after a cold index of the stdlib.
-        (Frozen before the postings, every term would be looked up in the table:
-        a third slower.)
-        A file changed meanwhile is skipped (it was indexed as it is now)."""
+        first pass found), then the vocabulary is frozen into its compact table
+        (the term strings, made together, die together). A file changed
+        meanwhile is skipped (it was indexed as it is now)."""
         store = self.store
         deferred, folder.deferred = folder.deferred or {}, None
 

@@ -296,10 +296,6 @@ class CitationIndex:
             key=lambda c: (c.folder.position, c.rel_path, c.line, c.column),
         )
 
-    def count(self, chunk_id: str) -> int:
-        """How many citations may mean this chunk ID."""
-        return len(self.by_target.get(chunk_id, ()))
-
 
 class Problem(NamedTuple):
     """A citation that does not resolve."""

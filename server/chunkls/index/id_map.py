@@ -1,19 +1,15 @@
 """Which files of a folder have chunks of an ID, in 16 bytes an ID.
 
-A dict from the stdlib's 96,756 chunk IDs to their files held 20 MB (the IDs),
-and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here each
-ID is two numbers, its ``hash`` (64 bits, SipHash) and its CRC-32, kept with its
+Each ID is two numbers, its ``hash`` (64 bits) and its CRC-32, kept with its
 file's number in numpy arrays sorted by hash (a lookup is a binary search);
-what was added since they were last sorted is in plain arrays beside them,
-sorted in when they grow (``TAIL``); once looked up, they are also indexed by
-hash (a save adds one file's IDs and then looks up hundreds: the diagnostics of
-every note that cites chunks). A file's chunks
+what was added since the last sort is in plain arrays beside them, sorted in
+when they grow (``TAIL``) and indexed by hash once looked up. A file's chunks
 are added and removed together: removing a file forgets its number, and its
 entries are dropped at the next sort.
 
-Two different IDs of a workspace sharing both numbers (96 bits) is not to be
-expected in the life of the universe; a lookup that reads a chunk checks its
-file's stubs all the same (``ChunkStore._holding``).
+Two IDs of a workspace sharing both numbers (96 bits) is not to be expected; a
+lookup that reads a chunk checks its file's stubs all the same
+(``ChunkStore._holding``).
 """
 
 from __future__ import annotations
@@ -28,8 +24,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# numpy is imported when there is something to look up or sort: a folder made
-# to answer from the cache in place (``chunkls.storage.in_place``) never has any
+# numpy is imported when there is something to look up or sort: a folder read in
+# place never has any
 
 TAIL = 1 << 14
 """Entries added since the last sort at most (then they are sorted in)."""
@@ -70,8 +66,8 @@ class IdMap:
         """Held while the tail is indexed or replaced."""
         self._sorted_found: dict[str, list[int]] = {}
         """ID -> the file numbers the sorted arrays hold for it, for the IDs looked
-        up since they were last sorted (a save's diagnostics look the same cited IDs
-        up again; a binary search in numpy is some 20 µs a call). Bounded."""
+        up since they were last sorted (a save's diagnostics look the same cited
+        IDs up again). Bounded."""
 
     def __len__(self) -> int:
         """How many files."""

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
@@ -51,16 +52,6 @@ DECODED_FILES = 1024
 a few MB)."""
 
 
-class SourceWatcher(Protocol):
-    """Told when a source path gains its first file or loses its last one."""
-
-    def source_added(self, path: str) -> None:
-        """A source path appeared (in some folder)."""
-
-    def source_dropped(self, path: str) -> None:
-        """A source path left a folder."""
-
-
 class ChunkStore:
     """The chunks of the workspace folders, by file, by ID and searchable: the
     implementation of the query API (``Queries``, where its questions are
@@ -69,7 +60,6 @@ class ChunkStore:
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
         """Session folders in order."""
-        self._search_index: BM25Index[int] | None = None
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
@@ -81,53 +71,43 @@ class ChunkStore:
         neither in memory nor in the cache (until they are linked again)."""
         self.on_texts_missing: Callable[[Folder, str], None] | None = None
         """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
-        self.source_watcher: SourceWatcher | None = None
-        """Told as source paths come and go (the ID suggestions' path index)."""
+        self.source_watcher: Suggestions | None = None
+        """Told when a source path gains its first file or loses its last one
+        (the ID suggestions' path index)."""
         self._unpacked = Unpacked()
         """The files unpacked last, with the stored entry they came from."""
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
         """The stubs decoded last (a few), by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
-        self._history: ChunkHistory | None = None
-        self._citations: CitationIndex | None = None
-        self._suggestions: Suggestions | None = None
 
-    @property
+    @cached_property
     def history(self) -> ChunkHistory:
         """Texts of chunks that left the index (to suggest what a renamed one became)."""
-        if self._history is None:
-            from chunkls.index.citations import ChunkHistory
+        from chunkls.index.citations import ChunkHistory
 
-            self._history = ChunkHistory()
-        return self._history
+        return ChunkHistory()
 
-    @property
+    @cached_property
     def citations(self) -> CitationIndex:
         """The chunk IDs cited in the workspace's documents (those scanned)."""
-        if self._citations is None:
-            from chunkls.index.citations import CitationIndex
+        from chunkls.index.citations import CitationIndex
 
-            self._citations = CitationIndex()
-        return self._citations
+        return CitationIndex()
 
-    @property
+    @cached_property
     def suggestions(self) -> Suggestions:
         """The IDs closest to one that does not resolve."""
-        if self._suggestions is None:
-            from chunkls.index.suggest import Suggestions
+        from chunkls.index.suggest import Suggestions
 
-            self._suggestions = Suggestions(self)
-        return self._suggestions
+        return Suggestions(self)
 
-    @property
+    @cached_property
     def search_index(self) -> BM25Index[int]:
         """The in-memory BM25 postings over every loaded chunk's ID and text."""
-        if self._search_index is None:
-            from chunkls.search.inverted import BM25Index
+        from chunkls.search.inverted import BM25Index
 
-            self._search_index = BM25Index()
-        return self._search_index
+        return BM25Index()
 
     @property
     def postings(self) -> BM25Index[int] | SavedPostings:
@@ -597,7 +577,7 @@ class ChunkStore:
         return fix_candidates(self, chunk_id, self.history, limit)
 
     def citing(self, chunk_id: str) -> list[Citation]:
-        return self.citations.citing(chunk_id) if self._citations is not None else []
+        return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

@@ -3,7 +3,7 @@
 An unknown ID of a known path is compared with that path's IDs; an unknown
 path first finds the source paths nearest to it (trigrams pick a pool,
 ``difflib`` ranks it), then their IDs. The trigram index of source paths
-follows the store as paths come and go (``SourceWatcher``).
+follows the store as paths come and go (``ChunkStore.source_watcher``).
 """
 
 from __future__ import annotations
