@@ -320,18 +320,20 @@ def check_text(
     history: ChunkHistory | None = None,
     refs: Sequence[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
-    suggest_for: int = SUGGEST_FOR,
+    suggest_for: int | None = None,
 ) -> list[Problem]:
     """The references in a text that resolve to no chunk, with replacements.
 
     A file the folder's ``check-exclude`` globs match has none, and neither has
     a line an inline ``chunkls: ignore`` marker leaves out. ``suggested`` (unknown
     ID -> its suggestions) is shared by the calls that check one text in parts;
-    the first ``suggest_for`` distinct unknown IDs in it get suggestions."""
+    the first ``suggest_for`` (``SUGGEST_FOR``) distinct unknown IDs in it get
+    suggestions."""
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
     suggested = {} if suggested is None else suggested
+    suggest_for = SUGGEST_FOR if suggest_for is None else suggest_for
     if refs is None:
         refs = find_chunk_refs_in(text, language)
     for ref in unignored(text, language, refs):

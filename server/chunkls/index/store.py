@@ -440,8 +440,7 @@ class ChunkStore:
         return False
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
-        holding = self._holding(prefer, chunk_id) if prefer is not None else None
-        if prefer is not None and holding:
+        if prefer is not None and (holding := self._holding(prefer, chunk_id)):
             return self._entries(prefer, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
@@ -557,18 +556,10 @@ class ChunkStore:
         suggested: dict[str, list[str]] | None = None,
         suggest_for: int | None = None,
     ) -> list[Problem]:
-        from chunkls.index.citations import SUGGEST_FOR, check_text
+        from chunkls.index.citations import check_text
 
         return check_text(
-            self,
-            text,
-            language,
-            folder,
-            rel_path,
-            self.history,
-            refs,
-            suggested,
-            SUGGEST_FOR if suggest_for is None else suggest_for,
+            self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
         )
 
     def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:

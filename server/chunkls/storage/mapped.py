@@ -81,8 +81,6 @@ class MappedWriter:
         self.token = os.urandom(8).hex()
         """Names the file, and is written in it (the database records it)."""
         self.temporary = directory / f".{PREFIX}{self.token}{SUFFIX}.tmp"
-        self.healthy = True
-        """False once a write failed (the caller then gives the file up)."""
         self.layout = {name: (dtype, at, count) for name, dtype, at, count in _layout(sections)}
         self._cursor = {name: at for name, (_, at, _) in self.layout.items()}
         self._fd: int | None = os.open(
