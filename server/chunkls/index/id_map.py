@@ -135,44 +135,43 @@ class IdMap:
     def sort(self) -> None:
         """Sort the entries added since in (and drop those of removed files)."""
         with self._lock:  # a lookup in another thread sees the map before or after
-            self._sort()
+            if not self._tail_hashes and not self._dropped:
+                return
+            import numpy as np
 
-    def _sort(self) -> None:
-        if not self._tail_hashes and not self._dropped:
-            return
-        import numpy as np
-
-        hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
-        checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
-        numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
-        if self._hashes is not None and self._checks is not None and self._numbers is not None:
-            hashes = np.concatenate([self._hashes, hashes])
-            checks = np.concatenate([self._checks, checks])
-            numbers = np.concatenate([self._numbers, numbers])
-        else:  # copies: the tail arrays' buffers are let go of
-            hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
-        self._tail_hashes = array("q")
-        self._tail_checks = array("I")
-        self._tail_numbers = array("i")
-        self._tail_at = {}
-        self._tail_indexed = 0
-        if self._dropped or len(self._paths) > 2 * len(self._number_of):
-            live = np.array([path is not None for path in self._paths], dtype=bool)
-            keep = live[numbers]
-            hashes, checks, numbers = hashes[keep], checks[keep], numbers[keep]
-            renumber = np.cumsum(live, dtype=np.int32) - 1
-            numbers = renumber[numbers]
-            kept = [n for n, path in enumerate(self._paths) if path is not None]
-            self._paths = [self._paths[n] for n in kept]
-            self._counts = [self._counts[n] for n in kept]
-            self._number_of = {path: n for n, path in enumerate(self._paths) if path is not None}
-            self._dropped = 0
-        order = np.argsort(hashes, kind="stable")
-        hashes, checks, numbers = hashes[order], checks[order], numbers[order]
-        self._sorted_found = {}
-        self._hashes = np.ascontiguousarray(hashes)
-        self._checks = np.ascontiguousarray(checks)
-        self._numbers = np.ascontiguousarray(numbers)
+            hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
+            checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
+            numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
+            if self._hashes is not None and self._checks is not None and self._numbers is not None:
+                hashes = np.concatenate([self._hashes, hashes])
+                checks = np.concatenate([self._checks, checks])
+                numbers = np.concatenate([self._numbers, numbers])
+            else:  # copies: the tail arrays' buffers are let go of
+                hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
+            self._tail_hashes = array("q")
+            self._tail_checks = array("I")
+            self._tail_numbers = array("i")
+            self._tail_at = {}
+            self._tail_indexed = 0
+            if self._dropped or len(self._paths) > 2 * len(self._number_of):
+                live = np.array([path is not None for path in self._paths], dtype=bool)
+                keep = live[numbers]
+                hashes, checks, numbers = hashes[keep], checks[keep], numbers[keep]
+                renumber = np.cumsum(live, dtype=np.int32) - 1
+                numbers = renumber[numbers]
+                kept = [n for n, path in enumerate(self._paths) if path is not None]
+                self._paths = [self._paths[n] for n in kept]
+                self._counts = [self._counts[n] for n in kept]
+                self._number_of = {
+                    path: n for n, path in enumerate(self._paths) if path is not None
+                }
+                self._dropped = 0
+            order = np.argsort(hashes, kind="stable")
+            hashes, checks, numbers = hashes[order], checks[order], numbers[order]
+            self._sorted_found = {}
+            self._hashes = np.ascontiguousarray(hashes)
+            self._checks = np.ascontiguousarray(checks)
+            self._numbers = np.ascontiguousarray(numbers)
 
 
 def _check(chunk_id: str) -> int:

@@ -32,7 +32,7 @@ def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list
             walk = walk_corpus(folder.root, folder.rules, under=rel_path)
             found = {file.rel_path for file in walk.files}
             for file in walk.files:
-                index_one(store, folder, file)
+                apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
             for skipped in walk.skipped:
                 store.skip_file(folder, skipped.rel_path, skipped.reason)
             for gone in below:
@@ -67,13 +67,9 @@ def _refresh_file(store: ChunkStore, folder: Folder, rel_path: str) -> list[str]
         is_symlink = path.is_symlink()
     except OSError:
         is_symlink = False
-    index_one(store, folder, CorpusFile(rel_path, os.fspath(path), is_symlink))
-    return [rel_path]
-
-
-def index_one(store: ChunkStore, folder: Folder, file: CorpusFile) -> None:
-    """Chunk one corpus file from disk into the index, or record why not."""
+    file = CorpusFile(rel_path, os.fspath(path), is_symlink)
     apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
+    return [rel_path]
 
 
 def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:

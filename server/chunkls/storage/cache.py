@@ -163,19 +163,13 @@ columns; ``term_buckets`` was schema 6 to 8's)."""
 
 
 class _Put(NamedTuple):
-    """A row to write (of ``files`` and ``contents``)."""
+    """A row to write."""
 
-    rel_path: str
-    digest: bytes | None
+    files: tuple[str | bytes, int, int, bytes | None, str | bytes | None, int, int, int]
+    """Its columns of ``files``."""
+    contents: tuple[str | bytes, bytes, bytes | None] | None
+    """Its columns of ``contents`` (``None``: a skipped file's row has none)."""
     generation: int
-    checked_ns: int
-    mtime_ns: int
-    size: int
-    skipped: str | None
-    stubs: bytes | None
-    texts: bytes | None
-    chunks: int
-    """How many chunks (the length of the stubs)."""
 
 
 class FolderCache:
@@ -331,25 +325,19 @@ class FolderCache:
         """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
         by the next ``flush``. Returns the row's generation."""
         self._generation += 1
-        fields: tuple[int, int, str | None, bytes | None, bytes | None, int]
+        generation, path, now = self._generation, _to_db(rel_path), time.time_ns()
         if stored is not None:
             self.pending_bytes += len(stored.texts or b"") + 64 * stored.chunk_count
-            fields = (
-                stored.mtime_ns,
-                stored.size,
-                None,
-                stored.packed,
-                stored.texts,
-                stored.chunk_count,
-            )
+            columns = (path, stored.mtime_ns, stored.size, digest, None, generation, now)
+            contents = (path, stored.packed, stored.texts)
+            self._puts[rel_path] = _Put((*columns, stored.chunk_count), contents, generation)
         elif skipped is not None:
             reason, mtime_ns, size = skipped
-            fields = (mtime_ns, size, reason, None, None, 0)
+            files = (path, mtime_ns, size, digest, _to_db(reason), generation, now, 0)
+            self._puts[rel_path] = _Put(files, None, generation)
         else:
             self._puts[rel_path] = None
-            return self._generation
-        self._puts[rel_path] = _Put(rel_path, digest, self._generation, time.time_ns(), *fields)
-        return self._generation
+        return generation
 
     def touch(self, rel_path: str, row: Row, mtime_ns: int) -> None:
         """A file's mtime changed but its content hash did not."""
@@ -377,22 +365,7 @@ class FolderCache:
         if db is None:
             return {}
         rows = [row for row in puts.values() if row is not None]
-        values = [
-            (
-                _to_db(row.rel_path),
-                row.mtime_ns,
-                row.size,
-                row.digest,
-                None if row.skipped is None else _to_db(row.skipped),
-                row.generation,
-                row.checked_ns,
-                row.chunks,
-            )
-            for row in rows
-        ]
-        contents = [
-            (_to_db(row.rel_path), row.stubs, row.texts) for row in rows if row.stubs is not None
-        ]
+        contents = [row.contents for row in rows if row.contents is not None]
         gone = [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None]
         try:
             with db:
@@ -400,10 +373,11 @@ class FolderCache:
                 db.executemany("DELETE FROM files WHERE rel_path = ?", gone)
                 db.executemany(
                     "DELETE FROM contents WHERE rel_path = ?",
-                    gone + [(_to_db(row.rel_path),) for row in rows if row.stubs is None],
+                    gone + [row.files[:1] for row in rows if row.contents is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [row.files for row in rows],
                 )
                 db.executemany("INSERT OR REPLACE INTO contents VALUES (?, ?, ?)", contents)
                 db.executemany(
@@ -418,14 +392,18 @@ class FolderCache:
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
             return {}
-        return {row.rel_path: row.generation for row in rows if row.texts is not None}
+        return {
+            rel_path: row.generation
+            for rel_path, row in puts.items()
+            if row is not None and row.contents is not None and row.contents[2] is not None
+        }
 
     def texts(self, rel_path: str, generation: int) -> bytes | None:
         """The texts blob of a file's row of this generation (``None``: no such
         row any more, or the cache is not open or cannot be read)."""
         pending = self._puts.get(rel_path)
         if pending is not None and pending.generation == generation:
-            return pending.texts
+            return pending.contents[2] if pending.contents is not None else None
         db = self._db or self._read_only()  # (opening it to write may write)
         if db is None:
             return None
