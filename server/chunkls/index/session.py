@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -57,7 +58,6 @@ class Session:
     ) -> None:
         self.store = ChunkStore(cache_dir)
         """The chunks; what ``queries`` reads."""
-        self._bulk: BulkIndexer | None = None
         self._indexing = (workers, elsewhere_from, long_lived)
         self.read_in_place = read_in_place and cache_dir is not None
         """Whether a folder not indexed yet is answered from its cache read in
@@ -82,14 +82,12 @@ class Session:
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
 
-    @property
+    @cached_property
     def bulk(self) -> BulkIndexer:
         """Indexes whole folders (workers, a separate process, the cache)."""
-        if self._bulk is None:
-            from chunkls.index.bulk import BulkIndexer
+        from chunkls.index.bulk import BulkIndexer
 
-            self._bulk = BulkIndexer(self.store, *self._indexing)
-        return self._bulk
+        return BulkIndexer(self.store, *self._indexing)
 
     @property
     def queries(self) -> Queries:
@@ -287,8 +285,8 @@ class Session:
 
     def close(self) -> None:
         """Stop any separate indexing process; save and close every folder's cache."""
-        if self._bulk is not None:
-            self._bulk.stop()
+        if "bulk" in self.__dict__:
+            self.bulk.stop()
         self.store.close()
 
 

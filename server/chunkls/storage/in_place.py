@@ -55,8 +55,6 @@ class InPlace:
         """The files in document order (the saved postings')."""
         self.starts = [0, *accumulate(count for _, count, _ in files)]
         """Each file's first document, and the number of documents at the end."""
-        self.generations = {rel_path: generation for rel_path, _, generation in files}
-        """Root-relative path -> its row's generation."""
         self.counts = {rel_path: count for rel_path, count, _ in files if count}
         """The files with chunks, and how many."""
         self.named = sorted(self.counts)
@@ -127,12 +125,10 @@ class InPlace:
             return None
         packed, texts = rows[0]
         try:
-            stubs = decode_stubs(packed)
+            if len(decode_stubs(packed)) != count:
+                raise ValueError("its chunks are not those of the search postings")
         except ValueError as error:
             self.spoiled(f"{rel_path}: {error}")
-            return None
-        if len(stubs) != count:
-            self.spoiled(f"{rel_path}: its chunks are not those of the search postings")
             return None
         if isinstance(texts, bytes):
             if len(self._texts) >= 64:
@@ -159,7 +155,7 @@ class InPlace:
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
         self.rows_read["contents"] += len(rows)
         found = {_from_db(rel_path): blob for rel_path, blob in rows}
-        if found.keys() != self.generations.keys():  # (a file without chunks has a row too)
+        if found.keys() != set(self.order):  # (a file without chunks has a row too)
             self.spoiled("the index cache changed while it was read")
             return
         for rel_path in self.named:
