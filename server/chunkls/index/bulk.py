@@ -6,7 +6,6 @@ written reused from it. It feeds the store's one change path
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
@@ -21,7 +20,7 @@ from chunkls.chunking.ingest import bulk_gc
 from chunkls.index.folder import Folder
 from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
-from chunkls.index.workers import NICENESS, chunk_many, detach, process_context
+from chunkls.index.workers import chunk_many, detach, process_context
 from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.search.postings import Snapshot
@@ -364,9 +363,7 @@ def _index_in_child(
 ) -> None:
     """A separate indexing process: chunk a folder into its cache, reporting
     (files done, files in all) now and then, ``None`` when done."""
-    detach()  # it ends with the server, and keeps off its stdout
-    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
-        os.nice(NICENESS)  # the editor's server comes first
+    detach()  # it ends with the server, keeps off its stdout and gives way to it
     store = ChunkStore(cache_dir)
     folder = store.add_folder(root, rules=rules)
     last = 0.0

@@ -127,8 +127,8 @@ _job: tuple[Path, CorpusRules, _Marks] | None = None
 def detach() -> None:
     """In a helper process: end with the process that started it (Linux: the
     kernel kills it when its parent dies, instead of leaving it blocked on a
-    pipe nobody reads) and never write to the stdout it inherited (a server's
-    protocol channel, which it would also keep open)."""
+    pipe nobody reads), never write to the stdout it inherited (a server's
+    protocol channel, which it would also keep open), and run ``NICENESS`` lower."""
     parent = os.getppid()
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -140,6 +140,8 @@ def detach() -> None:
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # it died before that took effect
             os._exit(1)
+    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
+        os.nice(NICENESS)
 
 
 PR_SET_PDEATHSIG = 1
@@ -154,8 +156,6 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     # collector would spend most of the run walking it for nothing.
     gc.disable()
     gc.freeze()
-    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
-        os.nice(NICENESS)
 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:

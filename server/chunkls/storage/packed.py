@@ -88,27 +88,20 @@ def pack(entry: FileChunks) -> StoredFile:
 
 
 def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ...]:
-    """Chunks from their stubs and the blob of their texts; ``ValueError`` if
-    the blob is bad."""
-    texts = decode_texts(blob, len(stubs))
-    return tuple(
-        LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
-        for stub, text in zip(stubs, texts, strict=True)
-    )
-
-
-def decode_texts(blob: bytes, count: int) -> tuple[str, ...]:
-    """The texts of a blob made by ``pack``; ``ValueError`` unless it holds
-    ``count`` strings."""
+    """Chunks from their stubs and the blob of their texts (made by ``pack``);
+    ``ValueError`` unless the blob holds a text for each stub."""
     try:
         texts = marshal.loads(zlib.decompress(blob))
     except (zlib.error, EOFError, TypeError, ValueError) as error:
         raise ValueError(f"bad text blob: {error}") from None
-    if not isinstance(texts, tuple) or len(texts) != count:
+    if not isinstance(texts, tuple) or len(texts) != len(stubs):
         raise ValueError("bad text blob: wrong number of texts")
     if texts and not (isinstance(texts[0], str) and isinstance(texts[-1], str)):
         raise ValueError("bad text blob: not text")
-    return texts
+    return tuple(
+        LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
+        for stub, text in zip(stubs, texts, strict=True)
+    )
 
 
 def encode_stubs(stubs: tuple[Stub, ...]) -> bytes:
