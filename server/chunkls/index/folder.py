@@ -44,10 +44,9 @@ class Folder:
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
     by_id: IdMap = field(default_factory=IdMap)
-    """``hash(chunk ID)`` -> the root-relative paths of the files with chunks
-    of that ID (``chunkls.index.id_map``). A file may have several (the
-    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where, and a
-    lookup checks them, so IDs that share a hash never mix."""
+    """Chunk ID -> the root-relative paths of the files with chunks of that ID
+    (``chunkls.index.id_map``); a lookup checks their stubs (a file may repeat
+    an ID: ``@overload`` stubs)."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None

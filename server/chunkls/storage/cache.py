@@ -300,13 +300,10 @@ class FolderCache:
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
         """Whether a file still matches its row by stat: True, False, or ``None``
         when only its content hash can tell (same size, and another mtime, or a
-        change to the file since its row was written or confirmed).
-
-        The inode's change time settles what size and mtime cannot: a file
-        rewritten in place with its old mtime put back (``touch -d``, ``cp -p``,
-        ``tar x``, ``rsync -t``), or replaced by another file, has a change time
-        after its row's (no tool can set it back); so has a file whose
-        permissions changed (a skip for an unreadable file is retried)."""
+        change to the file since its row was written or confirmed). The change
+        time settles what size and mtime cannot (no tool sets it back): a file
+        rewritten with its old mtime put back (``cp -p``, ``tar x``), replaced,
+        or whose permissions changed (a skip for an unreadable file is retried)."""
         if size != row.size:
             return False
         if mtime_ns == row.mtime_ns and max(mtime_ns, ctime_ns) < row.checked_ns - RACY_NS:
