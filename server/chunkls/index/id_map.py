@@ -37,12 +37,11 @@ class IdMap:
     """``hash(chunk ID)`` -> the root-relative paths of the files with chunks of it."""
 
     def __init__(self) -> None:
-        self._hashes: npt.NDArray[np.int64] | None = None
-        """The sorted entries' hashes (``None``: none yet)."""
-        self._checks: npt.NDArray[np.uint32] | None = None
-        """The CRC-32 of each sorted entry's ID."""
-        self._numbers: npt.NDArray[np.int32] | None = None
-        """The file number of each sorted entry."""
+        self._sorted: (
+            tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int32]] | None
+        ) = None
+        """The sorted entries: their hashes, their IDs' CRC-32s and their files'
+        numbers (``None``: none yet)."""
         self._tail_hashes = array("q")
         """Entries added since the last sort: hashes, ..."""
         self._tail_checks = array("I")
@@ -102,8 +101,8 @@ class IdMap:
         key, check = hash(chunk_id), _check(chunk_id)
         numbers: list[int] = []
         with self._lock:  # another thread may add or sort meanwhile
-            hashes, checks, sorted_numbers = self._hashes, self._checks, self._numbers
-            if hashes is not None and checks is not None and sorted_numbers is not None:
+            if self._sorted is not None:
+                hashes, checks, sorted_numbers = self._sorted
                 remembered = self._sorted_found
                 known = remembered.get(chunk_id)
                 if known is None:
@@ -142,10 +141,10 @@ class IdMap:
             hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
             checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
             numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
-            if self._hashes is not None and self._checks is not None and self._numbers is not None:
-                hashes = np.concatenate([self._hashes, hashes])
-                checks = np.concatenate([self._checks, checks])
-                numbers = np.concatenate([self._numbers, numbers])
+            if self._sorted is not None:
+                hashes = np.concatenate([self._sorted[0], hashes])
+                checks = np.concatenate([self._sorted[1], checks])
+                numbers = np.concatenate([self._sorted[2], numbers])
             else:  # copies: the tail arrays' buffers are let go of
                 hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
             self._tail_hashes = array("q")
@@ -167,11 +166,8 @@ class IdMap:
                 }
                 self._dropped = 0
             order = np.argsort(hashes, kind="stable")
-            hashes, checks, numbers = hashes[order], checks[order], numbers[order]
             self._sorted_found = {}
-            self._hashes = np.ascontiguousarray(hashes)
-            self._checks = np.ascontiguousarray(checks)
-            self._numbers = np.ascontiguousarray(numbers)
+            self._sorted = (hashes[order], checks[order], numbers[order])  # (new, contiguous)
 
 
 def _check(chunk_id: str) -> int:
