@@ -23,8 +23,7 @@ from chunkls.index.store import ChunkStore
 from chunkls.index.workers import chunk_many, detach, process_context
 from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
-from chunkls.search.postings import Snapshot
-from chunkls.storage.cache import Row
+from chunkls.storage.cache import Loaded, Row
 from chunkls.storage.listing import listing_of
 from chunkls.storage.packed import StoredFile, decode_stubs
 
@@ -147,10 +146,8 @@ class BulkIndexer:
         wait until it is done, so that they win over the other's."""
         context = process_context()
         cache = folder.cache
-        if context is None or cache is None:
-            return False
-        if folder in self.elsewhere:
-            return False  # one already runs (a second pass over the folder): chunk here
+        if context is None or cache is None or folder in self.elsewhere:
+            return False  # (one already runs for a second pass over the folder: chunk here)
         # what the pass before queued (rows found bad, deleted) lands first: held
         # until the other process is done, it would delete the rows it wrote
         self.store.let_go_of_texts(folder, cache.flush())
@@ -303,20 +300,14 @@ class BulkIndexer:
             store.link(folder, rel_path, stored, None, False, stubs=stubs)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
-        stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
+        stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale
 
-    def _search_reused(
-        self,
-        folder: Folder,
-        rel_paths: list[str],
-        snapshot: Snapshot | None,
-        generations: dict[str, int],
-        rows: dict[str, Row],
-    ) -> bool:
-        """Make reused files searchable, from the snapshot where it is current;
-        returns whether any had to be tokenized again."""
+    def _search_reused(self, folder: Folder, rel_paths: list[str], loaded: Loaded) -> bool:
+        """Make reused files searchable, from the cache's snapshot where it is
+        current; returns whether any had to be tokenized again."""
         store = self.store
+        snapshot, generations, rows = loaded.snapshot, loaded.generations, loaded.rows
         via: set[str] = set()
         if snapshot is not None:
             counts = {key[1]: count for key, count in snapshot.files}

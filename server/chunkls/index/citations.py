@@ -89,18 +89,10 @@ class Citation(NamedTuple):
 
 def scan_text(folder: Folder, rel_path: str, text: str, language: str) -> list[Citation]:
     """The citations written in a text."""
-    refs = find_chunk_refs_in(text, language)
-    if not refs:
-        return []
     citations: list[Citation] = []
-    line = 0
-    line_start = 0
-    cursor = 0
-    for ref in refs:
-        while True:
-            newline = _next_break(text, cursor, ref.start)
-            if newline < 0:
-                break
+    line = line_start = cursor = 0
+    for ref in find_chunk_refs_in(text, language):
+        while (newline := _next_break(text, cursor, ref.start)) >= 0:
             line += 1
             cursor = line_start = newline
         prefix = text[line_start : ref.end]
