@@ -124,12 +124,7 @@ class IdMap:
             self._tail_indexed = max(self._tail_indexed, end)
             numbers += [tail_numbers[i] for i in at.get(key, ()) if tail_checks[i] == check]
             paths = self._paths  # numbered as the arrays are
-        found = []
-        for number in sorted(set(numbers)):
-            path = paths[number]
-            if path is not None:
-                found.append(path)
-        return found
+        return [path for number in sorted(set(numbers)) if (path := paths[number]) is not None]
 
     def sort(self) -> None:
         """Sort the entries added since in (and drop those of removed files)."""

@@ -39,15 +39,12 @@ def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list
                 if gone not in found and gone not in folder.skipped:
                     store.forget_file(folder, gone)
             changed += sorted(found | set(below) | {s.rel_path for s in walk.skipped})
-            # the folder itself, when it replaced a corpus file of its name ("m.py/")
-            changed += _refresh_file(store, folder, rel_path)
         elif below:  # a folder that was deleted or replaced by a file
             for gone in below:
                 store.forget_file(folder, gone)
             changed += below
-            changed += _refresh_file(store, folder, rel_path)
-        else:
-            changed += _refresh_file(store, folder, rel_path)
+        # the path itself (also a folder's, when it replaced a corpus file: "m.py/")
+        changed += _refresh_file(store, folder, rel_path)
     if folder.touched is not None:  # an indexing pass is running: leave these be
         folder.touched.update(rel_paths, changed)
     if folder.cache is not None:

@@ -183,13 +183,11 @@ class Session:
         """The write step, then the question; both again while the answer turns
         out incomplete (``ASK_ROUNDS`` at most: a stale cache read in place is
         loaded, then the texts the loaded cache lacks are read again)."""
-        self.catch_up(progress)
-        answer = question(self.queries)
-        for _ in range(ASK_ROUNDS - 1):
-            if not self.queries.incomplete:
-                break
+        for _ in range(ASK_ROUNDS):
             self.catch_up(progress)
             answer = question(self.queries)
+            if not self.queries.incomplete:
+                break
         return answer
 
     def read_in_place_if_current(self) -> None:
