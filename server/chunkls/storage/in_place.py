@@ -299,7 +299,7 @@ def _current(
         rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in rows
     ):
         return None  # a row made under another size limit
-    skipped_entries = _listed(root, names, rows, _listing(db))
+    skipped_entries = _listed(root, names, rows, db)
     if skipped_entries is None:
         skipped_entries = _walked(root, rules, names, rows)
     if skipped_entries is None:
@@ -335,18 +335,15 @@ def _current(
     return InPlace(db, files, stats, postings, dict(sorted(skipped.items())))
 
 
-def _listing(db: sqlite3.Connection) -> Listing | None:
-    """The folders of the last whole walk, as the cache recorded them."""
-    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
-    return None if found is None else Listing.decode(found[0])
-
-
 def _listed(
-    root: Path, names: list[str], rows: list[_FileRow], listing: Listing | None
+    root: Path, names: list[str], rows: list[_FileRow], db: sqlite3.Connection
 ) -> list[tuple[str, str]] | None:
-    """The walk's skipped entries, when the recorded listing still holds (every
-    folder's times as recorded, and long enough before the walk to be trusted)
-    and every file is as its row says; ``None`` when that cannot be told so."""
+    """The walk's skipped entries, when the listing the cache recorded still
+    holds (every folder's times as recorded, and long enough before the walk to
+    be trusted) and every file is as its row says; ``None`` when that cannot be
+    told so."""
+    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
+    listing = None if found is None else Listing.decode(found[0])
     if listing is None or files_digest(sorted(names)) != listing.files:
         return None
     top = os.fspath(root)

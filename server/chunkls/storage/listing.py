@@ -40,10 +40,9 @@ class Listing(NamedTuple):
     def decode(cls, blob: bytes) -> Listing | None:
         """A listing ``encode`` made, or ``None`` for one that is damaged."""
         try:
-            taken_ns, files, folders, skipped = marshal.loads(blob)
+            return cls(*marshal.loads(blob))
         except (ValueError, TypeError, EOFError):
             return None
-        return cls(taken_ns, files, folders, skipped)
 
 
 def listing_of(walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int) -> Listing | None:
