@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
@@ -215,13 +214,11 @@ class Session:
             self.waiting.remove(folder)
         return True
 
-    def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
-        """Index a whole folder from disk (and its cache); returns seconds."""
-        started = time.perf_counter()
+    def index_folder(self, folder: Folder, progress: Progress | None = None) -> None:
+        """Index a whole folder from disk (and its cache)."""
         for done, total in self.iter_index_folder(folder):
             if progress is not None:
                 progress(done, total)
-        return time.perf_counter() - started
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all),
