@@ -229,8 +229,7 @@ class ChunkStore:
         if old is not None:
             by_id.remove(rel_path)
             source = old.stubs[0][1] if old.chunk_count else None
-            sources = folder.by_source.get(source) if source is not None else None
-            if source is not None and sources is not None and rel_path in sources:
+            if source is not None and rel_path in (sources := folder.by_source.get(source, [])):
                 sources.remove(rel_path)
                 if not sources:
                     del folder.by_source[source]
