@@ -47,7 +47,12 @@ def state(index: Session) -> tuple[object, ...]:
         ],
         [
             sorted(
-                (cid, len(index.queries.lookup(cid, folder))) for cid in index.queries.ids(folder)
+                (cid, len(index.queries.lookup(cid, folder)))
+                for cid in {
+                    chunk.chunk_id
+                    for rel_path in folder.paths()
+                    for chunk in index.queries.file_chunks(folder, rel_path)
+                }
             )
             for folder in index.queries.folders
         ],

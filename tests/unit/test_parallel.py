@@ -10,12 +10,19 @@ import pytest
 
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
 from chunkls.chunking.ingest import scan_corpus
+from chunkls.chunking.models import LocatedChunk
 from chunkls.index.session import Session, build_index
 from chunkls.index.workers import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search.tokens import file_terms
-from chunkls.storage.packed import unpack
+from chunkls.storage.packed import StoredFile, unpack_stubs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
+
+
+def unpack(stored: StoredFile) -> tuple[LocatedChunk, ...]:
+    """A stored file's chunks with their texts."""
+    assert stored.texts is not None
+    return unpack_stubs(stored.stubs, stored.texts)
 
 
 def _tree(root: Path, files: int = 90) -> Path:

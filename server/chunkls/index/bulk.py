@@ -1,13 +1,11 @@
-"""Bulk indexing: a whole folder chunked by worker processes, files unchanged
-since the cache was written reused from it, a large folder chunked in a separate
-process that writes the cache, and the search postings of a bulk pass made at
-its end. A producer feeding the store's one change path
-(``ChunkStore.set_file``/``link``), not a second path into it.
+"""Bulk indexing: a whole folder chunked by worker processes (or, when large, in
+a separate process that writes the cache), files unchanged since the cache was
+written reused from it. It feeds the store's one change path
+(``ChunkStore.set_file``/``link``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
@@ -22,11 +20,10 @@ from chunkls.chunking.ingest import bulk_gc
 from chunkls.index.folder import Folder
 from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
-from chunkls.index.workers import NICENESS, chunk_many, detach, process_context
+from chunkls.index.workers import chunk_many, detach, process_context
 from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
-from chunkls.search.postings import Snapshot
-from chunkls.storage.cache import Row
+from chunkls.storage.cache import Loaded, Row
 from chunkls.storage.listing import listing_of
 from chunkls.storage.packed import StoredFile, decode_stubs
 
@@ -62,14 +59,11 @@ class BulkIndexer:
         """Files to chunk from which a folder with a cache is chunked in a separate
         process, then loaded from the cache (``None``: always in this one)."""
         self.long_lived = long_lived
-        """Whether the process keeps this index for long (a language server). A bulk
-        pass then makes the files searchable once they are all chunked, so that the
-        term strings it makes die together (``_search_deferred``). A short-lived
-        process (the CLI, a separate indexing process) makes each file searchable
-        as it arrives, while the workers chunk the next ones, writes the chunks
-        to the cache as they come (``STREAM_BYTES`` at a time) and lets go of
-        their texts, and folds the vocabulary into its table only when a
-        snapshot is to be saved (a process about to end has no other use for it)."""
+        """Whether the process keeps this index for long (a language server): a bulk
+        pass then makes the files searchable once they are all chunked
+        (``_search_deferred``). A short-lived one makes each file searchable as it
+        arrives, streams the chunks to the cache (``STREAM_BYTES`` at a time) and
+        lets go of their texts."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
         """The separate indexing processes running, by folder."""
 
@@ -147,17 +141,13 @@ class BulkIndexer:
         self, folder: Folder, done: int, total: int
     ) -> Generator[tuple[int, int], None, bool]:
         """Chunk a folder in a separate process that writes its cache, yielding its
-        progress; returns whether it finished. The bulk's short-lived objects then
-        never share this process's heap with the index it keeps: a server that
-        indexed the stdlib cold held ~130 MB more than one restarted on its cache,
-        in heap holes. Rows this process writes meanwhile (saves) wait until it
-        is done, so that they win over the other's."""
+        progress; returns whether it finished (the bulk's short-lived objects then
+        leave no holes in this process's heap). Rows this process writes meanwhile
+        wait until it is done, so that they win over the other's."""
         context = process_context()
         cache = folder.cache
-        if context is None or cache is None:
-            return False
-        if folder in self.elsewhere:
-            return False  # one already runs (a second pass over the folder): chunk here
+        if context is None or cache is None or folder in self.elsewhere:
+            return False  # (one already runs for a second pass over the folder: chunk here)
         # what the pass before queued (rows found bad, deleted) lands first: held
         # until the other process is done, it would delete the rows it wrote
         self.store.let_go_of_texts(folder, cache.flush())
@@ -209,13 +199,9 @@ class BulkIndexer:
     def _search_deferred(self, folder: Folder) -> Iterator[None]:
         """Make the files chunked in bulk searchable, step by step: first every
         new term into the vocabulary, then the postings (with the term ids the
-        first pass found), then the vocabulary is frozen into its compact table.
-        The term strings, made together in the first pass, die together at the
-        freeze; learned file by file among the long-lived chunk records, they
-        left ~50 MB of heap holes behind after a cold index of the stdlib.
-        (Frozen before the postings, every term would be looked up in the table:
-        a third slower.)
-        A file changed meanwhile is skipped (it was indexed as it is now)."""
+        first pass found), then the vocabulary is frozen into its compact table
+        (the term strings, made together, die together). A file changed
+        meanwhile is skipped (it was indexed as it is now)."""
         store = self.store
         deferred, folder.deferred = folder.deferred or {}, None
 
@@ -314,20 +300,14 @@ class BulkIndexer:
             store.link(folder, rel_path, stored, None, False, stubs=stubs)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
-        stale |= self._search_reused(folder, searchable, loaded.snapshot, loaded.generations, rows)
+        stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale
 
-    def _search_reused(
-        self,
-        folder: Folder,
-        rel_paths: list[str],
-        snapshot: Snapshot | None,
-        generations: dict[str, int],
-        rows: dict[str, Row],
-    ) -> bool:
-        """Make reused files searchable, from the snapshot where it is current;
-        returns whether any had to be tokenized again."""
+    def _search_reused(self, folder: Folder, rel_paths: list[str], loaded: Loaded) -> bool:
+        """Make reused files searchable, from the cache's snapshot where it is
+        current; returns whether any had to be tokenized again."""
         store = self.store
+        snapshot, generations, rows = loaded.snapshot, loaded.generations, loaded.rows
         via: set[str] = set()
         if snapshot is not None:
             counts = {key[1]: count for key, count in snapshot.files}
@@ -374,9 +354,7 @@ def _index_in_child(
 ) -> None:
     """A separate indexing process: chunk a folder into its cache, reporting
     (files done, files in all) now and then, ``None`` when done."""
-    detach()  # it ends with the server, and keeps off its stdout
-    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
-        os.nice(NICENESS)  # the editor's server comes first
+    detach()  # it ends with the server, keeps off its stdout and gives way to it
     store = ChunkStore(cache_dir)
     folder = store.add_folder(root, rules=rules)
     last = 0.0

@@ -89,18 +89,10 @@ class Citation(NamedTuple):
 
 def scan_text(folder: Folder, rel_path: str, text: str, language: str) -> list[Citation]:
     """The citations written in a text."""
-    refs = find_chunk_refs_in(text, language)
-    if not refs:
-        return []
     citations: list[Citation] = []
-    line = 0
-    line_start = 0
-    cursor = 0
-    for ref in refs:
-        while True:
-            newline = _next_break(text, cursor, ref.start)
-            if newline < 0:
-                break
+    line = line_start = cursor = 0
+    for ref in find_chunk_refs_in(text, language):
+        while (newline := _next_break(text, cursor, ref.start)) >= 0:
             line += 1
             cursor = line_start = newline
         prefix = text[line_start : ref.end]
@@ -296,10 +288,6 @@ class CitationIndex:
             key=lambda c: (c.folder.position, c.rel_path, c.line, c.column),
         )
 
-    def count(self, chunk_id: str) -> int:
-        """How many citations may mean this chunk ID."""
-        return len(self.by_target.get(chunk_id, ()))
-
 
 class Problem(NamedTuple):
     """A citation that does not resolve."""
@@ -324,18 +312,20 @@ def check_text(
     history: ChunkHistory | None = None,
     refs: Sequence[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
-    suggest_for: int = SUGGEST_FOR,
+    suggest_for: int | None = None,
 ) -> list[Problem]:
     """The references in a text that resolve to no chunk, with replacements.
 
     A file the folder's ``check-exclude`` globs match has none, and neither has
     a line an inline ``chunkls: ignore`` marker leaves out. ``suggested`` (unknown
     ID -> its suggestions) is shared by the calls that check one text in parts;
-    the first ``suggest_for`` distinct unknown IDs in it get suggestions."""
+    the first ``suggest_for`` (``SUGGEST_FOR``) distinct unknown IDs in it get
+    suggestions."""
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
     suggested = {} if suggested is None else suggested
+    suggest_for = SUGGEST_FOR if suggest_for is None else suggest_for
     if refs is None:
         refs = find_chunk_refs_in(text, language)
     for ref in unignored(text, language, refs):

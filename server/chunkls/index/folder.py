@@ -1,12 +1,10 @@
 """Session folders and where their chunks are: the data the index is made of.
 
 A ``Folder`` is one corpus root with its rules and its chunk maps (by file, by
-ID, by source path), which ``chunkls.index.store`` keeps up to date; paths
-inside it are root-relative POSIX paths. Its maps are in memory once it is
-loaded; until then it may be read in place from its cache (``in_place``): the
-store reads either through the same accessors (``stored``, ``holding``,
-``sources``, ``paths``), so a question is asked the same way of both.
-``IndexedChunk`` is what a lookup answers.
+ID, by source path; paths are root-relative POSIX paths), in memory once it is
+loaded, until then maybe read in place from its cache (``in_place``): the store
+reads either through the same accessors (``stored``, ``holding``, ``sources``,
+``paths``). ``IndexedChunk`` is what a lookup answers.
 """
 
 from __future__ import annotations
@@ -46,10 +44,9 @@ class Folder:
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
     by_id: IdMap = field(default_factory=IdMap)
-    """``hash(chunk ID)`` -> the root-relative paths of the files with chunks
-    of that ID (``chunkls.index.id_map``). A file may have several (the
-    tutorial's IDs of ``@overload`` stubs repeat): its stubs tell where, and a
-    lookup checks them, so IDs that share a hash never mix."""
+    """Chunk ID -> the root-relative paths of the files with chunks of that ID
+    (``chunkls.index.id_map``); a lookup checks their stubs (a file may repeat
+    an ID: ``@overload`` stubs)."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
     """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None

@@ -1,19 +1,15 @@
 """Which files of a folder have chunks of an ID, in 16 bytes an ID.
 
-A dict from the stdlib's 96,756 chunk IDs to their files held 20 MB (the IDs),
-and 8 MB keyed by the IDs' hashes (a Python int and a dict slot each). Here each
-ID is two numbers, its ``hash`` (64 bits, SipHash) and its CRC-32, kept with its
+Each ID is two numbers, its ``hash`` (64 bits) and its CRC-32, kept with its
 file's number in numpy arrays sorted by hash (a lookup is a binary search);
-what was added since they were last sorted is in plain arrays beside them,
-sorted in when they grow (``TAIL``); once looked up, they are also indexed by
-hash (a save adds one file's IDs and then looks up hundreds: the diagnostics of
-every note that cites chunks). A file's chunks
+what was added since the last sort is in plain arrays beside them, sorted in
+when they grow (``TAIL``) and indexed by hash once looked up. A file's chunks
 are added and removed together: removing a file forgets its number, and its
 entries are dropped at the next sort.
 
-Two different IDs of a workspace sharing both numbers (96 bits) is not to be
-expected in the life of the universe; a lookup that reads a chunk checks its
-file's stubs all the same (``ChunkStore._holding``).
+Two IDs of a workspace sharing both numbers (96 bits) is not to be expected; a
+lookup that reads a chunk checks its file's stubs all the same
+(``ChunkStore._holding``).
 """
 
 from __future__ import annotations
@@ -28,8 +24,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# numpy is imported when there is something to look up or sort: a folder made
-# to answer from the cache in place (``chunkls.storage.in_place``) never has any
+# numpy is imported when there is something to look up or sort: a folder read in
+# place never has any
 
 TAIL = 1 << 14
 """Entries added since the last sort at most (then they are sorted in)."""
@@ -41,12 +37,11 @@ class IdMap:
     """``hash(chunk ID)`` -> the root-relative paths of the files with chunks of it."""
 
     def __init__(self) -> None:
-        self._hashes: npt.NDArray[np.int64] | None = None
-        """The sorted entries' hashes (``None``: none yet)."""
-        self._checks: npt.NDArray[np.uint32] | None = None
-        """The CRC-32 of each sorted entry's ID."""
-        self._numbers: npt.NDArray[np.int32] | None = None
-        """The file number of each sorted entry."""
+        self._sorted: (
+            tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int32]] | None
+        ) = None
+        """The sorted entries: their hashes, their IDs' CRC-32s and their files'
+        numbers (``None``: none yet)."""
         self._tail_hashes = array("q")
         """Entries added since the last sort: hashes, ..."""
         self._tail_checks = array("I")
@@ -70,8 +65,8 @@ class IdMap:
         """Held while the tail is indexed or replaced."""
         self._sorted_found: dict[str, list[int]] = {}
         """ID -> the file numbers the sorted arrays hold for it, for the IDs looked
-        up since they were last sorted (a save's diagnostics look the same cited IDs
-        up again; a binary search in numpy is some 20 µs a call). Bounded."""
+        up since they were last sorted (a save's diagnostics look the same cited
+        IDs up again). Bounded."""
 
     def __len__(self) -> int:
         """How many files."""
@@ -106,8 +101,8 @@ class IdMap:
         key, check = hash(chunk_id), _check(chunk_id)
         numbers: list[int] = []
         with self._lock:  # another thread may add or sort meanwhile
-            hashes, checks, sorted_numbers = self._hashes, self._checks, self._numbers
-            if hashes is not None and checks is not None and sorted_numbers is not None:
+            if self._sorted is not None:
+                hashes, checks, sorted_numbers = self._sorted
                 remembered = self._sorted_found
                 known = remembered.get(chunk_id)
                 if known is None:
@@ -129,54 +124,45 @@ class IdMap:
             self._tail_indexed = max(self._tail_indexed, end)
             numbers += [tail_numbers[i] for i in at.get(key, ()) if tail_checks[i] == check]
             paths = self._paths  # numbered as the arrays are
-        found = []
-        for number in sorted(set(numbers)):
-            path = paths[number]
-            if path is not None:
-                found.append(path)
-        return found
+        return [path for number in sorted(set(numbers)) if (path := paths[number]) is not None]
 
     def sort(self) -> None:
         """Sort the entries added since in (and drop those of removed files)."""
         with self._lock:  # a lookup in another thread sees the map before or after
-            self._sort()
+            if not self._tail_hashes and not self._dropped:
+                return
+            import numpy as np
 
-    def _sort(self) -> None:
-        if not self._tail_hashes and not self._dropped:
-            return
-        import numpy as np
-
-        hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
-        checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
-        numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
-        if self._hashes is not None and self._checks is not None and self._numbers is not None:
-            hashes = np.concatenate([self._hashes, hashes])
-            checks = np.concatenate([self._checks, checks])
-            numbers = np.concatenate([self._numbers, numbers])
-        else:  # copies: the tail arrays' buffers are let go of
-            hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
-        self._tail_hashes = array("q")
-        self._tail_checks = array("I")
-        self._tail_numbers = array("i")
-        self._tail_at = {}
-        self._tail_indexed = 0
-        if self._dropped or len(self._paths) > 2 * len(self._number_of):
-            live = np.array([path is not None for path in self._paths], dtype=bool)
-            keep = live[numbers]
-            hashes, checks, numbers = hashes[keep], checks[keep], numbers[keep]
-            renumber = np.cumsum(live, dtype=np.int32) - 1
-            numbers = renumber[numbers]
-            kept = [n for n, path in enumerate(self._paths) if path is not None]
-            self._paths = [self._paths[n] for n in kept]
-            self._counts = [self._counts[n] for n in kept]
-            self._number_of = {path: n for n, path in enumerate(self._paths) if path is not None}
-            self._dropped = 0
-        order = np.argsort(hashes, kind="stable")
-        hashes, checks, numbers = hashes[order], checks[order], numbers[order]
-        self._sorted_found = {}
-        self._hashes = np.ascontiguousarray(hashes)
-        self._checks = np.ascontiguousarray(checks)
-        self._numbers = np.ascontiguousarray(numbers)
+            hashes = np.frombuffer(self._tail_hashes, dtype=np.int64)
+            checks = np.frombuffer(self._tail_checks, dtype=np.uint32)
+            numbers = np.frombuffer(self._tail_numbers, dtype=np.int32)
+            if self._sorted is not None:
+                hashes = np.concatenate([self._sorted[0], hashes])
+                checks = np.concatenate([self._sorted[1], checks])
+                numbers = np.concatenate([self._sorted[2], numbers])
+            else:  # copies: the tail arrays' buffers are let go of
+                hashes, checks, numbers = hashes.copy(), checks.copy(), numbers.copy()
+            self._tail_hashes = array("q")
+            self._tail_checks = array("I")
+            self._tail_numbers = array("i")
+            self._tail_at = {}
+            self._tail_indexed = 0
+            if self._dropped or len(self._paths) > 2 * len(self._number_of):
+                live = np.array([path is not None for path in self._paths], dtype=bool)
+                keep = live[numbers]
+                hashes, checks, numbers = hashes[keep], checks[keep], numbers[keep]
+                renumber = np.cumsum(live, dtype=np.int32) - 1
+                numbers = renumber[numbers]
+                kept = [n for n, path in enumerate(self._paths) if path is not None]
+                self._paths = [self._paths[n] for n in kept]
+                self._counts = [self._counts[n] for n in kept]
+                self._number_of = {
+                    path: n for n, path in enumerate(self._paths) if path is not None
+                }
+                self._dropped = 0
+            order = np.argsort(hashes, kind="stable")
+            self._sorted_found = {}
+            self._sorted = (hashes[order], checks[order], numbers[order])  # (new, contiguous)
 
 
 def _check(chunk_id: str) -> int:

@@ -1,17 +1,11 @@
 """The query API: every question a front door (the language server, the MCP
 server, the CLI) asks of the index, and nothing that changes it.
 
-``Queries`` is a Protocol with one implementation, the chunk store
-(``chunkls.index.store.ChunkStore``), whether its folders are loaded or read in
-place from their cache (``chunkls.storage.in_place``). A front door translates its
-protocol into these calls and their answers back; a question only reads: it
-never opens a source file, chunks, or writes the cache. Bringing the index up
-to date with the disk is the session's one write step
-(``chunkls.index.session.Session.catch_up``), taken before a question is asked.
-
-When an answer turns out incomplete (a file's chunk texts gone from the cache,
-the cache read in place not holding what it should), ``incomplete`` says so: the
-caller's write step reads those files again, and the question is asked once more.
+``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``, whether
+its folders are loaded or read in place from their cache. A question only
+reads: it never opens a source file, chunks, or writes the cache; the session's
+write step (``chunkls.index.session.Session.catch_up``) comes before it, and
+again when ``incomplete`` says an answer missed something.
 """
 
 from __future__ import annotations
@@ -80,9 +74,6 @@ class Queries(Protocol):
 
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
         """One file's chunks, in order (its outline; empty when it has none)."""
-
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
-        """The chunk of a file at a 1-based line."""
 
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None

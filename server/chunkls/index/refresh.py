@@ -32,22 +32,19 @@ def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list
             walk = walk_corpus(folder.root, folder.rules, under=rel_path)
             found = {file.rel_path for file in walk.files}
             for file in walk.files:
-                index_one(store, folder, file)
+                apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
             for skipped in walk.skipped:
                 store.skip_file(folder, skipped.rel_path, skipped.reason)
             for gone in below:
                 if gone not in found and gone not in folder.skipped:
                     store.forget_file(folder, gone)
             changed += sorted(found | set(below) | {s.rel_path for s in walk.skipped})
-            # the folder itself, when it replaced a corpus file of its name ("m.py/")
-            changed += _refresh_file(store, folder, rel_path)
         elif below:  # a folder that was deleted or replaced by a file
             for gone in below:
                 store.forget_file(folder, gone)
             changed += below
-            changed += _refresh_file(store, folder, rel_path)
-        else:
-            changed += _refresh_file(store, folder, rel_path)
+        # the path itself (also a folder's, when it replaced a corpus file: "m.py/")
+        changed += _refresh_file(store, folder, rel_path)
     if folder.touched is not None:  # an indexing pass is running: leave these be
         folder.touched.update(rel_paths, changed)
     if folder.cache is not None:
@@ -67,13 +64,9 @@ def _refresh_file(store: ChunkStore, folder: Folder, rel_path: str) -> list[str]
         is_symlink = path.is_symlink()
     except OSError:
         is_symlink = False
-    index_one(store, folder, CorpusFile(rel_path, os.fspath(path), is_symlink))
-    return [rel_path]
-
-
-def index_one(store: ChunkStore, folder: Folder, file: CorpusFile) -> None:
-    """Chunk one corpus file from disk into the index, or record why not."""
+    file = CorpusFile(rel_path, os.fspath(path), is_symlink)
     apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
+    return [rel_path]
 
 
 def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:

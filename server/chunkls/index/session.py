@@ -4,30 +4,19 @@ the one path that writes.
 
 A front door asks its questions of ``queries`` (``chunkls.index.queries``),
 which only read. Everything that changes the index is a method here, taken as
-one explicit step before a question is answered, never inside one:
-
-- ``catch_up``: the folders not indexed yet answered from their cache read in
-  place when it is current (``read_in_place``) or indexed; what changed on disk
-  since (``note_changed``: a save, a file watcher) re-read; the files whose
-  chunk texts a question found gone from the cache read again; a folder whose
-  cache read in place turned out stale loaded;
-- ``index_folder``/``iter_index_folder``: a whole folder, from disk and its cache
-  (``chunkls.index.bulk``);
-- ``refresh``: some paths re-read (``chunkls.index.refresh``), the texts of the
-  chunks that left kept for suggestions, the citations they hold scanned again;
-- ``reload_rules``: a folder's ``[tool.chunkls]`` read again, and the folder
-  re-indexed when its rules changed.
-
-``ask`` is the pattern every front door follows: the write step, the question,
-and once more both when the answer turned out incomplete.
+one explicit step before a question is answered, never inside one: chiefly
+``catch_up``, which brings the index up to date with the disk (folders read in
+place or indexed, changed paths re-read, lost texts recovered, a stale cache
+read in place loaded). ``ask`` is the pattern every front door follows: the
+write step, the question, and both again when the answer turned out incomplete.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,11 +26,11 @@ from chunkls.index.queries import Queries
 from chunkls.index.store import ChunkStore
 
 if TYPE_CHECKING:
+    from chunkls.chunking.models import LocatedChunk
     from chunkls.index.bulk import BulkIndexer, Progress
 
-# the indexing side (bulk indexing and its workers, re-reading files: numpy,
-# multiprocessing) is imported when something is to be indexed: a process that
-# answers from a folder's cache read in place never loads it
+# the indexing side (numpy, multiprocessing) is imported when something is to be
+# indexed: a process that answers from a folder's cache read in place never loads it
 
 logger = logging.getLogger("chunkls")
 
@@ -68,7 +57,6 @@ class Session:
     ) -> None:
         self.store = ChunkStore(cache_dir)
         """The chunks; what ``queries`` reads."""
-        self._bulk: BulkIndexer | None = None
         self._indexing = (workers, elsewhere_from, long_lived)
         self.read_in_place = read_in_place and cache_dir is not None
         """Whether a folder not indexed yet is answered from its cache read in
@@ -93,14 +81,12 @@ class Session:
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
 
-    @property
+    @cached_property
     def bulk(self) -> BulkIndexer:
         """Indexes whole folders (workers, a separate process, the cache)."""
-        if self._bulk is None:
-            from chunkls.index.bulk import BulkIndexer
+        from chunkls.index.bulk import BulkIndexer
 
-            self._bulk = BulkIndexer(self.store, *self._indexing)
-        return self._bulk
+        return BulkIndexer(self.store, *self._indexing)
 
     @property
     def queries(self) -> Queries:
@@ -146,8 +132,11 @@ class Session:
             return bool(self._changed)
 
     def catch_up(self, progress: Progress | None = None) -> list[tuple[Folder, str]]:
-        """Bring the index up to date with the disk (see the module's docstring);
-        returns the (folder, path) whose chunks changed."""
+        """Bring the index up to date with the disk: the folders not indexed yet
+        read in place (when current) or indexed; what changed on disk since
+        (``note_changed``) re-read; the files whose chunk texts a question found
+        gone read again; a folder whose cache read in place turned out stale
+        loaded. Returns the (folder, path) whose chunks changed."""
         store = self.store
         self.read_in_place_if_current()
         for folder in list(self.waiting):
@@ -193,13 +182,11 @@ class Session:
         """The write step, then the question; both again while the answer turns
         out incomplete (``ASK_ROUNDS`` at most: a stale cache read in place is
         loaded, then the texts the loaded cache lacks are read again)."""
-        self.catch_up(progress)
-        answer = question(self.queries)
-        for _ in range(ASK_ROUNDS - 1):
-            if not self.queries.incomplete:
-                break
+        for _ in range(ASK_ROUNDS):
             self.catch_up(progress)
             answer = question(self.queries)
+            if not self.queries.incomplete:
+                break
         return answer
 
     def read_in_place_if_current(self) -> None:
@@ -227,13 +214,11 @@ class Session:
             self.waiting.remove(folder)
         return True
 
-    def index_folder(self, folder: Folder, progress: Progress | None = None) -> float:
-        """Index a whole folder from disk (and its cache); returns seconds."""
-        started = time.perf_counter()
+    def index_folder(self, folder: Folder, progress: Progress | None = None) -> None:
+        """Index a whole folder from disk (and its cache)."""
         for done, total in self.iter_index_folder(folder):
             if progress is not None:
                 progress(done, total)
-        return time.perf_counter() - started
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all),
@@ -256,22 +241,19 @@ class Session:
         deleted): their chunks, the texts of those that left (kept for
         suggestions), and the citations they hold; returns the paths whose
         entry changed."""
-        store = self.store
-        rel_paths = list(rel_paths)
-        before = {
-            chunk.chunk_id: chunk.text
-            for rel_path in rel_paths
-            for chunk in store.file_chunks(folder, rel_path)
-        }
         from chunkls.index.refresh import refresh
 
+        store = self.store
+        rel_paths = list(rel_paths)
+
+        def chunks() -> Iterator[LocatedChunk]:
+            for rel_path in rel_paths:
+                yield from store.file_chunks(folder, rel_path)
+
+        before = {chunk.chunk_id: chunk.text for chunk in chunks()}
         changed = refresh(store, folder, rel_paths)
         # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = {
-            chunk.chunk_id
-            for rel_path in rel_paths
-            for chunk in store.file_chunks(folder, rel_path)
-        }
+        kept = {chunk.chunk_id for chunk in chunks()}
         store.history.forget_ids(
             {cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)}
         )
@@ -298,8 +280,8 @@ class Session:
 
     def close(self) -> None:
         """Stop any separate indexing process; save and close every folder's cache."""
-        if self._bulk is not None:
-            self._bulk.stop()
+        if "bulk" in self.__dict__:
+            self.bulk.stop()
         self.store.close()
 
 

@@ -3,28 +3,25 @@ search postings over them, and the query API's one implementation
 (``chunkls.index.queries.Queries``).
 
 One path changes a file's chunks: ``set_file`` (with ``link`` under it, which
-bulk indexing also uses for files it reuses from the cache), so the chunk
-maps, the search postings and the cache rows never disagree. Only the
-workspace's write step calls it (``chunkls.index.session``).
+bulk indexing also uses for cached files), so the chunk maps, the search
+postings and the cache rows never disagree; only the session's write step
+calls it.
 
-A question only reads. A folder is loaded (its maps and postings in memory)
-or read in place from its cache (``Folder.in_place``); the questions read both
-through the folder's accessors and the one scorer (``chunkls.search.scorer``).
-A file's texts come from memory or from its row in the folder's cache
-(``chunkls.storage.packed`` packs them); a file whose texts are in neither (the
-cache cleared, or rewritten by another process) answers no chunks, is recorded
-in ``texts_missing`` and ``on_texts_missing`` is told. Reading such files again
-is the session's write step, as is loading a folder whose cache read in place
-turned out stale (``incomplete`` tells the caller to take it).
+A question only reads, the same way of a loaded folder and of one read in place
+(``Folder``'s accessors). A file whose texts are neither in memory nor in the
+cache answers no chunks, joins ``texts_missing`` and ``on_texts_missing`` is
+told; reading it again is the write step's job, as is loading a folder whose
+cache read in place turned out stale (``incomplete``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
@@ -45,25 +42,14 @@ if TYPE_CHECKING:
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.storage.in_place import InPlace, SavedPostings
 
-# numpy comes with the in-memory postings (``search_index``), made when a folder
-# is loaded, and the ID grammar with the citation questions: a store that reads
-# its folder in place for a search imports neither
+# numpy (the in-memory postings) and the ID grammar (citations) are imported on
+# first use: a store that reads its folder in place for a search imports neither
 
 logger = logging.getLogger("chunkls")
 
 DECODED_FILES = 1024
 """Files whose stubs stay decoded (a search ranks a hundred chunks by theirs;
 a few MB)."""
-
-
-class SourceWatcher(Protocol):
-    """Told when a source path gains its first file or loses its last one."""
-
-    def source_added(self, path: str) -> None:
-        """A source path appeared (in some folder)."""
-
-    def source_dropped(self, path: str) -> None:
-        """A source path left a folder."""
 
 
 class ChunkStore:
@@ -74,7 +60,6 @@ class ChunkStore:
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
         """Session folders in order."""
-        self._search_index: BM25Index[int] | None = None
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
@@ -86,53 +71,43 @@ class ChunkStore:
         neither in memory nor in the cache (until they are linked again)."""
         self.on_texts_missing: Callable[[Folder, str], None] | None = None
         """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
-        self.source_watcher: SourceWatcher | None = None
-        """Told as source paths come and go (the ID suggestions' path index)."""
+        self.source_watcher: Suggestions | None = None
+        """Told when a source path gains its first file or loses its last one
+        (the ID suggestions' path index)."""
         self._unpacked = Unpacked()
         """The files unpacked last, with the stored entry they came from."""
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
         """The stubs decoded last (a few), by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
-        self._history: ChunkHistory | None = None
-        self._citations: CitationIndex | None = None
-        self._suggestions: Suggestions | None = None
 
-    @property
+    @cached_property
     def history(self) -> ChunkHistory:
         """Texts of chunks that left the index (to suggest what a renamed one became)."""
-        if self._history is None:
-            from chunkls.index.citations import ChunkHistory
+        from chunkls.index.citations import ChunkHistory
 
-            self._history = ChunkHistory()
-        return self._history
+        return ChunkHistory()
 
-    @property
+    @cached_property
     def citations(self) -> CitationIndex:
         """The chunk IDs cited in the workspace's documents (those scanned)."""
-        if self._citations is None:
-            from chunkls.index.citations import CitationIndex
+        from chunkls.index.citations import CitationIndex
 
-            self._citations = CitationIndex()
-        return self._citations
+        return CitationIndex()
 
-    @property
+    @cached_property
     def suggestions(self) -> Suggestions:
         """The IDs closest to one that does not resolve."""
-        if self._suggestions is None:
-            from chunkls.index.suggest import Suggestions
+        from chunkls.index.suggest import Suggestions
 
-            self._suggestions = Suggestions(self)
-        return self._suggestions
+        return Suggestions(self)
 
-    @property
+    @cached_property
     def search_index(self) -> BM25Index[int]:
         """The in-memory BM25 postings over every loaded chunk's ID and text."""
-        if self._search_index is None:
-            from chunkls.search.inverted import BM25Index
+        from chunkls.search.inverted import BM25Index
 
-            self._search_index = BM25Index()
-        return self._search_index
+        return BM25Index()
 
     @property
     def postings(self) -> BM25Index[int] | SavedPostings:
@@ -254,8 +229,7 @@ class ChunkStore:
         if old is not None:
             by_id.remove(rel_path)
             source = old.stubs[0][1] if old.chunk_count else None
-            sources = folder.by_source.get(source) if source is not None else None
-            if source is not None and sources is not None and rel_path in sources:
+            if source is not None and rel_path in (sources := folder.by_source.get(source, [])):
                 sources.remove(rel_path)
                 if not sources:
                     del folder.by_source[source]
@@ -364,7 +338,7 @@ class ChunkStore:
                 self._texts_missing(folder, stored.rel_path)
                 return ()
         try:  # the stubs as kept (a search has just read its candidates')
-            chunks = unpack_stubs(self._stubs(stored), blob)
+            chunks = unpack_stubs(self._stubs(stored.packed), blob)
         except ValueError as error:
             # a damaged blob (from a damaged cache): only the file can tell them again
             if key not in self.texts_missing:
@@ -374,12 +348,9 @@ class ChunkStore:
         self._unpacked.put(key, stored, chunks)
         return chunks
 
-    def _stubs(self, stored: StoredFile) -> tuple[Stub, ...]:
-        """A file's stubs, decoded (the last few are kept: the IDs a document
-        cites are mostly in a few files)."""
-        return self._stubs_of(stored.packed)
-
-    def _stubs_of(self, packed: bytes) -> tuple[Stub, ...]:
+    def _stubs(self, packed: bytes) -> tuple[Stub, ...]:
+        """A file's stubs (its ``packed`` blob), decoded (the last few are kept:
+        the IDs a document cites are mostly in a few files)."""
         stubs = self._decoded.get(packed)
         if stubs is None:
             stubs = decode_stubs(packed)
@@ -441,10 +412,10 @@ class ChunkStore:
         for folder in sorted(self.folders, key=lambda f: f.position):
             if folder.in_place is not None:
                 for _, packed in folder.in_place.all_stubs():
-                    yield from map(_chunk_id_of, self._stubs_of(packed))
+                    yield from map(_chunk_id_of, self._stubs(packed))
                 continue
             for rel_path in folder.paths():
-                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path]))
+                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path].packed))
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
@@ -458,12 +429,6 @@ class ChunkStore:
                 return reason
         return None
 
-    def ids(self, folder: Folder) -> set[str]:
-        """Every chunk ID of a folder."""
-        return {
-            stub[0] for rel_path in folder.paths() for stub in self._stubs(folder.files[rel_path])
-        }
-
     def has_id(self, chunk_id: str) -> bool:
         for folder in self.folders:
             if folder.in_place is not None:
@@ -474,8 +439,7 @@ class ChunkStore:
         return False
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
-        holding = self._holding(prefer, chunk_id) if prefer is not None else None
-        if prefer is not None and holding:
+        if prefer is not None and (holding := self._holding(prefer, chunk_id)):
             return self._entries(prefer, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
@@ -485,7 +449,7 @@ class ChunkStore:
         for rel_path in folder.holding(chunk_id):
             stored = self._stored(folder, rel_path)
             if stored is not None:
-                positions = positions_of(self._stubs(stored), chunk_id)  # not another ID's
+                positions = positions_of(self._stubs(stored.packed), chunk_id)  # not another ID's
                 if positions:
                     found.append((stored, positions))
         return found
@@ -530,9 +494,6 @@ class ChunkStore:
             self._texts_missing(folder, rel_path)
         return stored
 
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
-        return chunk_at_line(self.file_chunks(folder, rel_path), line)
-
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
     ) -> list[LocatedChunk]:
@@ -565,7 +526,7 @@ class ChunkStore:
 
         def describe(doc: int) -> Stub | None:  # ranking reads no text
             found = stored_at(doc)
-            stubs = self._stubs(found[1]) if found else ()
+            stubs = self._stubs(found[1].packed) if found else ()
             return stubs[found[2]] if found and found[2] < len(stubs) else None
 
         hits = []
@@ -594,18 +555,10 @@ class ChunkStore:
         suggested: dict[str, list[str]] | None = None,
         suggest_for: int | None = None,
     ) -> list[Problem]:
-        from chunkls.index.citations import SUGGEST_FOR, check_text
+        from chunkls.index.citations import check_text
 
         return check_text(
-            self,
-            text,
-            language,
-            folder,
-            rel_path,
-            self.history,
-            refs,
-            suggested,
-            SUGGEST_FOR if suggest_for is None else suggest_for,
+            self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
         )
 
     def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
@@ -614,15 +567,7 @@ class ChunkStore:
         return fix_candidates(self, chunk_id, self.history, limit)
 
     def citing(self, chunk_id: str) -> list[Citation]:
-        return self.citations.citing(chunk_id) if self._citations is not None else []
-
-
-def chunk_at_line(chunks: Iterable[LocatedChunk], line: int) -> LocatedChunk | None:
-    """The chunk spanning a 1-based line, if one does."""
-    for chunk in chunks:
-        if chunk.start_line <= line <= chunk.end_line:
-            return chunk
-    return None
+        return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

@@ -3,7 +3,7 @@
 An unknown ID of a known path is compared with that path's IDs; an unknown
 path first finds the source paths nearest to it (trigrams pick a pool,
 ``difflib`` ranks it), then their IDs. The trigram index of source paths
-follows the store as paths come and go (``SourceWatcher``).
+follows the store as paths come and go (``ChunkStore.source_watcher``).
 """
 
 from __future__ import annotations
@@ -59,44 +59,33 @@ class Suggestions:
         return list(known)
 
     def _suggest(self, chunk_id: str, limit: int) -> list[str]:
-        folders = self.store.folders
+        """The IDs closest to an unknown one, best first: those of its path when
+        the path has chunks, else those of the nearest source paths."""
+        path, _, identity = chunk_id.partition("#")
+        identity = identity[:SUGGEST_CHARS]
+        own = self._ids_of(path)
+        if own is not None:
+            candidates = sorted(set(own))
+            return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
+        near = difflib.get_close_matches(path, self._near_paths(path), n=3, cutoff=0.6)
+        candidates = sorted({chunk_id for each in near for chunk_id in self._ids_of(each) or ()})
+        return _closest(f"{path}#{identity}"[:SUGGEST_CHARS], candidates, limit)
 
-        def ids_of(path: str) -> list[str] | None:
-            found = [
-                stored.chunk_ids()
-                for folder in folders
-                for rel_path in folder.sources(path)
-                if (stored := folder.stored(rel_path)) is not None
-            ]
-            return [chunk_id for ids in found for chunk_id in ids] if found else None
-
-        return suggest_ids(chunk_id, limit, ids_of, self._near_paths)
+    def _ids_of(self, path: str) -> list[str] | None:
+        """The IDs of a source path (``None``: no such path)."""
+        found = [
+            stored.chunk_ids()
+            for folder in self.store.folders
+            for rel_path in folder.sources(path)
+            if (stored := folder.stored(rel_path)) is not None
+        ]
+        return [chunk_id for ids in found for chunk_id in ids] if found else None
 
     def _near_paths(self, path: str) -> list[str]:
         """The source paths sharing the most trigrams with ``path`` (a few)."""
         if not self._paths.built:
             self._paths.build(self.store.source_paths())
         return self._paths.near(path[:SUGGEST_CHARS])
-
-
-def suggest_ids(
-    chunk_id: str,
-    limit: int,
-    ids_of: Callable[[str], list[str] | None],
-    near_paths: Callable[[str], list[str]],
-) -> list[str]:
-    """The IDs closest to an unknown one, best first: ``ids_of`` gives the IDs
-    of a source path (``None``: no such path), ``near_paths`` the source paths
-    that share the most trigrams with a path (``PathGrams.near``)."""
-    path, _, identity = chunk_id.partition("#")
-    identity = identity[:SUGGEST_CHARS]
-    own = ids_of(path)
-    if own is not None:
-        candidates = sorted(set(own))
-        return _closest(identity, candidates, limit, key=lambda cid: cid.partition("#")[2])
-    near = difflib.get_close_matches(path, near_paths(path), n=3, cutoff=0.6)
-    candidates = sorted({chunk_id for each in near for chunk_id in ids_of(each) or ()})
-    return _closest(f"{path}#{identity}"[:SUGGEST_CHARS], candidates, limit)
 
 
 class PathGrams:

@@ -1,6 +1,5 @@
 """The files whose chunks were unpacked last, kept so that a run of reads of the
-same files (hovers, a search as one types, an agent's related questions)
-decompresses each once."""
+same files (hovers, a search as one types) decompresses each once."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ if TYPE_CHECKING:
     from chunkls.storage.packed import StoredFile
 
 UNPACKED_FILES = 512
-"""Files whose chunks stay unpacked after a read, at most (hovers come in runs,
-and searches as one types or an agent's related questions meet the same files)."""
+"""Files whose chunks stay unpacked after a read, at most."""
 UNPACKED_CHARS = 8_000_000
 """The chunk texts those files may hold in all (characters: about as many bytes
 for code); the least recently read go first."""

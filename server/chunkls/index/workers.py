@@ -2,17 +2,12 @@
 
 ``chunk_one`` is the whole per-file job (read, chunk, count terms, hash): the
 serial path and the workers run exactly that function, so their results are
-equal (workers let CPython vouch that a Python file parses, its cached bytecode
-or else its symbol table, which spares all or a part of ``ast.parse``'s time and
-gives the same chunks: see ``chunking/bytecode.py`` and ``chunking/symbols.py``).
-``chunk_many`` hands files to a pool, largest first and in batches, and yields
-each file's result as soon as its batch is done (in no particular order), so
-the caller can stream them into the index and report progress.
+equal. ``chunk_many`` hands files to a pool, largest first and in batches, and
+yields each file's result as soon as its batch is done (in no particular order).
 
 A worker that dies (the OOM killer, ``kill -9``) breaks the pool: the batches
-without a result are then chunked in this process, so every file still gets
-exactly one result. A batch that fails in a worker for any other reason is
-chunked again in this process too.
+without a result are then chunked in this process, as is a batch that fails in
+a worker for any other reason, so every file gets exactly one result.
 """
 
 from __future__ import annotations
@@ -91,17 +86,10 @@ def chunk_one(
     except FileSkipped as error:
         try:
             info = os.stat(file.path)
+            stat: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
         except OSError:
-            return Chunked(file.rel_path, None, None, error.reason, None, None, file.is_symlink)
-        return Chunked(
-            file.rel_path,
-            None,
-            None,
-            error.reason,
-            None,
-            (info.st_mtime_ns, info.st_size),
-            file.is_symlink,
-        )
+            stat = None
+        return Chunked(file.rel_path, None, None, error.reason, None, stat, file.is_symlink)
     except Exception as error:
         logger.warning("chunking %s failed unexpectedly", file.rel_path, exc_info=True)
         lines = str(error).splitlines()
@@ -139,8 +127,8 @@ _job: tuple[Path, CorpusRules, _Marks] | None = None
 def detach() -> None:
     """In a helper process: end with the process that started it (Linux: the
     kernel kills it when its parent dies, instead of leaving it blocked on a
-    pipe nobody reads) and never write to the stdout it inherited (a server's
-    protocol channel, which it would also keep open)."""
+    pipe nobody reads), never write to the stdout it inherited (a server's
+    protocol channel, which it would also keep open), and run ``NICENESS`` lower."""
     parent = os.getppid()
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -152,6 +140,8 @@ def detach() -> None:
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # it died before that took effect
             os._exit(1)
+    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
+        os.nice(NICENESS)
 
 
 PR_SET_PDEATHSIG = 1
@@ -166,8 +156,6 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     # collector would spend most of the run walking it for nothing.
     gc.disable()
     gc.freeze()
-    with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
-        os.nice(NICENESS)
 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:

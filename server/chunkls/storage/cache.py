@@ -1,16 +1,14 @@
 """The persistent index: one SQLite file per workspace folder, in the user's cache.
 
-A row per corpus file holds its chunks (with ranges, as ``chunkls.storage.packed``
-keeps them: stubs plus a compressed blob of texts), the (mtime_ns, size) and
-content hash they were read with, or why it was skipped. A snapshot of the
-folder's search postings (in a file beside the database that a load maps:
-``chunkls.storage.snapshot``) lets a warm start skip tokenizing; it records
-the row generation of each file it covers, so a file whose row changed after it
-was taken is re-added from its row instead.
+A row per corpus file holds its chunks (``chunkls.storage.packed``'s blobs), the
+(mtime_ns, size) and content hash they were read with, or why it was skipped.
+The folder's search postings are saved in a file beside the database
+(``chunkls.storage.snapshot``) with the row generation of each file they cover:
+a file whose row changed since is re-added from its row.
 
-The cache is never trusted blindly: a different chunkls version, tokenizer,
-schema or folder empties it (other corpus settings do not: the rows of files
-they leave out are kept for when they come back); a corrupt, truncated or locked
+The cache is never trusted blindly: another chunkls version, tokenizer, schema
+or folder empties it (other corpus settings do not: the rows of files they
+leave out are kept for when they come back); a corrupt, truncated or locked
 file is logged once and rebuilt (or bypassed), never raised to the caller.
 """
 
@@ -33,10 +31,8 @@ if TYPE_CHECKING:
     from chunkls.search.postings import Snapshot
     from chunkls.storage.listing import Listing
 
-# numpy and the postings are imported by the two methods that read and write the
-# search snapshot (``chunkls.storage.snapshot``): a process that only checks rows
-# (the CLI answering from the cache in place, ``chunkls.storage.in_place``) does not
-# load them.
+# numpy and the postings are imported only to read or write the search snapshot
+# (``chunkls.storage.snapshot``): a process that only checks rows does without
 
 
 def _logger() -> logging.Logger:
@@ -48,10 +44,7 @@ def _logger() -> logging.Logger:
 
 
 SCHEMA = 9
-"""Bump when the tables or blob layouts change (6: a file's chunks in their own
-table, ``contents``, beside a narrow ``files``; 7: the folders of the last whole
-walk, ``listing``; 8: the postings also in a file that a server maps; 9: the
-postings in that file only, the database naming it)."""
+"""Bump when the tables or blob layouts change."""
 TOKENIZER = 1
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
@@ -170,19 +163,13 @@ columns; ``term_buckets`` was schema 6 to 8's)."""
 
 
 class _Put(NamedTuple):
-    """A row to write: the columns of ``files``, then those of ``contents``."""
+    """A row to write."""
 
-    rel_path: str
-    mtime_ns: int
-    size: int
-    digest: bytes | None
-    skipped: str | None
-    stubs: bytes | None
+    files: tuple[str | bytes, int, int, bytes | None, str | bytes | None, int, int, int]
+    """Its columns of ``files``."""
+    contents: tuple[str | bytes, bytes, bytes | None] | None
+    """Its columns of ``contents`` (``None``: a skipped file's row has none)."""
     generation: int
-    checked_ns: int
-    texts: bytes | None
-    chunks: int
-    """How many chunks (the length of the stubs)."""
 
 
 class FolderCache:
@@ -265,12 +252,10 @@ class FolderCache:
                         db.executemany("INSERT INTO meta VALUES (?, ?)", self.meta.items())
                     db.executescript(_TABLES)
                 return db
-            except sqlite3.OperationalError as error:
+            except (sqlite3.Error, OSError) as error:
                 if _locked(error):
                     self._fail("locked by another process", error, rebuild=False)
                     return None
-                self._fail("unreadable", error, rebuild=attempt == 1)
-            except (sqlite3.Error, OSError) as error:
                 self._fail("unreadable", error, rebuild=attempt == 1)
         self._disabled = True
         return None
@@ -291,57 +276,34 @@ class FolderCache:
             if db is None:
                 return _EMPTY
             try:
+                found = db.execute(
+                    "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
+                    " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
+                )
                 rows = {
-                    _from_db(rel_path): Row(
-                        mtime_ns,
-                        size,
-                        digest,
-                        None if skipped is None else _from_db(skipped),
-                        stubs,
-                        generation,
-                        checked_ns,
+                    _from_db(row[0]): Row._make(
+                        (*row[1:4], None if row[4] is None else _from_db(row[4]), *row[5:])
                     )
-                    for (
-                        rel_path,
-                        mtime_ns,
-                        size,
-                        digest,
-                        skipped,
-                        stubs,
-                        generation,
-                        checked_ns,
-                    ) in db.execute(
-                        "SELECT rel_path, mtime_ns, size, digest, skipped, stubs,"
-                        " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
-                    )
+                    for row in found
                 }
-                snapshot, generations = self._load_snapshot(db)
-                return Loaded(rows, snapshot, generations)
-            except sqlite3.OperationalError as error:
+                from chunkls.storage import snapshot as saved_postings
+
+                return Loaded(rows, *saved_postings.load(db, self.path.parent))
+            except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
                 if _locked(error):
                     self._fail("locked by another process", error, rebuild=False)
                     return _EMPTY
                 self._fail("corrupt", error, rebuild=attempt == 1)
-            except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
-                self._fail("corrupt", error, rebuild=attempt == 1)
         return _EMPTY
-
-    def _load_snapshot(self, db: sqlite3.Connection) -> tuple[Snapshot | None, dict[str, int]]:
-        from chunkls.storage import snapshot as saved_postings
-
-        return saved_postings.load(db, self.path.parent)
 
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
         """Whether a file still matches its row by stat: True, False, or ``None``
         when only its content hash can tell (same size, and another mtime, or a
-        change to the file since its row was written or confirmed).
-
-        The inode's change time settles what size and mtime cannot: a file
-        rewritten in place with its old mtime put back (``touch -d``, ``cp -p``,
-        ``tar x``, ``rsync -t``), or replaced by another file, has a change time
-        after its row's (no tool can set it back); so has a file whose
-        permissions changed (a skip for an unreadable file is retried)."""
+        change to the file since its row was written or confirmed). The change
+        time settles what size and mtime cannot (no tool sets it back): a file
+        rewritten with its old mtime put back (``cp -p``, ``tar x``), replaced,
+        or whose permissions changed (a skip for an unreadable file is retried)."""
         if size != row.size:
             return False
         if mtime_ns == row.mtime_ns and max(mtime_ns, ctime_ns) < row.checked_ns - RACY_NS:
@@ -360,38 +322,19 @@ class FolderCache:
         """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
         by the next ``flush``. Returns the row's generation."""
         self._generation += 1
-        now = time.time_ns()
+        generation, path, now = self._generation, _to_db(rel_path), time.time_ns()
         if stored is not None:
             self.pending_bytes += len(stored.texts or b"") + 64 * stored.chunk_count
-            self._puts[rel_path] = _Put(
-                rel_path,
-                stored.mtime_ns,
-                stored.size,
-                digest,
-                None,
-                stored.packed,
-                self._generation,
-                now,
-                stored.texts,
-                stored.chunk_count,
-            )
+            columns = (path, stored.mtime_ns, stored.size, digest, None, generation, now)
+            contents = (path, stored.packed, stored.texts)
+            self._puts[rel_path] = _Put((*columns, stored.chunk_count), contents, generation)
         elif skipped is not None:
             reason, mtime_ns, size = skipped
-            self._puts[rel_path] = _Put(
-                rel_path,
-                mtime_ns,
-                size,
-                digest,
-                reason,
-                None,
-                self._generation,
-                now,
-                None,
-                0,
-            )
+            files = (path, mtime_ns, size, digest, _to_db(reason), generation, now, 0)
+            self._puts[rel_path] = _Put(files, None, generation)
         else:
             self._puts[rel_path] = None
-        return self._generation
+        return generation
 
     def touch(self, rel_path: str, row: Row, mtime_ns: int) -> None:
         """A file's mtime changed but its content hash did not."""
@@ -419,22 +362,7 @@ class FolderCache:
         if db is None:
             return {}
         rows = [row for row in puts.values() if row is not None]
-        values = [
-            (
-                _to_db(row.rel_path),
-                row.mtime_ns,
-                row.size,
-                row.digest,
-                None if row.skipped is None else _to_db(row.skipped),
-                row.generation,
-                row.checked_ns,
-                row.chunks,
-            )
-            for row in rows
-        ]
-        contents = [
-            (_to_db(row.rel_path), row.stubs, row.texts) for row in rows if row.stubs is not None
-        ]
+        contents = [row.contents for row in rows if row.contents is not None]
         gone = [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None]
         try:
             with db:
@@ -442,10 +370,11 @@ class FolderCache:
                 db.executemany("DELETE FROM files WHERE rel_path = ?", gone)
                 db.executemany(
                     "DELETE FROM contents WHERE rel_path = ?",
-                    gone + [(_to_db(row.rel_path),) for row in rows if row.stubs is None],
+                    gone + [row.files[:1] for row in rows if row.contents is None],
                 )
                 db.executemany(
-                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [row.files for row in rows],
                 )
                 db.executemany("INSERT OR REPLACE INTO contents VALUES (?, ?, ?)", contents)
                 db.executemany(
@@ -460,14 +389,18 @@ class FolderCache:
         except (sqlite3.Error, OSError) as error:
             self._write_failed(error)
             return {}
-        return {row.rel_path: row.generation for row in rows if row.texts is not None}
+        return {
+            rel_path: row.generation
+            for rel_path, row in puts.items()
+            if row is not None and row.contents is not None and row.contents[2] is not None
+        }
 
     def texts(self, rel_path: str, generation: int) -> bytes | None:
         """The texts blob of a file's row of this generation (``None``: no such
         row any more, or the cache is not open or cannot be read)."""
         pending = self._puts.get(rel_path)
         if pending is not None and pending.generation == generation:
-            return pending.texts
+            return pending.contents[2] if pending.contents is not None else None
         db = self._db or self._read_only()  # (opening it to write may write)
         if db is None:
             return None
@@ -498,7 +431,7 @@ class FolderCache:
 
     def _write_failed(self, error: sqlite3.Error | OSError) -> None:
         """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""
-        if isinstance(error, sqlite3.OperationalError) and _locked(error):
+        if _locked(error):
             self._fail("locked by another process", error, rebuild=False)
         else:
             self._fail("cannot be written", error, rebuild=True)
@@ -530,6 +463,6 @@ class FolderCache:
             self._write_failed(error)
 
 
-def _locked(error: sqlite3.OperationalError) -> bool:
+def _locked(error: BaseException) -> bool:
     text = str(error).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)

@@ -1,28 +1,20 @@
-"""A folder's cache read in place: the storage a short-lived process (the CLI,
-a pre-commit hook, the MCP server while its index loads) answers from when the
+"""A folder's cache read in place: what a short-lived process (the CLI, a
+pre-commit hook, the MCP server while its index loads) answers from when the
 cache holds the folder as it is on disk, without loading it.
 
-``open_current`` checks that it does (the corpus walked, or, while every
-folder's times are those the cache recorded at its last whole walk, the folders
-stat'ed instead: ``chunkls.storage.listing``; every file's size and times
-compared with its row; the search postings saved after the last row changed)
-and gives ``None`` otherwise: the caller then indexes as usual, which brings
-the cache up to date. An ``InPlace`` then reads, inside one read transaction,
-only what each question needs:
+``open_current`` checks that it does (the corpus walked, or its folders stat'ed
+while their times are those of the last whole walk: ``chunkls.storage.listing``;
+every file's size and times compared with its row; the search postings saved
+after the last row changed) and gives ``None`` otherwise: the caller then
+indexes as usual. An ``InPlace`` reads, inside one read transaction, only what
+each question needs: a file's row (``stored``, ``texts``), the files an ID may
+be in (``holding``: a cached file's chunk IDs start with its path), and the
+postings of a query's terms (``SavedPostings``, from ``chunkls.storage.mapped``).
 
-- ``stored``, ``holding``: what the store's folder maps would hold (by path, by
-  chunk ID; a cached file's chunks have its path as their source path: a
-  symlink, whose source path is its target's, is never cached), a file's row
-  read when it is looked at;
-- ``texts``: a file's chunk texts, as ``FolderCache.texts`` gives them;
-- ``postings``: the search postings of a query's terms (from the postings file,
-  ``chunkls.storage.mapped``) for the one BM25 scorer (``chunkls.search.scorer``),
-  as Python ints.
-
-Nothing here writes, chunks, or opens a file of the corpus (the check only lists
-and stats them). A row the cache turns out not to hold (cleared, damaged,
-rewritten meanwhile) makes ``stale`` say why: the reader gets no chunks from
-it, and the caller's write step indexes the folder before asking again.
+Nothing here writes, chunks, or opens a file of the corpus. A row the cache
+turns out not to hold (cleared, damaged, rewritten meanwhile) makes ``stale``
+say why: the reader gets no chunks from it, and the caller's write step indexes
+the folder before asking again.
 """
 
 from __future__ import annotations
@@ -63,8 +55,6 @@ class InPlace:
         """The files in document order (the saved postings')."""
         self.starts = [0, *accumulate(count for _, count, _ in files)]
         """Each file's first document, and the number of documents at the end."""
-        self.generations = {rel_path: generation for rel_path, _, generation in files}
-        """Root-relative path -> its row's generation."""
         self.counts = {rel_path: count for rel_path, count, _ in files if count}
         """The files with chunks, and how many."""
         self.named = sorted(self.counts)
@@ -135,12 +125,10 @@ class InPlace:
             return None
         packed, texts = rows[0]
         try:
-            stubs = decode_stubs(packed)
+            if len(decode_stubs(packed)) != count:
+                raise ValueError("its chunks are not those of the search postings")
         except ValueError as error:
             self.spoiled(f"{rel_path}: {error}")
-            return None
-        if len(stubs) != count:
-            self.spoiled(f"{rel_path}: its chunks are not those of the search postings")
             return None
         if isinstance(texts, bytes):
             if len(self._texts) >= 64:
@@ -167,7 +155,7 @@ class InPlace:
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
         self.rows_read["contents"] += len(rows)
         found = {_from_db(rel_path): blob for rel_path, blob in rows}
-        if found.keys() != self.generations.keys():  # (a file without chunks has a row too)
+        if found.keys() != set(self.order):  # (a file without chunks has a row too)
             self.spoiled("the index cache changed while it was read")
             return
         for rel_path in self.named:
@@ -177,8 +165,7 @@ class InPlace:
 class SavedPostings:
     """The folder's saved search postings, read in place from their file
     (``chunkls.storage.mapped.read_plain``): a postings source of the one scorer
-    (``chunkls.search.scorer``) in Python ints (a query reads a few thousand
-    postings: numpy is not needed for that)."""
+    in Python ints (a query reads a few thousand: no numpy)."""
 
     kernel = LIST_KERNEL
     version = 0
@@ -290,8 +277,8 @@ _FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generati
 """The columns of ``files`` a current check compares (``_FileRow``'s order)."""
 
 _FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
-"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: 13,336 of
-them cost the stdlib's check 40 ms)."""
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: the check
+reads tens of thousands)."""
 
 
 def _current(
@@ -312,7 +299,7 @@ def _current(
         rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in rows
     ):
         return None  # a row made under another size limit
-    skipped_entries = _listed(root, names, rows, _listing(db))
+    skipped_entries = _listed(root, names, rows, db)
     if skipped_entries is None:
         skipped_entries = _walked(root, rules, names, rows)
     if skipped_entries is None:
@@ -348,18 +335,15 @@ def _current(
     return InPlace(db, files, stats, postings, dict(sorted(skipped.items())))
 
 
-def _listing(db: sqlite3.Connection) -> Listing | None:
-    """The folders of the last whole walk, as the cache recorded them."""
-    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
-    return None if found is None else Listing.decode(found[0])
-
-
 def _listed(
-    root: Path, names: list[str], rows: list[_FileRow], listing: Listing | None
+    root: Path, names: list[str], rows: list[_FileRow], db: sqlite3.Connection
 ) -> list[tuple[str, str]] | None:
-    """The walk's skipped entries, when the recorded listing still holds (every
-    folder's times as recorded, and long enough before the walk to be trusted)
-    and every file is as its row says; ``None`` when that cannot be told so."""
+    """The walk's skipped entries, when the listing the cache recorded still
+    holds (every folder's times as recorded, and long enough before the walk to
+    be trusted) and every file is as its row says; ``None`` when that cannot be
+    told so."""
+    found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
+    listing = None if found is None else Listing.decode(found[0])
     if listing is None or files_digest(sorted(names)) != listing.files:
         return None
     top = os.fspath(root)

@@ -1,28 +1,17 @@
 """The search postings in a file of their own, mapped into memory and read in place.
 
-The search postings are saved in a file beside the folder's database
-(``postings-<token>.bin``), each array laid out as numpy reads it (the terms, the
-documents and frequencies of each, the documents' lengths); a server's load maps
-it read-only and its index searches the very same arrays (so the very same
-scores), and a question answered from the cache read in place reads the same
-file as ``memoryview`` s (``read_plain``: no numpy). Only the pages a
-query reads become resident, and those are the page cache's: shared with any
-other process reading the file, clean, and taken back by the kernel under
-memory pressure. After a pass that reads every page (the load's checks, a
-snapshot's save), ``Mapped.release`` tells the kernel this process no longer
-needs them (``MADV_DONTNEED``, where the platform has it).
+The postings are saved in a file beside the folder's database
+(``postings-<token>.bin``), each array laid out as numpy reads it. A server's
+load maps it read-only and searches those very arrays (``Mapped``); a question
+answered from the cache read in place reads it as ``memoryview`` s
+(``read_plain``: no numpy). Only the pages a query reads become resident, as
+clean, shared page cache; ``Mapped.release`` gives back the pages of a pass
+that read them all (``MADV_DONTNEED``, where the platform has it).
 
-Only an index's first snapshot is read in place (the first workspace folder's:
-``BM25Index.load_snapshot``). Postings added later (another folder's, a file's
-edits) wait in a small segment; once it holds 100,000 postings they are merged
-with the main one, on the heap (``BM25Index._merge``): a second large folder,
-or a long session of edits, ends the mapping until the next load.
-
-The database's snapshot row names the token of its file. A file that is
-missing, short, damaged or another snapshot's is not used: the files are then
-tokenized again from their rows. A save writes a new file under a new
-name (never over one in use: a process that mapped the old one keeps reading
-it) and, once the database names it, removes the others.
+The database's snapshot row names the token of its file; a file that is
+missing, short, damaged or another snapshot's is not used. A save writes a new
+file under a new name (never over one in use: a process that mapped the old one
+keeps reading it) and, once the database names it, removes the others.
 """
 
 from __future__ import annotations
@@ -40,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-# numpy is imported by the writer and the numpy mapping only: a question
-# answered in place reads the file with ``read_plain``, without it
+# numpy is imported by the writer and ``Mapped`` only (``read_plain`` does without)
 
 MAGIC = b"chunklsP"
 VERSION = 1
@@ -93,8 +81,6 @@ class MappedWriter:
         self.token = os.urandom(8).hex()
         """Names the file, and is written in it (the database records it)."""
         self.temporary = directory / f".{PREFIX}{self.token}{SUFFIX}.tmp"
-        self.healthy = True
-        """False once a write failed (the caller then gives the file up)."""
         self.layout = {name: (dtype, at, count) for name, dtype, at, count in _layout(sections)}
         self._cursor = {name: at for name, (_, at, _) in self.layout.items()}
         self._fd: int | None = os.open(
@@ -122,13 +108,9 @@ class MappedWriter:
             if hasattr(os, "pwrite"):
                 written = os.pwrite(self._fd, view, at)
             else:  # Windows
-                written = self._seek(view, at)
+                os.lseek(self._fd, at, os.SEEK_SET)
+                written = os.write(self._fd, view)
             view, at = view[written:], at + written
-
-    def _seek(self, view: memoryview, at: int) -> int:
-        assert self._fd is not None
-        os.lseek(self._fd, at, os.SEEK_SET)
-        return os.write(self._fd, view)
 
     def put(self, name: str, data: Any) -> None:
         """Append to a section (``data``: an array or bytes of its dtype)."""

@@ -1,14 +1,10 @@
 """Chunks kept compactly, in memory and in the cache.
 
-The index holds ~100,000 chunks. What it looks up by (ID, path, symbol, lines)
-is a plain tuple, a *stub* per chunk, kept per file in one marshalled and
-compressed blob (about 40 bytes a chunk, against 310 as Python objects) and
-decoded when a lookup reads the file; the texts, needed only for a preview, a search result's
-first line or a listing, are kept per file in one zlib-compressed blob (about
-a quarter of their size) and unpacked on demand. The cache stores the very
-same blobs: once the texts are written there, the index lets go of them
-(``texts`` is ``None``) and reads them back from the cache when a preview or a
-listing asks for them.
+What a lookup reads of a chunk (ID, path, kind, symbol, lines) is a *stub*; a
+file's stubs are kept in one marshalled, compressed blob, decoded when a lookup
+reads the file, and its texts in another, unpacked on demand. The cache stores
+the very same blobs: once the texts are written there, the index lets go of
+them (``texts`` is ``None``) and reads them back from the cache when asked.
 """
 
 from __future__ import annotations
@@ -91,37 +87,21 @@ def pack(entry: FileChunks) -> StoredFile:
     return StoredFile.of(entry.rel_path, stubs, texts, entry.mtime_ns, entry.size)
 
 
-def unpack(stored: StoredFile, blob: bytes | None = None) -> tuple[LocatedChunk, ...]:
-    """The file's chunks with their texts (from ``blob`` when given, else its
-    own); ``ValueError`` if the blob is bad or missing."""
-    blob = stored.texts if blob is None else blob
-    if blob is None:
-        raise ValueError("no texts")
-    return unpack_stubs(stored.stubs, blob)
-
-
 def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ...]:
-    """Chunks from their stubs and the blob of their texts; ``ValueError`` if
-    the blob is bad."""
-    texts = decode_texts(blob, len(stubs))
-    return tuple(
-        LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
-        for stub, text in zip(stubs, texts, strict=True)
-    )
-
-
-def decode_texts(blob: bytes, count: int) -> tuple[str, ...]:
-    """The texts of a blob made by ``pack``; ``ValueError`` unless it holds
-    ``count`` strings."""
+    """Chunks from their stubs and the blob of their texts (made by ``pack``);
+    ``ValueError`` unless the blob holds a text for each stub."""
     try:
         texts = marshal.loads(zlib.decompress(blob))
     except (zlib.error, EOFError, TypeError, ValueError) as error:
         raise ValueError(f"bad text blob: {error}") from None
-    if not isinstance(texts, tuple) or len(texts) != count:
+    if not isinstance(texts, tuple) or len(texts) != len(stubs):
         raise ValueError("bad text blob: wrong number of texts")
     if texts and not (isinstance(texts[0], str) and isinstance(texts[-1], str)):
         raise ValueError("bad text blob: not text")
-    return texts
+    return tuple(
+        LocatedChunk(stub[0], text, stub[1], stub[2], stub[3], stub[4], stub[5])
+        for stub, text in zip(stubs, texts, strict=True)
+    )
 
 
 def encode_stubs(stubs: tuple[Stub, ...]) -> bytes:

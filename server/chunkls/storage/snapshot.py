@@ -1,12 +1,9 @@
 """A folder's search snapshot in its cache: written, and read back.
 
-The postings are saved once, in a file beside the database (``chunkls.storage.mapped``):
-the term table, each term's documents (ascending) and frequencies, and every
-document's length, each array laid out as it is in memory. The database's
-``snapshot`` row names the file (its token) and lists the files it covers with
-the row generation of each. A server's load maps the file and searches those
-very arrays (``load``); a question answered from the cache read in place reads
-the same file without numpy (``chunkls.storage.in_place``). A file that is
+The postings (the term table, each term's documents and frequencies, every
+document's length) are saved in a file beside the database
+(``chunkls.storage.mapped``); the database's ``snapshot`` row names the file
+and lists the files it covers with the row generation of each. A file that is
 missing, short or damaged leaves no snapshot: the files are then tokenized
 again from their rows (the same postings, a slower start).
 
@@ -42,8 +39,7 @@ def load(db: sqlite3.Connection, directory: Path) -> tuple[Snapshot | None, dict
     files = marshal.loads(files_blob)
     try:
         mapped = Mapped(directory, token)
-        terms, segment, lengths = _from_mapped(mapped)
-        _check(terms, segment, files, lengths)
+        terms, segment, lengths = _from_mapped(mapped, files)
     except (OSError, ValueError) as error:
         _logger.info(
             "postings file of %s not used (%s): the files are read again", directory, error
@@ -56,7 +52,11 @@ def load(db: sqlite3.Connection, directory: Path) -> tuple[Snapshot | None, dict
     return snapshot, {rel_path: generation for rel_path, _, generation in files}
 
 
-def _from_mapped(mapped: Mapped) -> tuple[TermTable, Segment, npt.NDArray[np.int32]]:
+def _from_mapped(
+    mapped: Mapped, files: list[Any]
+) -> tuple[TermTable, Segment, npt.NDArray[np.int32]]:
+    """The postings of a mapped file; ``ValueError`` unless they, the terms and
+    the files fit together."""
     arrays = mapped.arrays
     try:
         terms = TermTable.from_parts(
@@ -74,13 +74,6 @@ def _from_mapped(mapped: Mapped) -> tuple[TermTable, Segment, npt.NDArray[np.int
         or not bool(np.all(offsets[1:] >= offsets[:-1]))
     ):
         raise ValueError("inconsistent postings file")
-    return terms, segment, lengths
-
-
-def _check(
-    terms: TermTable, segment: Segment, files: list[Any], lengths: npt.NDArray[np.int32]
-) -> None:
-    """``ValueError`` unless the postings, the terms and the files fit together."""
     counts = sum(count for _, count, _ in files)
     if (
         len(segment.offsets) != len(terms) + 1
@@ -95,6 +88,7 @@ def _check(
         or not bool(np.all(terms.prefixes[1:] >= terms.prefixes[:-1]))
     ):
         raise ValueError("inconsistent snapshot")
+    return terms, segment, lengths
 
 
 def save(
@@ -123,7 +117,8 @@ def save(
     try:
         writer = MappedWriter(
             directory,
-            [(name, _native(array.dtype), len(array)) for name, array in arrays.items()]
+            # each array as it is in memory, in this machine's byte order
+            [(name, each.dtype.newbyteorder("=").str, len(each)) for name, each in arrays.items()]
             + [("blob", "|u1", len(terms.blob))],
         )
         for name, array in arrays.items():
@@ -147,9 +142,3 @@ def save(
             writer.abandon()
         raise
     remove_others(directory, token)
-
-
-def _native(dtype: Any) -> str:
-    """A dtype's string in this machine's byte order (the file's arrays are
-    written as they are in memory)."""
-    return str(np.dtype(dtype).newbyteorder("=").str)
