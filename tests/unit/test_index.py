@@ -171,6 +171,29 @@ def test_chunks_of_source(tmp_path: Path) -> None:
     assert index.queries.chunks_of_source("bad.py") == []  # skipped
 
 
+@pytest.mark.parametrize(
+    ("rel_path", "line", "chunk_id"),
+    [
+        ("app/greet.py", 1, "app/greet.py#module-1"),
+        ("app/greet.py", 4, "app/greet.py#function-greet"),
+        ("app/greet.py", 5, "app/greet.py#function-greet"),
+        ("app/greet.py", 9, "app/greet.py#class-Greeter"),
+        ("app/greet.py", 99, None),
+        ("README.md", 5, "README.md#heading-setup"),
+        ("README.md", 7, "README.md#heading-setup-2"),
+        ("bad.py", 1, None),  # skipped: no chunks
+        ("app/nope.py", 1, None),
+    ],
+)
+def test_chunk_at(tmp_path: Path, rel_path: str, line: int, chunk_id: str | None) -> None:
+    """The indexed chunk of a file at a 1-based line, if any."""
+    write_tree(tmp_path, TREE)
+    index = build_index([tmp_path])
+    [folder] = index.queries.folders
+    chunk = index.queries.chunk_at(folder, rel_path, line)
+    assert (chunk.chunk_id if chunk is not None else None) == chunk_id
+
+
 def test_source_paths_starting(tmp_path: Path) -> None:
     index, _, second = _two_folders(tmp_path)
     assert index.queries.source_paths_starting("app/") == [

@@ -75,6 +75,10 @@ class Queries(Protocol):
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
         """One file's chunks, in order (its outline; empty when it has none)."""
 
+    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+        """The indexed chunk of a file at a 1-based line (an editor asks its open
+        document's own chunks instead: they follow unsaved edits)."""
+
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
     ) -> list[LocatedChunk]:
