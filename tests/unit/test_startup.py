@@ -206,6 +206,7 @@ def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
     loaded = query(cold=False)
     assert "chunkls.storage.in_place" in loaded
     assert loaded & IN_MEMORY_INDEX == set()
+    assert "logging" not in loaded  # imported when there is something to log
 
 
 @pytest.mark.parametrize("pyproject", [False, True])

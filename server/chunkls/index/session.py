@@ -13,7 +13,6 @@ write step, the question, and both again when the answer turned out incomplete.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
@@ -24,6 +23,7 @@ from chunkls.chunking.corpus import RULES_FILE, CorpusRules, load_rules
 from chunkls.index.folder import Folder
 from chunkls.index.queries import Queries
 from chunkls.index.store import ChunkStore
+from chunkls.runtime.log import logger
 
 if TYPE_CHECKING:
     from chunkls.chunking.models import LocatedChunk
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 # the indexing side (numpy, multiprocessing) is imported when something is to be
 # indexed: a process that answers from a folder's cache read in place never loads it
-
-logger = logging.getLogger("chunkls")
 
 T = TypeVar("T")
 
@@ -144,7 +142,7 @@ class Session:
         for folder in list(store.folders):
             held = folder.in_place
             if held is not None and (held.stale is not None or store.texts_missing):
-                logger.info(
+                logger().info(
                     "%s: the index cache read in place is stale (%s)",
                     folder.root,
                     held.stale or "texts missing",
@@ -166,7 +164,7 @@ class Session:
             if folder not in store.folders:
                 continue
             if RULES_FILE in rel_paths and self.reload_rules(folder):
-                logger.info("%s: corpus rules changed; re-indexing", folder.root)
+                logger().info("%s: corpus rules changed; re-indexing", folder.root)
                 self.index_folder(folder, progress)
                 continue
             touched += [(folder, path) for path in self.refresh(folder, sorted(rel_paths))]

@@ -16,7 +16,6 @@ cache read in place turned out stale (``incomplete``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from operator import itemgetter
@@ -27,6 +26,7 @@ from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
+from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.modes import rank
 from chunkls.search.scorer import Hit
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 # numpy (the in-memory postings) and the ID grammar (citations) are imported on
 # first use: a store that reads its folder in place for a search imports neither
 
-logger = logging.getLogger("chunkls")
 
 DECODED_FILES = 1024
 """Files whose stubs stay decoded (a search ranks a hundred chunks by theirs;
@@ -342,7 +341,7 @@ class ChunkStore:
         except ValueError as error:
             # a damaged blob (from a damaged cache): only the file can tell them again
             if key not in self.texts_missing:
-                logger.warning("%s: %s", folder.absolute(stored.rel_path), error)
+                logger().warning("%s: %s", folder.absolute(stored.rel_path), error)
             self._texts_missing(folder, stored.rel_path)
             return ()
         self._unpacked.put(key, stored, chunks)
@@ -376,7 +375,7 @@ class ChunkStore:
         blob = folder.cache.texts(rel_path, generation)
         if blob is None and folder not in self._texts_lost:
             self._texts_lost.add(folder)
-            logger.info(
+            logger().info(
                 "%s: chunk texts are no longer in the index cache (cleared, or rewritten by"
                 " another chunkls); the files are to be read again (first: %s)",
                 folder.root,
@@ -485,6 +484,10 @@ class ChunkStore:
     def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
         stored = self._stored(folder, rel_path)
         return self._unpack(folder, stored) if stored is not None else ()
+
+    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+        chunks = self.file_chunks(folder, rel_path)
+        return next((c for c in chunks if c.start_line <= line <= c.end_line), None)
 
     def _stored(self, folder: Folder, rel_path: str) -> StoredFile | None:
         """A file's chunks as kept; one its cache read in place should have and
