@@ -1,9 +1,8 @@
 """Corpus composition: which files become chunks, and walking a tree for them.
 
-The defaults are the tutorial's rules (supported suffixes, excluded directory
-names, excluded file names). A workspace adds its own excludes in the
-``[tool.chunkls]`` table of its root ``pyproject.toml``; editor settings can add
-more. This is the one module that knows those rules.
+The defaults are the tutorial's rules; a root's ``pyproject.toml``
+``[tool.chunkls]`` table and editor settings add excludes. The one module that
+knows those rules.
 """
 
 from __future__ import annotations
@@ -158,9 +157,8 @@ class CorpusRules:
 
     @property
     def adds_excludes(self) -> bool:
-        """Whether these rules leave out more files than the tutorial's (every
-        rules leave out at least those: a cached file is in a corpus of the
-        tutorial's rules)."""
+        """Whether these rules leave out more files than the tutorial's (no rules
+        leave out fewer: a cached file is in the tutorial's corpus)."""
         return bool(
             self.exclude_globs
             or self.exclude_dirs != DEFAULT_EXCLUDED_DIRECTORIES
@@ -326,15 +324,12 @@ def walk_corpus(
     under: str = "",
     stamps: list[tuple[str, int, int]] | None = None,
 ) -> Walk:
-    """Every corpus file under ``root`` in the tutorial's order (sorted by relative
-    path), pruning excluded folders and not following directory symlinks, as
-    ``Path.rglob("*")`` does. Entries that are not regular files are reported.
-
-    ``under`` limits the walk to one root-relative folder (paths stay relative
-    to ``root``). ``stamps``, when given, receives (root-relative folder, mtime_ns,
-    ctime_ns) of every folder listed ("" the root), each taken just before it is
-    listed (``chunkls.storage.listing.Listing``); it is left empty when a folder could not
-    be listed (such a walk is not one to trust again without walking)."""
+    """Every corpus file under ``root`` sorted by relative path, pruning excluded
+    folders and not following directory symlinks (as ``Path.rglob("*")``);
+    entries that are not regular files are reported. ``under``: one root-relative
+    folder only. ``stamps`` receives (folder, mtime_ns, ctime_ns) of every folder,
+    taken just before it is listed ("" the root; ``chunkls.storage.listing``), and
+    is left empty when a folder could not be listed."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
     exclude_dirs = rules.exclude_dirs

@@ -95,12 +95,9 @@ def read_and_chunk(
     root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> tuple[FileChunks, bytes]:
     """Read and chunk one corpus file, returning the bytes chunked too (for a
-    content hash); raises ``FileSkipped`` with the reason.
-
-    ``skip_ast``: a Python file that CPython vouches parses is outlined without
-    ``ast.parse``, the same chunks for less: its cached bytecode
-    (``bytecode.outline``), else its symbol table (``symbol_table.outline``).
-    """
+    content hash); raises ``FileSkipped`` with the reason. ``skip_ast``: outline a
+    Python file without ``ast.parse`` when its bytecode or symbol table vouches it
+    parses (the same chunks, for less)."""
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
     )
@@ -123,13 +120,9 @@ def read_and_chunk(
 
 @contextmanager
 def bulk_gc() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of bulk chunking.
-
-    ``ast.parse`` allocates millions of objects; with a long-lived corpus in
-    memory each full collection walks all of it (most of the tutorial's run time
-    on a large tree). Nothing built here forms reference cycles worth collecting
-    mid-run (ASTs have no parent links), so collection waits until the end.
-    """
+    """Keep the cyclic garbage collector out of bulk chunking: ``ast.parse``
+    allocates millions of objects, each full collection would walk the corpus
+    in memory, and nothing built here forms cycles (ASTs have no parent links)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
