@@ -1,9 +1,4 @@
-"""Postings storage: compressed-row segments, and snapshots of some files' postings.
-
-A ``Segment`` maps each term id to a slice of numpy arrays of (document, term
-frequency); a ``Snapshot`` is some files' postings, renumbered from 0, as the
-cache saves and loads them.
-"""
+"""Postings storage: compressed-row segments, and snapshots of some files' postings."""
 
 from __future__ import annotations
 
