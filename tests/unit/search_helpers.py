@@ -11,6 +11,7 @@ import numpy as np
 from chunkls.search import tokens
 from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import FileKey, Segment, Snapshot
+from chunkls.search.scorer import Hit
 from chunkls.search.vocabulary import TermTable
 
 T = TypeVar("T")
@@ -46,6 +47,14 @@ def scores(index: BM25Index[T], query: str) -> dict[int, float]:
         return {}
     docs, found = index.kernel.candidates(terms, index.size, index.size)
     return {int(doc): float(score) for doc, score in zip(docs, found, strict=True)}
+
+
+def search(index: BM25Index[T], query: str, top_k: int = 10) -> list[Hit[T]]:
+    """The ``top_k`` best documents for a query, best first (the scorer's)."""
+    return [
+        Hit(score, index.item(doc))
+        for doc, score in index.scorer.top(index, tokens.tokenize(query), top_k)
+    ]
 
 
 def file_items(index: BM25Index[T], file_key: FileKey) -> Sequence[T]:

@@ -20,14 +20,14 @@ from chunkls.search.postings import (
     docs_ascending,
     narrow_tfs,
 )
-from chunkls.search.scorer import Hit, Postings, Scorer
-from chunkls.search.tokens import FileTerms, file_terms, tokenize
+from chunkls.search.scorer import Postings, Scorer
+from chunkls.search.tokens import FileTerms, file_terms
 from chunkls.search.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from chunkls.storage.mapped import Mapped
 
-__all__ = ["BM25Index", "Hit", "LearnedTerms"]
+__all__ = ["BM25Index", "LearnedTerms"]
 
 T = TypeVar("T")
 
@@ -457,13 +457,6 @@ class BM25Index(Generic[T]):
         assert entry is not None
         _, items, base, first = entry
         return items[base + doc - first]
-
-    def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
-        """The ``top_k`` best documents for a query, best first (the scorer's)."""
-        return [
-            Hit(score, self.item(doc))
-            for doc, score in self.scorer.top(self, tokenize(query), top_k)
-        ]
 
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""
