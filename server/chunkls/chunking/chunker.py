@@ -120,11 +120,8 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
 def chunk_python_source(
     source: str, source_path: str, filename: str = "<unknown>"
 ) -> list[LocatedChunk]:
-    """Chunk Python text at top-level function and class boundaries.
-
-    ``source`` must already have its newlines normalised (``read_text()`` does).
-    Raises ``ChunkingError`` when the text does not parse.
-    """
+    """Chunk Python text (newlines normalised) at top-level function and class
+    boundaries; ``ChunkingError`` when it does not parse."""
     return chunk_python_outline(outline_of(parse_python(source, filename)), source, source_path)
 
 
@@ -171,10 +168,8 @@ def chunk_python_outline(outline: Outline, source: str, source_path: str) -> lis
 
 
 def chunk_markdown_source(source: str, source_path: str) -> list[LocatedChunk]:
-    """Chunk Markdown text into sections that begin at each heading line.
-
-    Like the tutorial, a ``#`` line inside a fenced code block starts a section.
-    """
+    """Chunk Markdown text into sections that begin at each heading line (as in
+    the tutorial, a ``#`` line inside a fenced code block too)."""
     text_lines = _Lines(source)
     lines = text_lines.lines
     chunks: list[LocatedChunk] = []

@@ -1,9 +1,6 @@
-"""Chunking whole files and trees: the tutorial's entry points, made robust.
-
-``chunk_python``, ``chunk_markdown``, ``chunk_file`` and ``ingest_path`` keep the
-tutorial's signatures and output. ``scan_corpus`` is what the index, the CLI and
-the server use: it also returns each chunk's editor range and reports the files
-that cannot be chunked instead of stopping on them.
+"""Chunking whole files and trees: the tutorial's entry points (its signatures and
+output), made robust; ``scan_corpus`` also gives editor ranges and reports the
+files that cannot be chunked instead of stopping on them.
 """
 
 from __future__ import annotations
@@ -150,9 +147,6 @@ def scan_corpus(root: Path, rules: CorpusRules | None = None) -> Scan:
 
 
 def ingest_path(root: Path) -> list[Chunk]:
-    """Recursively chunk supported repository files in deterministic order.
-
-    The tutorial's corpus and output; files that cannot be chunked are left out
-    (``scan_corpus`` says which and why) instead of stopping the run.
-    """
+    """Recursively chunk supported repository files in deterministic order (files
+    that cannot be chunked are left out: ``scan_corpus`` says which and why)."""
     return [chunk.to_chunk() for chunk in scan_corpus(root).chunks()]

@@ -223,12 +223,11 @@ class Vocabulary:
         names.extend(self.added)  # ids follow the table's, in insertion order
         return names
 
-    def freeze(self) -> TermTable:
-        """Fold the added terms into the table; returns it."""
+    def freeze(self) -> None:
+        """Fold the added terms into the table."""
         if self.added:
             self.table = self.table.merged(self.added)
             self.added = {}
-        return self.table
 
     def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
         """A table of the terms whose id maps to a new id (-1: dropped), with the
