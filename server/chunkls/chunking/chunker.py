@@ -109,10 +109,8 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
     except SyntaxError as error:  # includes IndentationError, TabError
         where = f" line {error.lineno}" if error.lineno else ""
         raise ChunkingError(f"{type(error).__name__}{where}: {error.msg}") from None
-    except RecursionError:
-        raise ChunkingError("RecursionError: nesting too deep for ast.parse") from None
-    except MemoryError:
-        raise ChunkingError("MemoryError: nesting too deep for ast.parse") from None
+    except (RecursionError, MemoryError) as error:
+        raise ChunkingError(f"{type(error).__name__}: nesting too deep for ast.parse") from None
     except ValueError as error:
         raise ChunkingError(f"ValueError: {error}") from None
 

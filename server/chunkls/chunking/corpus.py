@@ -104,11 +104,8 @@ class CorpusRules:
     exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRECTORIES
     """Directory names left out at any depth (the tutorial's, plus configured)."""
     exclude_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
-    """File names left out at any depth."""
     exclude_globs: tuple[str, ...] = ()
-    """Root-relative glob patterns of files or folders to leave out."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    """Files over this many bytes are skipped and reported."""
     check_exclude: tuple[str, ...] = ()
     """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
     checked (by ``chunkls check`` and diagnostics); they are still chunked."""
@@ -437,13 +434,8 @@ def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
             raise FileSkipped(
                 f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit {SIZE_LIMIT_NOTE}"
             )
-        chunks = []
-        while True:
-            block = os.read(fd, max(info.st_size + 1, 65536))
-            if not block:
-                break
-            chunks.append(block)
-        data = b"".join(chunks)
+        size = max(info.st_size + 1, 65536)
+        data = b"".join(iter(lambda: os.read(fd, size), b""))
     except OSError as error:
         raise FileSkipped(_os_reason(error)) from None
     finally:

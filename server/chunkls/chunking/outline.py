@@ -96,7 +96,6 @@ class Statement(NamedTuple):
     first: int
     """Its first line, decorators included (1-based, ``\\n``-counted)."""
     last: int
-    """Its last line (``end_lineno``)."""
     kind: str | None
     """``"function"``, ``"class"`` or ``None`` (any other statement)."""
     name: str
