@@ -341,7 +341,7 @@ class BM25Index(Generic[T]):
             at = np.flatnonzero(wanted[segment.docs])
             terms = (np.searchsorted(segment.offsets, at, side="right") - 1).astype(_I32)
             parts.append((terms, new_of[segment.docs[at]].astype(_I32), segment.tfs[at]))
-        terms, local_docs, tfs = concat_triples(parts) if parts else (EMPTY, EMPTY, EMPTY)
+        terms, local_docs, tfs = concat_triples(parts)
         used = np.unique(terms)
         local = np.full(len(self._vocabulary), -1, dtype=_I32)
         local[used] = np.arange(len(used), dtype=_I32)
