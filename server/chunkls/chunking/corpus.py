@@ -414,10 +414,9 @@ class SourceFile(NamedTuple):
 
 
 def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
-    """The bytes and status of a regular file, opened without blocking and
-    without following a symlink loop: a FIFO, socket or device is refused
-    (``FileSkipped``), never waited on or read. ``FileNotFoundError`` when it
-    is gone; any other failure is ``FileSkipped`` with the reason."""
+    """The bytes and status of a regular file, opened without blocking (a FIFO,
+    socket, device or symlink loop is ``FileSkipped``, never waited on or read);
+    ``FileNotFoundError`` when it is gone, any other failure ``FileSkipped``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:

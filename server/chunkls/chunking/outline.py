@@ -128,10 +128,8 @@ class Parsed(NamedTuple):
 
 
 def reparse(previous: Parsed, source: str) -> Parsed | None:
-    """The outline of ``source`` from ``previous`` (an outline of an earlier text
-    of the same file) by re-parsing only the statements the change touches;
-    ``None`` when that cannot be relied on or the region does not parse (the
-    caller then parses the whole text)."""
+    """The outline of ``source`` from ``previous`` (of an earlier text of the same
+    file), re-parsing only the statements the change touches; ``None``: parse it all."""
     if "\r" in source or "barry_as_FLUFL" in source:
         return None
     if source == previous.text:

@@ -140,9 +140,8 @@ class BM25Index(Generic[T]):
         return LearnedTerms(self._vocabulary.generation, ids)
 
     def freeze_vocabulary(self, least: int = 0) -> None:
-        """Fold the terms added since into the compact table (ids do not change),
-        if there are at least ``least`` of them (rebuilding the table for a few
-        costs more than keeping them in the dict)."""
+        """Fold the terms added since into the compact table (ids unchanged) if there
+        are at least ``least`` (a rebuild for a few costs more than the dict)."""
         if len(self._vocabulary.added) >= least:
             self._vocabulary.freeze()
 
@@ -356,10 +355,8 @@ class BM25Index(Generic[T]):
     def load_snapshot(
         self, snapshot: Snapshot, items: Sequence[T], gone: Collection[FileKey] = ()
     ) -> None:
-        """Add the files of a snapshot (none of them may be indexed already), but
-        those in ``gone``: they are added removed (the postings are taken whole,
-        so that a mapped snapshot stays mapped; a removed file's count for nothing,
-        as after ``remove_file``)."""
+        """Add the files of a snapshot (none indexed already); those in ``gone`` are
+        added removed (postings are taken whole, so a mapped snapshot stays mapped)."""
         lengths = snapshot.lengths
         if len(lengths) != len(items) or sum(n for _, n in snapshot.files) != len(items):
             raise ValueError("snapshot and items disagree")

@@ -40,9 +40,8 @@ def idf(documents: int, df: int) -> float:
 
 
 def term_score(weight: Any, tf: Any, length: Any, base: float, scale: float) -> Any:
-    """A term's BM25 score in a document of ``length`` tokens where it occurs
-    ``tf`` times: numbers, or numpy arrays of them (the same operations, in the
-    same order, either way)."""
+    """A term's BM25 score in a document of ``length`` tokens where it occurs ``tf``
+    times: numbers, or numpy arrays of them (the same operations either way)."""
     return weight * tf / (tf + base + scale * length)
 
 
@@ -66,9 +65,8 @@ class Kernel(Protocol):
         """A term's scores in its documents (with ``term_score``)."""
 
     def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        """Documents (ascending) with their exact scores (each one's term scores
-        added in query order): every document that can be among the ``top_k``
-        best is there (``size``: how many document ids there are)."""
+        """Documents (ascending) with their exact scores (term scores added in query
+        order), every one that can be among the ``top_k`` best (``size``: doc ids)."""
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
         """The (document, score) pairs scoring at least the ``top_k``-th best

@@ -19,9 +19,8 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 _SPACE_OUT = bytes(byte if byte in _WORD_BYTES else 32 for byte in range(256))
-"""``bytes.translate`` table: word bytes kept, every other byte a space. In ASCII
-text ``\\w+`` matches exactly the runs of word bytes, so splitting the translated
-text gives the regex's words."""
+"""``bytes.translate`` table: word bytes kept, others a space (in ASCII text ``\\w+``
+matches exactly the runs of word bytes)."""
 _SNAKE = b"_abcdefghijklmnopqrstuvwxyz"
 
 _count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
@@ -144,10 +143,8 @@ def _token_counts(words: dict[bytes, int], cache: _WordTokens) -> dict[str, int]
 
 
 class FileTerms(NamedTuple):
-    """One file's documents as term counts: what ``BM25Index`` stores of them.
-
-    Plain strings, bytes and ints, so worker processes can compute it and the
-    cache can keep it."""
+    """One file's documents as term counts, as ``BM25Index`` stores them: plain
+    strings, bytes and ints, for worker processes and the cache."""
 
     terms: tuple[str, ...] | bytes
     """The file's distinct terms, or them UTF-8 encoded and NUL-joined (as a worker
