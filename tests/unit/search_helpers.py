@@ -12,7 +12,7 @@ from chunkls.search import tokens
 from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import FileKey, Segment, Snapshot
 from chunkls.search.scorer import Hit
-from chunkls.search.vocabulary import TermTable
+from chunkls.search.vocabulary import TermTable, Vocabulary
 
 T = TypeVar("T")
 
@@ -22,6 +22,13 @@ def term_table(terms: Iterable[tuple[str, int]]) -> TermTable:
     pairs = sorted((term.encode("utf-8"), term_id) for term, term_id in terms)
     blob = b"".join(term + b"\0" for term, _ in pairs)
     return TermTable(blob, np.array([term_id for _, term_id in pairs], dtype=np.int32))
+
+
+def vocabulary_names(vocabulary: Vocabulary) -> list[str]:
+    """Every term of a vocabulary, by id."""
+    found = vocabulary.table.names() if len(vocabulary.table) else []
+    found.extend(vocabulary.added)  # ids follow the table's, in insertion order
+    return found
 
 
 def find(table: TermTable, term: str) -> int:

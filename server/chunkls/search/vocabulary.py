@@ -217,12 +217,6 @@ class Vocabulary:
                 ids[i] = found
         return np.array(ids, dtype=_I32)
 
-    def names(self) -> list[str]:
-        """Every term, by id."""
-        names = self.table.names() if len(self.table) else []
-        names.extend(self.added)  # ids follow the table's, in insertion order
-        return names
-
     def freeze(self) -> None:
         """Fold the added terms into the table."""
         if self.added:
