@@ -158,13 +158,9 @@ class BM25Index(Generic[T]):
         first = self.size
         needed = first + count
         if needed > len(self._length):
-            size = max(needed, 2 * len(self._length))
-            grown = np.zeros(size, dtype=_I32)
-            grown[:first] = self._length[:first]
-            self._length = grown
-            slots = np.zeros(size, dtype=_I32)
-            slots[:first] = self._doc_slot[:first]
-            self._doc_slot = slots
+            more = np.zeros(max(needed, 2 * len(self._length)) - first, dtype=_I32)
+            self._length = np.concatenate((self._length[:first], more))
+            self._doc_slot = np.concatenate((self._doc_slot[:first], more))
         self.size = needed
         return first
 
