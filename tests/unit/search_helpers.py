@@ -11,7 +11,8 @@ import numpy as np
 from chunkls.search import tokens
 from chunkls.search.inverted import BM25Index
 from chunkls.search.postings import FileKey, Segment, Snapshot
-from chunkls.search.vocabulary import TermTable
+from chunkls.search.scorer import Hit
+from chunkls.search.vocabulary import TermTable, Vocabulary
 
 T = TypeVar("T")
 
@@ -21,6 +22,13 @@ def term_table(terms: Iterable[tuple[str, int]]) -> TermTable:
     pairs = sorted((term.encode("utf-8"), term_id) for term, term_id in terms)
     blob = b"".join(term + b"\0" for term, _ in pairs)
     return TermTable(blob, np.array([term_id for _, term_id in pairs], dtype=np.int32))
+
+
+def vocabulary_names(vocabulary: Vocabulary) -> list[str]:
+    """Every term of a vocabulary, by id."""
+    found = vocabulary.table.names() if len(vocabulary.table) else []
+    found.extend(vocabulary.added)  # ids follow the table's, in insertion order
+    return found
 
 
 def find(table: TermTable, term: str) -> int:
@@ -46,6 +54,14 @@ def scores(index: BM25Index[T], query: str) -> dict[int, float]:
         return {}
     docs, found = index.kernel.candidates(terms, index.size, index.size)
     return {int(doc): float(score) for doc, score in zip(docs, found, strict=True)}
+
+
+def search(index: BM25Index[T], query: str, top_k: int = 10) -> list[Hit[T]]:
+    """The ``top_k`` best documents for a query, best first (the scorer's)."""
+    return [
+        Hit(score, index.item(doc))
+        for doc, score in index.scorer.top(index, tokens.tokenize(query), top_k)
+    ]
 
 
 def file_items(index: BM25Index[T], file_key: FileKey) -> Sequence[T]:

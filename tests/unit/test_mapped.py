@@ -45,7 +45,7 @@ def test_a_warm_index_searches_the_mapped_file_as_a_cold_one(tree: Path, cache: 
     assert [f.name for f in files] == [file_path(files[0].parent, _token(tree, cache) or "").name]
     assert files[0].stat().st_mode & 0o111 == 0  # a data file, as ``open`` makes one
     warm = _server_index(tree, cache)
-    assert warm.store.search_index.mapped
+    assert warm.store.search_index._mapped is not None
     assert _state(warm) == _state(cold) == _state(build_index([tree], workers=1))
 
 
@@ -92,7 +92,7 @@ def test_a_bad_postings_file_is_not_used(
     _damage(path, how)
     with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         warm = _server_index(tree, cache)
-    assert not warm.store.search_index.mapped
+    assert warm.store.search_index._mapped is None
     assert _state(warm) == cold
     said = [r.getMessage() for r in caplog.records if "postings file" in r.getMessage()]
     assert len(said) == 1 and "not used" in said[0]
@@ -102,7 +102,7 @@ def test_a_save_replaces_the_file_and_the_old_mapping_still_reads(tree: Path, ca
     build_index([tree], cache_dir=cache, workers=1)
     first = _token(tree, cache)
     index = _server_index(tree, cache)
-    assert index.store.search_index.mapped
+    assert index.store.search_index._mapped is not None
     before = _state(index)
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
     folder = index.queries.folders[0]
@@ -126,7 +126,8 @@ def test_a_file_changed_since_the_snapshot_keeps_the_mapping(tree: Path, cache: 
     folder = index.add_root(tree)
     for _ in index.iter_index_folder(folder):
         pass
-    assert index.store.search_index.mapped  # the two files' documents are left out, not copied
+    # the two files' documents are left out, not copied
+    assert index.store.search_index._mapped is not None
     assert _state(index) == _state(build_index([tree], workers=1))
 
 
@@ -143,7 +144,7 @@ def test_an_unwritable_postings_file_leaves_no_snapshot(
     assert any("not written" in r.getMessage() for r in caplog.records)
     monkeypatch.undo()
     warm = _server_index(tree, cache)
-    assert not warm.store.search_index.mapped
+    assert warm.store.search_index._mapped is None
     assert _state(warm) == cold
 
 
@@ -202,7 +203,7 @@ def test_the_pages_a_load_or_a_save_read_are_given_back(
 
     monkeypatch.setattr(Mapped, "release", counting)
     index = _server_index(tree, cache)
-    assert index.store.search_index.mapped
+    assert index.store.search_index._mapped is not None
     assert released  # after the load's checks and the index's own pass
     released.clear()
     (tree / "pkg" / "m2.py").write_text("def saved_edit():\n    return 'helper value'\n")
@@ -216,12 +217,12 @@ def test_a_mapped_index_saved_as_it_is_saves_the_same_postings(tree: Path, cache
     the mapped term table as they are (no renumbering), then read back the same."""
     build_index([tree], cache_dir=cache, workers=1)
     index = _server_index(tree, cache)
-    assert index.store.search_index.mapped
+    assert index.store.search_index._mapped is not None
     before = _state(index)
     first = _token(tree, cache)
     index.queries.folders[0].snapshot_stale = True
     index.store.save()
     assert _token(tree, cache) not in (None, first)
     again = _server_index(tree, cache)
-    assert again.store.search_index.mapped
+    assert again.store.search_index._mapped is not None
     assert _state(again) == before == _state(build_index([tree], workers=1))

@@ -16,7 +16,7 @@ from chunkls.search.inverted import BM25Index
 from chunkls.search.scorer import K1, B
 from chunkls.search.tokens import file_terms, tokenize
 
-from .search_helpers import file_items, scores, term_counts
+from .search_helpers import file_items, scores, search, term_counts
 from .strategies import write_tree
 
 # -- the tokenizer -----------------------------------------------------------------
@@ -94,7 +94,7 @@ def test_a_hand_computed_score() -> None:
     n, avgdl = 3, 4 / 3
     idf_banana = math.log(1 + (n - 1 + 0.5) / (1 + 0.5))
     banana = idf_banana * (K1 + 1) * 1 / (1 + K1 * (1 - B + B * 2 / avgdl))
-    [hit] = index.search("banana")
+    [hit] = search(index, "banana")
     assert hit.item == "a:0"
     assert hit.score == pytest.approx(banana, rel=1e-12)
     assert hit.score == pytest.approx(0.8007, abs=1e-4)
@@ -102,11 +102,11 @@ def test_a_hand_computed_score() -> None:
     idf_apple = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))
     short = idf_apple * (K1 + 1) / (1 + K1 * (1 - B + B * 1 / avgdl))
     long = idf_apple * (K1 + 1) / (1 + K1 * (1 - B + B * 2 / avgdl))
-    hits = index.search("apple")
+    hits = search(index, "apple")
     assert [h.item for h in hits] == ["a:1", "a:0"]
     assert [h.score for h in hits] == pytest.approx([short, long], rel=1e-12)
     # query terms add up; term frequency saturates
-    both = index.search("apple banana")[0]
+    both = search(index, "apple banana")[0]
     assert both.item == "a:0"
     assert both.score == pytest.approx(long + banana, rel=1e-12)
     assert scores(index, "apple banana") == pytest.approx({0: long + banana, 1: short})
@@ -120,20 +120,20 @@ def test_term_frequency_and_repeated_query_terms() -> None:
     def part(tf: int, dl: int) -> float:
         return idf * (K1 + 1) * tf / (tf + K1 * (1 - B + B * dl / avgdl))
 
-    assert [(h.item, h.score) for h in index.search("x")] == [
+    assert [(h.item, h.score) for h in search(index, "x")] == [
         ("a:0", pytest.approx(part(3, 4))),
         ("a:1", pytest.approx(part(1, 4))),
     ]
     # each query token counts, as the tokenizer emits it
-    assert index.search("x x")[0].score == pytest.approx(2 * part(3, 4))
+    assert search(index, "x x")[0].score == pytest.approx(2 * part(3, 4))
 
 
 def test_no_match_empty_query_and_empty_index() -> None:
     index = index_of({"a": ["alpha"]})
-    assert index.search("beta") == []
-    assert index.search("") == []
-    assert index.search("!!! ...") == []
-    assert BM25Index().search("alpha") == []
+    assert search(index, "beta") == []
+    assert search(index, "") == []
+    assert search(index, "!!! ...") == []
+    assert search(BM25Index(), "alpha") == []
     assert scores(index, "beta") == {}
     assert len(index) == 1
 
@@ -144,11 +144,11 @@ def test_top_k_cuts_and_ties_keep_corpus_order() -> None:
     index.add_file((1, "a.py"), [("same words", "1:a.py:0")])
     index.add_file((0, "b.py"), [("same words", "0:b.py:0"), ("same words", "0:b.py:1")])
     index.add_file((0, "a.py"), [("same words", "0:a.py:0")])
-    hits = index.search("same", top_k=10)
+    hits = search(index, "same", top_k=10)
     assert [h.item for h in hits] == ["0:a.py:0", "0:b.py:0", "0:b.py:1", "1:a.py:0"]
     assert len({h.score for h in hits}) == 1
-    assert [h.item for h in index.search("same", top_k=2)] == ["0:a.py:0", "0:b.py:0"]
-    assert [h.item for h in index.search("words same", top_k=1)] == ["0:a.py:0"]
+    assert [h.item for h in search(index, "same", top_k=2)] == ["0:a.py:0", "0:b.py:0"]
+    assert [h.item for h in search(index, "words same", top_k=1)] == ["0:a.py:0"]
 
 
 def test_file_items_and_len() -> None:
@@ -166,8 +166,8 @@ def test_file_items_and_len() -> None:
 def test_adding_a_file_again_replaces_it() -> None:
     index = index_of({"a": ["old words"], "b": ["other"]})
     index.add_file((0, "a"), [("new words", "a:new")])
-    assert index.search("old") == []
-    assert [h.item for h in index.search("new")] == ["a:new"]
+    assert search(index, "old") == []
+    assert [h.item for h in search(index, "new")] == ["a:new"]
     assert len(index) == 2
 
 
@@ -186,7 +186,7 @@ def random_corpus(rng: random.Random, files: int) -> dict[str, list[str]]:
 
 
 def results(index: BM25Index[str], queries: list[str]) -> list[list[tuple[float, str]]]:
-    return [[(h.score, h.item) for h in index.search(q, top_k=10_000)] for q in queries]
+    return [[(h.score, h.item) for h in search(index, q, top_k=10_000)] for q in queries]
 
 
 QUERIES = ["alpha", "beta gamma", "chunk", "chunk_id x", "hybrid retriever", "y y delta", "zeta"]
@@ -214,7 +214,7 @@ def test_many_removals_compact_and_keep_fresh_scores() -> None:
     rng = random.Random(11)
     corpus = random_corpus(rng, 3000)
     index = index_of(corpus)
-    index.search("alpha")
+    search(index, "alpha")
     names = sorted(corpus)
     removed = set(rng.sample(names, 2500))
     for name in sorted(removed):
@@ -224,7 +224,7 @@ def test_many_removals_compact_and_keep_fresh_scores() -> None:
         corpus[name] = [" ".join(rng.choices(WORDS, k=3))]
         index.add_file((0, name), [(corpus[name][0], f"{name}:0")])
         removed.discard(name)
-    index.search("beta")
+    search(index, "beta")
     compact = getattr(index, "compact", None)
     if compact is not None:
         compact()
@@ -261,7 +261,7 @@ def test_any_sequence_of_updates_equals_a_fresh_build(
         elif op == "compact" and hasattr(index, "compact"):
             index.compact()
         else:
-            index.search(" ".join(docs) or "alpha")
+            search(index, " ".join(docs) or "alpha")
     assert len(index) == sum(len(v) for v in state.values())
     assert results(index, QUERIES) == results(fresh(state), QUERIES)
 
@@ -352,7 +352,7 @@ def test_file_terms_packed_in_one_blob_index_the_same(texts: list[str]) -> None:
     blob: BM25Index[str] = BM25Index()
     blob.add_file_terms((0, "f"), items, packed)
     for query in ["chunk", "café x", "b c", "retriever"]:
-        assert blob.search(query) == plain.search(query)
+        assert search(blob, query) == search(plain, query)
 
 
 def _snapshot_arrays(index: BM25Index[str]) -> tuple[object, ...]:
@@ -410,6 +410,6 @@ def test_a_snapshot_of_a_compacted_index_is_its_segment_as_it_is() -> None:
     snapshot = compacted.snapshot(sorted(compacted.file_keys()))
     assert snapshot.segment is compacted._main
     cut = index_of({**corpus, "zz_gone.py": ["alpha beta gone_term"]})
-    cut.search("alpha")  # merged, with the extra file
+    search(cut, "alpha")  # merged, with the extra file
     cut.remove_file((0, "zz_gone.py"))  # a dead document: the general path
     assert _snapshot_arrays(cut) == _snapshot_arrays(compacted)

@@ -80,7 +80,7 @@ def build(files: dict[FileKey, tuple[int, list[str]]]) -> BM25Index[Item]:
 
 
 def hits(index: BM25Index[Item], query: str, top_k: int) -> list[tuple[float, Item]]:
-    return [(hit.score, hit.item) for hit in index.search(query, top_k)]
+    return [(hit.score, hit.item) for hit in search_helpers.search(index, query, top_k)]
 
 
 def scores(index: BM25Index[Item], query: str) -> dict[Item, float]:

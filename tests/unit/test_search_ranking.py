@@ -18,7 +18,7 @@ from chunkls.search.postings import Segment, Snapshot
 from chunkls.search.scorer import K1, B
 from chunkls.search.tokens import tokenize
 
-from .search_helpers import scores
+from .search_helpers import scores, search
 
 Corpus = dict[str, list[str]]
 
@@ -61,7 +61,7 @@ def build(corpus: Corpus) -> BM25Index[str]:
 
 
 def found(index: BM25Index[str], query: str, top_k: int) -> list[tuple[float, str]]:
-    return [(hit.score, hit.item) for hit in index.search(query, top_k)]
+    return [(hit.score, hit.item) for hit in search(index, query, top_k)]
 
 
 # a skewed vocabulary: a few words in most documents, many rare ones
@@ -233,7 +233,7 @@ def test_a_snapshot_of_both_segments_keeps_each_terms_documents_ascending() -> N
     index.compact()  # these in the main segment
     for name in names[20:]:  # these in the small one
         index.add_file((0, name), [(t, f"{name}:{i}") for i, t in enumerate(corpus[name])])
-    index.search("self", 1)
+    search(index, "self", 1)
     assert len(index._main.docs) and len(index._small.docs)
     for keys in (sorted(index.file_keys()), [(0, name) for name in names[15:25]]):
         snapshot = index.snapshot(keys)

@@ -13,6 +13,7 @@ from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
 from chunkls.search.tokens import file_terms, tokenize
 
+from . import search_helpers
 from .search_helpers import select_files
 
 WORDS = ["alpha", "beta", "gamma", "chunk_id", "HybridRetriever", "x"]
@@ -26,7 +27,9 @@ def build(files: dict[str, list[str]]) -> BM25Index[str]:
 
 
 def results(index: BM25Index[str], queries: list[str]) -> list[list[tuple[float, str]]]:
-    return [[(h.score, h.item) for h in index.search(q, top_k=10_000)] for q in queries]
+    return [
+        [(h.score, h.item) for h in search_helpers.search(index, q, top_k=10_000)] for q in queries
+    ]
 
 
 def saved_docs(cycle: int) -> list[str]:
@@ -57,8 +60,10 @@ def test_save_cycles_keep_the_vocabulary_bounded_and_scores_exact(
     index.compact()
     fresh = build({**others, "saved.py": saved_docs(599)})
     assert len(index._vocabulary) == len(fresh._vocabulary)
-    names = index._vocabulary.names()
-    assert set(names) == set(fresh._vocabulary.names()) and len(set(names)) == len(names)
+    names = search_helpers.vocabulary_names(index._vocabulary)
+    assert set(names) == set(search_helpers.vocabulary_names(fresh._vocabulary)) and len(
+        set(names)
+    ) == len(names)
     assert index._vocabulary.get_many(names) == list(range(len(names)))
     queries = ["f599_0 alpha", "beta1", "hybrid retriever x", "f598_0"]
     assert results(index, queries) == results(fresh, queries)
@@ -97,9 +102,9 @@ def test_compaction_in_any_sequence_keeps_fresh_scores(
             elif op == "compact":
                 index.compact()
                 used = {t for docs in state.values() for d in docs for t in tokenize(d)}
-                assert set(index._vocabulary.names()) == used
+                assert set(search_helpers.vocabulary_names(index._vocabulary)) == used
             else:
-                index.search(" ".join(queries))
+                search_helpers.search(index, " ".join(queries))
             assert results(index, queries) == results(build(state), queries)
     finally:
         scorer.CACHE_BUDGET = original
@@ -199,7 +204,7 @@ def test_remembered_query_tokens_stay_bounded(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(search, "_QUERY_TERMS", 8)
     index = build({"a.py": [" ".join(f"w{i}" for i in range(40))]})
     for i in range(40):
-        assert [h.item for h in index.search(f"w{i} w{(i + 1) % 40}")] == ["a.py:0"]
+        assert [h.item for h in search_helpers.search(index, f"w{i} w{(i + 1) % 40}")] == ["a.py:0"]
         assert len(index._query_ids) <= 8
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from chunkls.search.vocabulary import EMPTY_TABLE, TermTable, Vocabulary
 
-from .search_helpers import find, term_table
+from .search_helpers import find, term_table, vocabulary_names
 
 # short terms, terms sharing eight-byte prefixes, non-ASCII ones (multi-byte UTF-8,
 # and lead bytes >= 0x80 whose prefix keys need all 64 bits)
@@ -95,7 +95,7 @@ def test_a_vocabulary_behaves_as_a_dict(steps: list[tuple[str, list[str]]]) -> N
             if renumber is not None:
                 assert renumber.tolist() == [reference.get(term, -1) for term in names]
         assert len(vocabulary) == len(reference)
-        assert vocabulary.names() == sorted(reference, key=reference.__getitem__)
+        assert vocabulary_names(vocabulary) == sorted(reference, key=reference.__getitem__)
         for term in [*reference, *words, "never"]:
             assert vocabulary.get_many([term])[0] == reference.get(term)
 

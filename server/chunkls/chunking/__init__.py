@@ -1,6 +1,5 @@
 """The chunker: the tutorial's rules, pure Python, no editor or protocol code.
 
-One job per module, and callers import from the module that does the job: a
-process that only walks a corpus or reads its cache loads none of the parsing
-machinery.
+Callers import from the module that does the job: a process that only walks a
+corpus or reads its cache loads none of the parsing machinery.
 """

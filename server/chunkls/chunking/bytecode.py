@@ -1,22 +1,13 @@
 """Python files that CPython has compiled already, outlined without ``ast.parse``.
 
-A ``__pycache__`` file of this interpreter whose header matches the source (the
-same mtime in seconds and size, or, hash-based, the same content hash) shows
-that its parser accepted the text. ``scan.statements`` then finds the functions
-and classes in the bytes, and the compiled module checks the scan: each
-function and class it finds must be a compiled one of that name starting on
-that line, and every compiled function or class whose first line starts with
-``def``, ``class``, ``async`` or ``@`` must be one it found.
-
-The bytecode is not taken as proof (the file is parsed as usual) when its
-header does not match (hashes are always computed here, even for "unchecked"
-files); when the compiler may have read other text than ``ast.parse`` gets (a
-byte-order mark, a declared encoding other than UTF-8); when the bytes were
-read while the file changed; or when the scan declines. A text rewritten within
-the same second at the same size is still outlined from its current bytes and
-checked against the old compiled functions, so only whether it parses comes
-from the old text. The magic number is shared by every patch release of a
-Python version: another 3.11 release's file vouches for this one's parser.
+A ``__pycache__`` file of this interpreter whose header matches the source
+(mtime and size, or the content hash, always checked) shows that its parser
+accepted the text. ``scan.statements`` then finds the functions and classes,
+checked against the compiled module: each must be a compiled one of that name
+on that line, and every compiled one whose line starts with ``def``, ``class``,
+``async`` or ``@`` must be found. Otherwise (no match, another declared encoding
+or a byte-order mark, bytes read while the file changed, a declined scan) the
+file is parsed as usual.
 
 Only worker processes use this (``parallel``): ``marshal`` is not made for
 untrusted data, and a batch whose worker a crafted file brings down is chunked

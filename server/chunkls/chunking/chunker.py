@@ -2,15 +2,10 @@
 
 ``chunk_python_source`` and ``chunk_markdown_source`` reproduce the tutorial's
 ``chunk_python`` and ``chunk_markdown`` exactly (IDs, text, symbols, order and
-quirks), and add where each chunk's stripped text lies in the editor's lines.
-
-The tutorial cuts text with ``str.splitlines()``, which also breaks lines at
-``\\v \\f \\x1c \\x1d \\x1e \\x85 \\u2028 \\u2029``; the AST and editors do not. The
-chunk text keeps that quirk (it is the contract). The editor range of a
-``function-``/``class-`` chunk is its definition's own lines (first decorator to
-last line), wherever the tutorial's slice put its text; the range of a
-``module-``/``heading-`` chunk maps the ``splitlines()`` lines of its stripped text
-back to the editor lines they sit on.
+quirks, such as ``str.splitlines()`` breaking lines at ``\\v \\f \\x85``... where
+editors do not). A ``function-``/``class-`` chunk's editor range is its
+definition's own lines; a ``module-``/``heading-`` chunk's maps the lines of its
+stripped text back to the editor lines they sit on.
 """
 
 from __future__ import annotations
@@ -97,12 +92,8 @@ def _has_non_editor_breaks(source: str) -> bool:
 
 
 def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse`` with every failure turned into a one-line ``ChunkingError``.
-
-    The parse is ``outline.parse_module``'s: the nesting allowed is always what
-    the tutorial's ``chunk_python`` allows as a script under the default
-    recursion limit (``outline.MAX_NESTING``), wherever this is called from.
-    """
+    """``outline.parse_module`` (the tutorial's nesting limit, wherever this is
+    called from) with every failure turned into a one-line ``ChunkingError``."""
     if source.startswith("\ufeff"):
         raise ChunkingError(
             "starts with a UTF-8 byte-order mark, which the chunker's ast.parse rejects"
@@ -118,10 +109,8 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
     except SyntaxError as error:  # includes IndentationError, TabError
         where = f" line {error.lineno}" if error.lineno else ""
         raise ChunkingError(f"{type(error).__name__}{where}: {error.msg}") from None
-    except RecursionError:
-        raise ChunkingError("RecursionError: nesting too deep for ast.parse") from None
-    except MemoryError:
-        raise ChunkingError("MemoryError: nesting too deep for ast.parse") from None
+    except (RecursionError, MemoryError) as error:
+        raise ChunkingError(f"{type(error).__name__}: nesting too deep for ast.parse") from None
     except ValueError as error:
         raise ChunkingError(f"ValueError: {error}") from None
 
@@ -129,11 +118,8 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
 def chunk_python_source(
     source: str, source_path: str, filename: str = "<unknown>"
 ) -> list[LocatedChunk]:
-    """Chunk Python text at top-level function and class boundaries.
-
-    ``source`` must already have its newlines normalised (``read_text()`` does).
-    Raises ``ChunkingError`` when the text does not parse.
-    """
+    """Chunk Python text (newlines normalised) at top-level function and class
+    boundaries; ``ChunkingError`` when it does not parse."""
     return chunk_python_outline(outline_of(parse_python(source, filename)), source, source_path)
 
 
@@ -174,17 +160,14 @@ def chunk_python_outline(outline: Outline, source: str, source_path: str) -> lis
         )
         next_module_line = end_line + 1
     module_chunk(next_module_line, None)
-    # (the tutorial's fallback when there are no chunks, ``module-1`` of the whole
-    # stripped source, never fires: then every line is blank, and so is the source,
-    # as every character ``splitlines()`` breaks at is whitespace)
+    # (the tutorial's ``module-1`` fallback for no chunks never fires: every line is
+    # then blank, so the whole source is whitespace)
     return chunks
 
 
 def chunk_markdown_source(source: str, source_path: str) -> list[LocatedChunk]:
-    """Chunk Markdown text into sections that begin at each heading line.
-
-    Like the tutorial, a ``#`` line inside a fenced code block starts a section.
-    """
+    """Chunk Markdown text into sections that begin at each heading line (as in
+    the tutorial, a ``#`` line inside a fenced code block too)."""
     text_lines = _Lines(source)
     lines = text_lines.lines
     chunks: list[LocatedChunk] = []
@@ -227,11 +210,9 @@ _parsed: dict[tuple[str, str], Parsed] = {}
 def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
     """Dispatch normalised text to the chunker for ``name``'s suffix.
 
-    The last few results are remembered: an editor chunks a buffer for its
-    lenses, then the same text again when the buffer is saved and re-read from
-    disk, and parsing a large Python file is the dearest step of a save. A new
-    text of a recent Python file is parsed only where it changed (see
-    ``outline.reparse``).
+    The last few results are remembered (an editor chunks a buffer, then the same
+    text again once saved), and a new text of a recent Python file is parsed only
+    where it changed (``outline.reparse``).
     """
     key = (source_path, name)
     known = _recent.get(key)
@@ -274,12 +255,8 @@ def _chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk
 
 
 def decode_source(data: bytes) -> str:
-    """Decode file bytes as the tutorial's ``read_text(encoding="utf-8")`` would.
-
-    Raises ``ChunkingError`` for invalid UTF-8. NUL bytes are no reason here: the
-    tutorial chunks a Markdown file that has them (a Python file with them fails
-    in ``parse_python``).
-    """
+    """Decode file bytes as the tutorial's ``read_text(encoding="utf-8")`` would
+    (``ChunkingError`` for invalid UTF-8; NUL bytes are ``parse_python``'s concern)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -1,9 +1,8 @@
 """Corpus composition: which files become chunks, and walking a tree for them.
 
-The defaults are the tutorial's rules (supported suffixes, excluded directory
-names, excluded file names). A workspace adds its own excludes in the
-``[tool.chunkls]`` table of its root ``pyproject.toml``; editor settings can add
-more. This is the one module that knows those rules.
+The defaults are the tutorial's rules; a root's ``pyproject.toml``
+``[tool.chunkls]`` table and editor settings add excludes. The one module that
+knows those rules.
 """
 
 from __future__ import annotations
@@ -105,11 +104,8 @@ class CorpusRules:
     exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRECTORIES
     """Directory names left out at any depth (the tutorial's, plus configured)."""
     exclude_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
-    """File names left out at any depth."""
     exclude_globs: tuple[str, ...] = ()
-    """Root-relative glob patterns of files or folders to leave out."""
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    """Files over this many bytes are skipped and reported."""
     check_exclude: tuple[str, ...] = ()
     """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
     checked (by ``chunkls check`` and diagnostics); they are still chunked."""
@@ -158,9 +154,8 @@ class CorpusRules:
 
     @property
     def adds_excludes(self) -> bool:
-        """Whether these rules leave out more files than the tutorial's (every
-        rules leave out at least those: a cached file is in a corpus of the
-        tutorial's rules)."""
+        """Whether these rules leave out more files than the tutorial's (no rules
+        leave out fewer: a cached file is in the tutorial's corpus)."""
         return bool(
             self.exclude_globs
             or self.exclude_dirs != DEFAULT_EXCLUDED_DIRECTORIES
@@ -326,15 +321,12 @@ def walk_corpus(
     under: str = "",
     stamps: list[tuple[str, int, int]] | None = None,
 ) -> Walk:
-    """Every corpus file under ``root`` in the tutorial's order (sorted by relative
-    path), pruning excluded folders and not following directory symlinks, as
-    ``Path.rglob("*")`` does. Entries that are not regular files are reported.
-
-    ``under`` limits the walk to one root-relative folder (paths stay relative
-    to ``root``). ``stamps``, when given, receives (root-relative folder, mtime_ns,
-    ctime_ns) of every folder listed ("" the root), each taken just before it is
-    listed (``chunkls.storage.listing.Listing``); it is left empty when a folder could not
-    be listed (such a walk is not one to trust again without walking)."""
+    """Every corpus file under ``root`` sorted by relative path, pruning excluded
+    folders and not following directory symlinks (as ``Path.rglob("*")``);
+    entries that are not regular files are reported. ``under``: one root-relative
+    folder only. ``stamps`` receives (folder, mtime_ns, ctime_ns) of every folder,
+    taken just before it is listed ("" the root; ``chunkls.storage.listing``), and
+    is left empty when a folder could not be listed."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
     exclude_dirs = rules.exclude_dirs
@@ -422,10 +414,9 @@ class SourceFile(NamedTuple):
 
 
 def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
-    """The bytes and status of a regular file, opened without blocking and
-    without following a symlink loop: a FIFO, socket or device is refused
-    (``FileSkipped``), never waited on or read. ``FileNotFoundError`` when it
-    is gone; any other failure is ``FileSkipped`` with the reason."""
+    """The bytes and status of a regular file, opened without blocking (a FIFO,
+    socket, device or symlink loop is ``FileSkipped``, never waited on or read);
+    ``FileNotFoundError`` when it is gone, any other failure ``FileSkipped``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -442,13 +433,8 @@ def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
             raise FileSkipped(
                 f"{info.st_size:,} bytes, over the {max_file_size:,}-byte limit {SIZE_LIMIT_NOTE}"
             )
-        chunks = []
-        while True:
-            block = os.read(fd, max(info.st_size + 1, 65536))
-            if not block:
-                break
-            chunks.append(block)
-        data = b"".join(chunks)
+        size = max(info.st_size + 1, 65536)
+        data = b"".join(iter(lambda: os.read(fd, size), b""))
     except OSError as error:
         raise FileSkipped(_os_reason(error)) from None
     finally:

@@ -1,9 +1,6 @@
-"""Chunking whole files and trees: the tutorial's entry points, made robust.
-
-``chunk_python``, ``chunk_markdown``, ``chunk_file`` and ``ingest_path`` keep the
-tutorial's signatures and output. ``scan_corpus`` is what the index, the CLI and
-the server use: it also returns each chunk's editor range and reports the files
-that cannot be chunked instead of stopping on them.
+"""Chunking whole files and trees: the tutorial's entry points (its signatures and
+output), made robust; ``scan_corpus`` also gives editor ranges and reports the
+files that cannot be chunked instead of stopping on them.
 """
 
 from __future__ import annotations
@@ -95,12 +92,9 @@ def read_and_chunk(
     root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> tuple[FileChunks, bytes]:
     """Read and chunk one corpus file, returning the bytes chunked too (for a
-    content hash); raises ``FileSkipped`` with the reason.
-
-    ``skip_ast``: a Python file that CPython vouches parses is outlined without
-    ``ast.parse``, the same chunks for less: its cached bytecode
-    (``bytecode.outline``), else its symbol table (``symbol_table.outline``).
-    """
+    content hash); raises ``FileSkipped`` with the reason. ``skip_ast``: outline a
+    Python file without ``ast.parse`` when its bytecode or symbol table vouches it
+    parses (the same chunks, for less)."""
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
     )
@@ -123,13 +117,9 @@ def read_and_chunk(
 
 @contextmanager
 def bulk_gc() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of bulk chunking.
-
-    ``ast.parse`` allocates millions of objects; with a long-lived corpus in
-    memory each full collection walks all of it (most of the tutorial's run time
-    on a large tree). Nothing built here forms reference cycles worth collecting
-    mid-run (ASTs have no parent links), so collection waits until the end.
-    """
+    """Keep the cyclic garbage collector out of bulk chunking: ``ast.parse``
+    allocates millions of objects, each full collection would walk the corpus
+    in memory, and nothing built here forms cycles (ASTs have no parent links)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -157,9 +147,6 @@ def scan_corpus(root: Path, rules: CorpusRules | None = None) -> Scan:
 
 
 def ingest_path(root: Path) -> list[Chunk]:
-    """Recursively chunk supported repository files in deterministic order.
-
-    The tutorial's corpus and output; files that cannot be chunked are left out
-    (``scan_corpus`` says which and why) instead of stopping the run.
-    """
+    """Recursively chunk supported repository files in deterministic order (files
+    that cannot be chunked are left out: ``scan_corpus`` says which and why)."""
     return [chunk.to_chunk() for chunk in scan_corpus(root).chunks()]

@@ -18,14 +18,10 @@ class Chunk:
 
 
 class LocatedChunk(NamedTuple):
-    """A chunk plus its editor lines: a ``function-``/``class-`` chunk's are its
-    definition's (first decorator to last line), a ``module-``/``heading-``
-    chunk's are those its stripped text spans.
-
-    A tuple: compact, and untracked by the garbage collector. Lines are 1-based
-    and inclusive, counted with the editor's line breaks (``\\n``, ``\\r\\n``,
-    ``\\r``) only.
-    """
+    """A chunk plus its editor lines (1-based, inclusive, counted with ``\\n``,
+    ``\\r\\n`` and ``\\r`` only): a ``function-``/``class-`` chunk's are its
+    definition's, a ``module-``/``heading-`` chunk's those its stripped text spans.
+    A tuple: compact, and untracked by the garbage collector."""
 
     chunk_id: str
     text: str

@@ -1,29 +1,17 @@
 """A module's top-level statements, and re-parsing only what an edit touched.
 
-Chunking Python needs, of the whole AST, only where each top-level statement
-begins and ends and which are functions and classes (``Outline``). ``reparse``
-re-parses only the top-level statements that the changed lines touch, and keeps
-the others, moved by the lines added or removed.
+``reparse`` re-parses the top-level statements the changed lines touch and moves
+the others by the lines added or removed. That equals a full parse: each
+top-level statement starts at column 0 with the tokenizer at rest, and nothing
+outside it changes how it parses, except a backslash continuation into the
+region (refused), ``elif``/``else``/``except``/``finally`` at column 0 (the
+region then does not parse by itself) and ``from __future__ import
+barry_as_FLUFL`` (refused). Whenever the region does not parse by itself, or
+anything is unusual, the caller parses the whole text (which also gives the
+exact error).
 
-Why that equals a full parse: Python's grammar is context-free between
-top-level statements. Each starts at column 0 with the tokenizer at rest (no
-open bracket, string or backslash continuation; indentation stack ``[0]``),
-and nothing before or after it changes how it parses, except
-
-- a line continued by a backslash into the next line: refused when the line
-  before the re-parsed region ends with one (a region whose own last line
-  does fails to parse by itself);
-- ``elif``/``else``/``except``/``finally`` at column 0, which continue the
-  statement before: such a region does not parse by itself;
-- ``from __future__ import barry_as_FLUFL``, which changes the tokens: refused.
-
-Whenever the region does not parse by itself, or anything is unusual (a
-statement that shares its line with the next, ``\\r`` in the text), the answer
-is ``None`` and the caller parses the whole text, which also gives the exact
-error to report.
-
-Every parse goes through ``parse_module``, which makes how deeply nested a
-module may be independent of where in the Python stack it is parsed.
+Every parse goes through ``parse_module``: how deeply a module may nest does
+not depend on where in the stack it is parsed.
 """
 
 from __future__ import annotations
@@ -37,20 +25,15 @@ from typing import NamedTuple
 REFERENCE_RECURSION_LIMIT = 1000
 """The interpreter's default recursion limit, under which the tutorial runs."""
 REFERENCE_PARSE_DEPTH = 6
-"""The recursion depth at which the tutorial's ``ast.parse`` converts its tree,
-run as a script, as CPython 3.11 counts it: ``<module>`` 2 (the frame, and
-entering the interpreter loop), ``ingest_path`` 3, ``chunk_file`` 4,
-``chunk_python`` 5, ``ast.parse`` 6 (its call of ``compile`` adds nothing once
-specialised; the unspecialised first calls are not reproduced)."""
+"""The recursion depth of the tutorial's ``ast.parse`` run as a script on CPython
+3.11: ``<module>`` 2, ``ingest_path`` 3, ``chunk_file`` 4, ``chunk_python`` 5, it 6."""
 MAX_NESTING = 3 * (REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH)
-"""How deep ``ast.parse``'s conversion to Python objects may recurse there
-(3.11 allows 3 levels per unused unit of the recursion limit): 2982, e.g.
-``x = a`` followed by 2982 ``.b`` parses, with 2983 it is a ``RecursionError``."""
+"""How deep ``ast.parse``'s conversion may recurse there (3 levels per unused unit
+of the limit): ``x = a`` and 2982 ``.b`` parse, 2983 are a ``RecursionError``."""
 
 _DEPTH_RULED = sys.version_info[:2] == (3, 11)
-"""Whether ``ast.parse``'s limit depends on the caller's recursion depth (3.11:
-the conversion allows ``3 * (limit - depth)`` levels; 3.12 and later count C
-recursion instead, which ``sys.setrecursionlimit`` does not govern)."""
+"""Whether ``ast.parse``'s limit depends on the caller's depth (3.11; 3.12 and
+later count C recursion, which ``sys.setrecursionlimit`` does not govern)."""
 _AST_PARSE = ast.parse
 _get_limit = sys.getrecursionlimit
 _set_limit = sys.setrecursionlimit
@@ -60,14 +43,8 @@ time: two would save and restore each other's limits)."""
 
 
 def _caller_depth() -> int | None:
-    """The recursion depth of the frame that calls this, exactly as the
-    interpreter counts it (including entries into the interpreter loop from C
-    that frames do not show), or ``None`` if it cannot be read.
-
-    CPython reports the depth when refusing a limit at or below it; a limit of
-    1 is below the depth of any running function, so the call always fails and
-    changes nothing.
-    """
+    """The caller's recursion depth as the interpreter counts it (``None``: unread),
+    from the error CPython raises when refusing a limit of 1 (which changes nothing)."""
     try:
         _set_limit(1)
     except RecursionError as error:
@@ -78,21 +55,14 @@ def _caller_depth() -> int | None:
 
 
 def parse_module(source: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse(source, filename)`` (warnings ignored) as the tutorial's
-    ``chunk_python`` parses, wherever it is called from.
+    """``ast.parse(source, filename)`` (warnings ignored) allowing ``MAX_NESTING``,
+    as the tutorial's ``chunk_python`` does, whatever the caller's depth.
 
-    On CPython 3.11, converting the parsed tree to Python objects raises
-    ``RecursionError`` when nested deeper than ``3 * (limit - depth)`` (the
-    recursion limit, and the call's recursion depth). Here the allowed nesting
-    is always ``MAX_NESTING``, whatever the caller's depth and the process's
-    limit: for the parse only, the limit is set to the caller's depth plus
-    ``REFERENCE_RECURSION_LIMIT - REFERENCE_PARSE_DEPTH`` (then restored), one
-    parse at a time. The limit is the process's, so other threads run under it
-    meanwhile. The parser's own limits do not depend on the stack.
-
-    ``compile`` is called as ``ast.parse`` calls it, with ``*args``: a call the
-    interpreter never specialises, so it always adds one level of depth. A
-    replaced ``ast.parse`` (a test's spy) is called as it is.
+    On 3.11 the conversion fails deeper than ``3 * (limit - depth)``, so for the
+    parse only (one at a time; other threads share the limit meanwhile) the limit
+    is set to the caller's depth plus ``REFERENCE_RECURSION_LIMIT -
+    REFERENCE_PARSE_DEPTH``. ``compile(*args)`` is never specialised, so it adds
+    one level, as in ``ast.parse``. A replaced ``ast.parse`` (a test's spy) is called as is.
     """
     with _limit_lock:
         depth = _caller_depth() if _DEPTH_RULED and ast.parse is _AST_PARSE else None
@@ -126,7 +96,6 @@ class Statement(NamedTuple):
     first: int
     """Its first line, decorators included (1-based, ``\\n``-counted)."""
     last: int
-    """Its last line (``end_lineno``)."""
     kind: str | None
     """``"function"``, ``"class"`` or ``None`` (any other statement)."""
     name: str
@@ -159,10 +128,8 @@ class Parsed(NamedTuple):
 
 
 def reparse(previous: Parsed, source: str) -> Parsed | None:
-    """The outline of ``source`` from ``previous`` (an outline of an earlier text
-    of the same file) by re-parsing only the statements the change touches;
-    ``None`` when that cannot be relied on or the region does not parse (the
-    caller then parses the whole text)."""
+    """The outline of ``source`` from ``previous`` (of an earlier text of the same
+    file), re-parsing only the statements the change touches; ``None``: parse it all."""
     if "\r" in source or "barry_as_FLUFL" in source:
         return None
     if source == previous.text:

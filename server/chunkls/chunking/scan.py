@@ -1,17 +1,11 @@
 """Where a module's top-level ``def``/``class`` statements are, by a scan of its bytes.
 
-When something else vouches that the text parses (``bytecode.py``,
-``symbol_table.py``), ``statements`` finds the top-level functions and classes
-without building an AST: it scans the bytes for what Python 3.11's tokenizer
-would see at the start of each line (inside a string? a comment? an open
-bracket? after a backslash?). A top-level statement starts on a line whose
-first byte is code, at rest; a ``def``/``class`` (its decorators first) ends on
-the last line with code before the next one starts.
-
-Anything unusual (form feeds, a non-ASCII name, a decorator whose expression
-starts on a later line, a deeply nested logical line, newer f-string rules)
-returns ``None``: the caller then parses with ``ast.parse``. The caller also
-checks the answer against the compiled module or symbol table.
+For a text something else vouches parses (``bytecode.py``, ``symbol_table.py``),
+``statements`` models what Python 3.11's tokenizer sees at the start of each
+line (string, comment, open bracket, backslash): a top-level statement starts on
+a line whose first byte is code at rest; a ``def``/``class`` (decorators first)
+ends on the last line with code before the next one. Anything unusual returns
+``None`` (the caller parses with ``ast.parse``), and the caller checks the answer.
 """
 
 from __future__ import annotations
@@ -29,12 +23,9 @@ ENABLED = sys.version_info[:2] == (3, 11)
 
 DEEPEST = 700
 """Tokens along a path down a logical line's parse tree (``path_tokens``) from
-which the text is left to ``ast.parse``. ``ast.parse`` gives up at 2,982 levels
-of nesting (``outline.MAX_NESTING``), while the compiler that wrote a bytecode
-file may have allowed more (its limit depends on its own stack): a compiled
-text is only taken for one that parses when it is well short of that. A path
-of fewer than 700 tokens is less than 3 * 700 + 400 levels deep within its
-logical line, plus at most 300 for the statements around it: under 2,800."""
+which the text is left to ``ast.parse``, whose limit (``outline.MAX_NESTING``,
+2,982) a compiler may have exceeded: under 700 tokens is under 3 * 700 + 400
+levels in the line, plus 300 for the statements around it, so under 2,800."""
 
 PATH_WORK = 20_000_000
 """Bracket levels times bytes of a logical line beyond which ``path_tokens`` is not
@@ -227,23 +218,15 @@ def path_tokens(
     """A bound on the tokens along any path down a logical line's parse tree.
 
     ``weight`` marks each token that may nest (1 at its first byte, every byte
-    of an f-string), ``level`` is each byte's bracket depth, ``commas`` and
-    ``lambdas`` where those are. Within a bracket group (or the line itself),
-    commas separate elements that are siblings in the tree (call arguments,
-    items of a list, tuple, dict or subscript, targets), so a path goes down
-    one element only: the bound is the largest sum, over a byte, of the
-    tokens of the element it is in at each level around it. A lambda's
-    parameters are separated by commas too, and its body (which may be another
-    lambda) follows them on the same level: a group with a lambda directly in
-    it counts as one element.
+    of an f-string), ``level`` is each byte's bracket depth. Commas at a level
+    separate sibling elements, so a path goes down one element only: the bound
+    is the largest sum, over a byte, of the tokens of its element at each level
+    around it (a group with a lambda directly in it is one element: its body
+    follows its comma-separated parameters on the same level).
 
-    Each node of a path takes a token of its own at its level, but for nodes
-    without one (an expression statement, a tuple without brackets, a lambda's
-    ``arguments``: never more than two in a row) and the levels a comma split
-    leaves out (a comprehension's ``for`` clause, at most two per bracket
-    level): a path of ``T`` tokens is at most ``3 T + 2 * 200`` levels deep
-    (the tokenizer allows 200 levels of brackets), and a statement adds at most
-    three levels per indentation level (100 at most).
+    Nodes without a token of their own (never more than two in a row) and levels
+    a comma split leaves out (at most two per bracket level) make a path of ``T``
+    tokens at most ``3 T + 2 * 200`` levels deep (200 bracket levels at most).
     """
     totals = np.zeros(len(weight), dtype=np.int64)
     for k in range(int(level.max()) + 1):

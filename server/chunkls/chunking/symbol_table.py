@@ -1,23 +1,14 @@
 """Python files outlined with CPython's symbol table as the proof that they parse.
 
-For a file with no bytecode to lean on (``bytecode.py``), ``symtable.symtable``
-runs the same parser as ``ast.parse`` on the same text and then builds only the
-symbol table, in C, without converting a tree to Python objects; the scan
-(``scan.statements``) finds where the functions and classes are.
+``symtable.symtable`` runs ``ast.parse``'s parser, then builds only the symbol
+table in C; beyond the parser, ``ast.parse`` fails only for nesting the scan
+declines (``scan.DEEPEST``) or out of memory. Texts the table refuses but
+``ast.parse`` accepts are parsed as usual. The scan's answer is checked against
+the table: each function and class must be a top-level scope of that name on
+its keyword line, and each such scope (not ``lambda``) whose line starts with
+``def``, ``async`` or ``class`` must be found.
 
-A built symbol table means ``ast.parse`` accepts the text too: beyond the
-parser, ``ast.parse`` fails only for nesting deeper than ``outline.MAX_NESTING``,
-which the scan declines (``scan.DEEPEST``), or out of memory. Texts the table
-refuses but ``ast.parse`` accepts (``nonlocal`` at module level, ...) are parsed
-as usual. The scan's answer is checked against the table: each function and
-class it finds must be a top-level scope of that name on its ``def``/``class``
-line, and each such scope whose line starts with ``def``, ``async`` or ``class``
-must be one it found (``lambda`` scopes are left out). Where a decorated
-definition starts is the scan's alone (``tests/unit/test_scan.py`` holds it
-equal to ``ast.parse``'s).
-
-Only worker processes use this (``parallel``); the editor's chunking keeps
-``ast.parse`` and ``outline.reparse``.
+Only worker processes use this (``parallel``); the editor keeps ``ast.parse``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Search: the tokenizer, the postings, the one BM25 scorer and the rankings
-built on it (``modes``: which ranking a search uses).
+"""Search: the tokenizer, the postings, the one BM25 scorer and the rankings on it.
 
-The names of the modes are here, importing nothing, for the command line's
-parser and the ``[tool.chunkls]`` reader: neither loads the scorer to name them.
+The names of the modes are here, importing nothing: the command line's parser
+and the ``[tool.chunkls]`` reader name them without loading the scorer.
 """
 
 MODES = ("hybrid", "bm25")

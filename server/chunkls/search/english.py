@@ -1,9 +1,6 @@
-"""What a question in English carries that code does not: the words to leave
-out of a query, Sphinx markup, and the forms of a word (``parse``, ``parser``,
-``parsing``) that name the same thing.
-
-Small and fixed on purpose: the hybrid ranking (``chunkls.search.hybrid``) uses
-them on a query's few words and on a result's symbol name, never on the corpus.
+"""What a question in English carries that code does not: stop words, Sphinx
+markup, and the forms of a word (``parse``, ``parser``, ``parsing``). Small and
+fixed on purpose: used on a query's words and a result's name, never the corpus.
 """
 
 from __future__ import annotations

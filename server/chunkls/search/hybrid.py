@@ -1,14 +1,7 @@
-"""The hybrid ranking: BM25 over what a question asks, then its best candidates
-ranked again by what each chunk is.
-
-1. The query: Sphinx roles and question and stop words left out
-   (``chunkls.search.english``), then its words' other forms added at
-   ``FORM_WEIGHT``.
-2. The one scorer's BM25 (``chunkls.search.scorer``) over those terms gives the
-   candidates, ranked again in blocks of ``CANDIDATES``.
-3. Each candidate's score is its BM25 times its priors (``KIND_PRIOR``,
-   ``TEST_PRIOR``, ``LENGTH``), plus ``SYMBOL`` times the IDF of each query word
-   its definition's name has (``name_match``).
+"""The hybrid ranking: BM25 over a question's content words (and their other
+forms, at ``FORM_WEIGHT``), then the best candidates ranked again in blocks of
+``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``, ``LENGTH``) plus
+``SYMBOL`` times the IDF of each query word the definition's name has.
 
 The figures are tuned on ``bench/retrieval.py``; see ``docs/search.md``.
 """
@@ -28,17 +21,15 @@ from chunkls.search.tokens import tokenize
 FORM_WEIGHT = 0.2
 """What another form of a query word counts for, against the word itself."""
 CANDIDATES = 64
-"""BM25's best chunks ranked again, a block at a time: the first ``CANDIDATES``
-among themselves, then the next ones, so that the first results do not depend on
-how many are asked for (every front door shows the same order)."""
+"""BM25's best chunks ranked again a block at a time, so that the first results do
+not depend on how many are asked for (every front door shows the same order)."""
 KIND_PRIOR = {"module": 0.5}
 """Score factors by chunk kind: module-level code is glue more often than answer."""
 TEST_PRIOR = 0.8
 """The score factor of a chunk of a test file, unless the query names tests."""
 TEST_WORDS = frozenset({"test", "tests", "testing"})
 LENGTH = 0.15
-"""How much a chunk longer than the average loses (a big class outranked the
-function asked for): its score is divided by ``1 + LENGTH * log1p(length / average)``."""
+"""A chunk's score is divided by ``1 + LENGTH * log1p(length / average)``."""
 SYMBOL = 1.5
 """What a query word in the definition's name adds, times the word's IDF."""
 MIN_INSIDE = 4

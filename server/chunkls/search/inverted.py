@@ -1,10 +1,5 @@
-"""Okapi BM25 over chunks, with one-file updates.
-
-Postings are numpy arrays in compressed-row segments (see ``BM25Index``);
-scores are computed with the same floating-point operations, in the same
-order, as the straightforward per-posting loop, so they are bit-for-bit those
-of a fresh build.
-"""
+"""Okapi BM25 over chunks, with one-file updates: scores are bit-for-bit those
+of a fresh build (the same floating-point operations, in the same order)."""
 
 from __future__ import annotations
 
@@ -25,14 +20,14 @@ from chunkls.search.postings import (
     docs_ascending,
     narrow_tfs,
 )
-from chunkls.search.scorer import Hit, Postings, Scorer
-from chunkls.search.tokens import FileTerms, file_terms, tokenize
+from chunkls.search.scorer import Postings, Scorer
+from chunkls.search.tokens import FileTerms, file_terms
 from chunkls.search.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from chunkls.storage.mapped import Mapped
 
-__all__ = ["BM25Index", "Hit", "LearnedTerms"]
+__all__ = ["BM25Index", "LearnedTerms"]
 
 T = TypeVar("T")
 
@@ -54,21 +49,16 @@ class LearnedTerms(NamedTuple):
 
 
 class BM25Index(Generic[T]):
-    """An incremental BM25 index of documents grouped by file.
-
-    Results are ordered by score, then by corpus order: the file's sort key,
-    then the document's position in its file.
+    """An incremental BM25 index of documents grouped by file; ties are ranked in
+    corpus order (the file's key, then the document's position in it).
 
     Postings live in a large read-only segment plus a small one that takes
-    writes; both are numpy arrays, so a query scores whole posting lists at
-    once. Removing a file marks its documents dead (document frequencies are
-    counted over live documents only, so scores are exactly those of a fresh
-    build); dead postings are dropped when the segments are merged.
+    writes. Removing a file marks its documents dead (document frequencies count
+    live documents only); dead postings are dropped when the segments merge.
     """
 
     def __init__(self) -> None:
         self._vocabulary = Vocabulary()
-        """term -> term id."""
         self._main = NO_SEGMENT
         self._small = NO_SEGMENT
         self._pending: list[tuple[npt.NDArray[np.int32], ...]] = []
@@ -78,35 +68,32 @@ class BM25Index(Generic[T]):
         self._small_size = 0
         self._length = np.zeros(1024, dtype=_I32)
         """document id -> token count; -1 once the document is removed."""
-        self._docs = 0
+        self.size = 0
         """Document ids handed out so far."""
         self._slots: list[tuple[FileKey, Sequence[T], int, int] | None] = []
         """file slot -> (file key, items, index of its first item in ``items``, its
-        first document id); ``None`` once removed. Items are kept per file, as the
-        caller gave them (a lazy sequence costs nothing per document)."""
+        first document id); ``None`` once removed. Items are kept as the caller
+        gave them (a lazy sequence costs nothing per document)."""
         self._slot_of: dict[FileKey, int] = {}
-        """file key -> its slot."""
         self._doc_slot = np.zeros(1024, dtype=_I32)
         """document id -> its file's slot."""
         self._files: dict[FileKey, range] = {}
         """file key -> its document ids (consecutive)."""
-        self._live = 0
+        self.live = 0
         self._dead = 0
-        self._total_length = 0
+        self.total_length = 0
         self._version = 0
-        """Bumped whenever documents are added or removed (the scorer's kept
-        scores are then stale)."""
+        """Bumped whenever documents are added or removed: kept term scores are stale."""
         self.scorer = Scorer()
-        """The BM25 scorer over these postings (it keeps term scores until a change)."""
         self._query_ids: dict[str, int] = {}
-        """query token -> its term id, for tokens asked for lately (a search as one
-        types repeats them); ids stay valid while the vocabulary's generation does."""
+        """query token -> its term id, for tokens asked for lately (valid while the
+        vocabulary's generation is)."""
         self._query_generation = -1
         self._mapped: Mapped | None = None
         """The postings file the main segment is read from in place, if it is."""
 
     def __len__(self) -> int:
-        return self._live
+        return self.live
 
     # -- writing ------------------------------------------------------------------
 
@@ -126,15 +113,15 @@ class BM25Index(Generic[T]):
         term ids, when ``learn_terms`` gave them)."""
         if file_key in self._files:
             self.remove_file(file_key)
-        self._changed()
+        self._version += 1
         lengths = np.frombuffer(terms.lengths, dtype=_I32)
         if len(lengths) != len(items):
             raise ValueError(f"{len(items)} items for {len(lengths)} documents")
         first = self._reserve(len(items))
         self._length[first : first + len(items)] = lengths
         self._add_slot(file_key, items, 0, first, len(items))
-        self._live += len(items)
-        self._total_length += int(lengths.sum())
+        self.live += len(items)
+        self.total_length += int(lengths.sum())
         rows = np.frombuffer(terms.rows, dtype=_I32).reshape(3, -1)
         if rows.shape[1]:
             if learned is not None and learned.generation == self._vocabulary.generation:
@@ -153,9 +140,8 @@ class BM25Index(Generic[T]):
         return LearnedTerms(self._vocabulary.generation, ids)
 
     def freeze_vocabulary(self, least: int = 0) -> None:
-        """Fold the terms added since into the compact table (ids do not change),
-        if there are at least ``least`` of them (rebuilding the table for a few
-        costs more than keeping them in the dict)."""
+        """Fold the terms added since into the compact table (ids unchanged) if there
+        are at least ``least`` (a rebuild for a few costs more than the dict)."""
         if len(self._vocabulary.added) >= least:
             self._vocabulary.freeze()
 
@@ -169,17 +155,13 @@ class BM25Index(Generic[T]):
         self._files[file_key] = range(first, first + count)
 
     def _reserve(self, count: int) -> int:
-        first = self._docs
+        first = self.size
         needed = first + count
         if needed > len(self._length):
-            size = max(needed, 2 * len(self._length))
-            grown = np.zeros(size, dtype=_I32)
-            grown[:first] = self._length[:first]
-            self._length = grown
-            slots = np.zeros(size, dtype=_I32)
-            slots[:first] = self._doc_slot[:first]
-            self._doc_slot = slots
-        self._docs = needed
+            more = np.zeros(max(needed, 2 * len(self._length)) - first, dtype=_I32)
+            self._length = np.concatenate((self._length[:first], more))
+            self._doc_slot = np.concatenate((self._doc_slot[:first], more))
+        self.size = needed
         return first
 
     def remove_file(self, file_key: FileKey) -> None:
@@ -187,19 +169,13 @@ class BM25Index(Generic[T]):
         ids = self._files.pop(file_key, None)
         if ids is None or not len(ids):
             return
-        self._changed()
-        lengths = self._length[ids.start : ids.stop]
-        self._total_length -= int(lengths.sum())
-        lengths[:] = -1
-        self._live -= len(ids)
-        self._dead += len(ids)
-        slot = self._slot_of.pop(file_key, None)
-        if slot is not None:
-            self._slots[slot] = None
-
-    def _changed(self) -> None:
-        """Document counts, lengths or ids change: kept term scores are stale."""
         self._version += 1
+        lengths = self._length[ids.start : ids.stop]
+        self.total_length -= int(lengths.sum())
+        lengths[:] = -1
+        self.live -= len(ids)
+        self._dead += len(ids)
+        self._slots[self._slot_of.pop(file_key)] = None
 
     def drop_caches(self) -> None:
         """Forget the term scores and query tokens kept between queries (the next
@@ -222,12 +198,9 @@ class BM25Index(Generic[T]):
             self._small = Segment.build(*concat_triples(self._small_triples), size)
 
     def _merge(self) -> None:
-        """One segment of live postings, documents renumbered without the dead.
-
-        Built a batch of postings at a time (``_MERGE_BATCH``), each batch's
-        input let go of once placed: the merge holds about one copy of the
-        postings, not the three a sort of them all at once would."""
-        self._changed()
+        """One segment of live postings, documents renumbered without the dead, built
+        a batch at a time (``_MERGE_BATCH``) so that it holds about one copy of them."""
+        self._version += 1
         parts = [self._main.triples(), *self._small_triples, *self._pending]
         self._main = self._small = NO_SEGMENT
         self._mapped = None  # the new segment is on the heap
@@ -235,16 +208,16 @@ class BM25Index(Generic[T]):
         self._pending_size = self._small_size = 0
         new_of: npt.NDArray[np.int64] | None = None
         if self._dead:
-            live = self._length[: self._docs] >= 0
+            live = self._length[: self.size] >= 0
             renumber = np.cumsum(live, dtype=np.int64) - 1
             count = int(live.sum())
-            self._length = self._length[: self._docs][live].copy()
+            self._length = self._length[: self.size][live].copy()
             # the live files' slots, renumbered in order, with their new first ids
-            old_slots = self._doc_slot[: self._docs][live]
+            old_slots = self._doc_slot[: self.size][live]
             kept = [slot for slot, entry in enumerate(self._slots) if entry is not None]
             slot_of_old = np.full(max(len(self._slots), 1), -1, dtype=_I32)
             slot_of_old[kept] = np.arange(len(kept), dtype=_I32)
-            before = np.zeros(self._docs + 1, dtype=np.int64)  # live documents before each id
+            before = np.zeros(self.size + 1, dtype=np.int64)  # live documents before each id
             np.cumsum(live, out=before[1:])
             slots: list[tuple[FileKey, Sequence[T], int, int] | None] = []
             for slot in kept:
@@ -253,7 +226,7 @@ class BM25Index(Generic[T]):
             self._slots = slots
             self._slot_of = {entry[0]: n for n, entry in enumerate(slots) if entry is not None}
             self._doc_slot = slot_of_old[old_slots].astype(_I32)
-            self._docs = count
+            self.size = count
             self._files = {
                 key: range(int(renumber[r.start]), int(renumber[r.start]) + len(r)) if len(r) else r
                 for key, r in self._files.items()
@@ -309,11 +282,6 @@ class BM25Index(Generic[T]):
             cursor += here
         self._main = Segment(offsets, docs, tfs)
 
-    @property
-    def mapped(self) -> bool:
-        """Whether the main segment is read in place from a postings file."""
-        return self._mapped is not None
-
     def release_pages(self) -> None:
         """Let the kernel take back the pages of a mapped snapshot read so far
         (after a pass that read all of them: a load, a save)."""
@@ -321,8 +289,7 @@ class BM25Index(Generic[T]):
             self._mapped.release()
 
     def compact(self) -> None:
-        """Merge everything into one segment and freeze the vocabulary (after a
-        bulk load, before a save)."""
+        """Merge everything into one segment and freeze the vocabulary."""
         if self._pending or self._small_triples or self._dead:
             self._merge()
         self._vocabulary.freeze()
@@ -331,10 +298,8 @@ class BM25Index(Generic[T]):
 
     def snapshot(self, keys: Iterable[FileKey]) -> Snapshot:
         """The postings of some files, documents renumbered from 0 in the order
-        they are indexed in (so each term's documents stay ascending).
-
-        Nothing is merged or frozen for it: a small folder's snapshot costs
-        memory in proportion to its postings, not to the whole index's."""
+        they are indexed in (so each term's documents stay ascending); nothing is
+        merged or frozen, so it costs memory in proportion to its postings."""
         self._settle()  # every posting in the main or the small segment
         files = [(key, self._files[key]) for key in keys if key in self._files]
         files.sort(key=lambda pair: pair[1].start)
@@ -342,7 +307,7 @@ class BM25Index(Generic[T]):
         if (
             not self._dead
             and not len(self._small.docs)
-            and sum(len(r) for _, r in files) == self._docs
+            and sum(len(r) for _, r in files) == self.size
             and len(main.offsets) == len(self._vocabulary) + 1
             and bool(np.all(main.offsets[1:] > main.offsets[:-1]))
         ):
@@ -353,13 +318,13 @@ class BM25Index(Generic[T]):
                 [(key, len(r)) for key, r in files],
                 self._vocabulary.select(identity),
                 main,
-                self._length[: self._docs].copy(),
+                self._length[: self.size].copy(),
             )
         old = np.concatenate(
             [np.arange(r.start, r.stop, dtype=np.int64) for _, r in files]
             or [np.zeros(0, np.int64)]
         )
-        new_of = np.full(self._docs, -1, dtype=np.int64)
+        new_of = np.full(self.size, -1, dtype=np.int64)
         new_of[old] = np.arange(len(old))
         wanted = new_of >= 0
         parts: list[tuple[npt.NDArray[Any], ...]] = []
@@ -371,7 +336,7 @@ class BM25Index(Generic[T]):
             at = np.flatnonzero(wanted[segment.docs])
             terms = (np.searchsorted(segment.offsets, at, side="right") - 1).astype(_I32)
             parts.append((terms, new_of[segment.docs[at]].astype(_I32), segment.tfs[at]))
-        terms, local_docs, tfs = concat_triples(parts) if parts else (EMPTY, EMPTY, EMPTY)
+        terms, local_docs, tfs = concat_triples(parts)
         used = np.unique(terms)
         local = np.full(len(self._vocabulary), -1, dtype=_I32)
         local[used] = np.arange(len(used), dtype=_I32)
@@ -386,16 +351,14 @@ class BM25Index(Generic[T]):
     def load_snapshot(
         self, snapshot: Snapshot, items: Sequence[T], gone: Collection[FileKey] = ()
     ) -> None:
-        """Add the files of a snapshot (none of them may be indexed already), but
-        those in ``gone``: they are added removed (the postings are taken whole,
-        so that a mapped snapshot stays mapped; a removed file's count for nothing,
-        as after ``remove_file``)."""
+        """Add the files of a snapshot (none indexed already); those in ``gone`` are
+        added removed (postings are taken whole, so a mapped snapshot stays mapped)."""
         lengths = snapshot.lengths
         if len(lengths) != len(items) or sum(n for _, n in snapshot.files) != len(items):
             raise ValueError("snapshot and items disagree")
         if any(key in self._files for key, _ in snapshot.files if key not in gone):
             raise ValueError("snapshot files are indexed already")
-        self._changed()
+        self._version += 1
         first = self._reserve(len(items))
         added = self._length[first : first + len(items)]
         added[:] = lengths
@@ -406,9 +369,9 @@ class BM25Index(Generic[T]):
                 self._dead += count
             else:
                 self._add_slot(key, items, doc - first, doc, count)
-                self._live += count
+                self.live += count
             doc += count
-        self._total_length += int(added[added >= 0].sum())
+        self.total_length += int(added[added >= 0].sum())
         if not len(self._vocabulary) and not len(self._main.docs) and first == 0:
             self._vocabulary = Vocabulary(snapshot.terms)
             main = docs_ascending(snapshot.segment)
@@ -430,18 +393,6 @@ class BM25Index(Generic[T]):
     def version(self) -> int:
         self._settle()
         return self._version
-
-    @property
-    def live(self) -> int:
-        return self._live
-
-    @property
-    def total_length(self) -> int:
-        return self._total_length
-
-    @property
-    def size(self) -> int:
-        return self._docs
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
         """Each token's live documents (ascending), frequencies and lengths."""
@@ -499,13 +450,6 @@ class BM25Index(Generic[T]):
         assert entry is not None
         _, items, base, first = entry
         return items[base + doc - first]
-
-    def search(self, query: str, top_k: int = 10) -> list[Hit[T]]:
-        """The ``top_k`` best documents for a query, best first (the scorer's)."""
-        return [
-            Hit(score, self.item(doc))
-            for doc, score in self.scorer.top(self, tokenize(query), top_k)
-        ]
 
     def file_keys(self) -> list[FileKey]:
         """Every indexed file."""

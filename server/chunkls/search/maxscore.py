@@ -1,10 +1,6 @@
-"""The scorer's kernel for postings in numpy arrays (``chunkls.search.inverted``).
-
-Given every matching term's documents and scores, ``candidates`` finds the
-documents that can be among the best (MaxScore: a lower bound on the k-th
-best score leaves out the terms that cannot lift a document to it alone),
-with exact scores: the same additions, in the same order, as ``dense``.
-The scores themselves are ``chunkls.search.scorer.term_score``'s.
+"""The scorer's kernel for postings in numpy arrays (``chunkls.search.inverted``):
+``candidates`` finds the documents that can be among the best (MaxScore), with
+exact scores (the same additions, in the same order, as ``dense``).
 """
 
 from __future__ import annotations
@@ -90,16 +86,12 @@ def exact(terms: Sequence[TermScores], docs: npt.NDArray[Any]) -> npt.NDArray[np
 
 
 def candidates(
-    terms: list[TermScores], top_k: int, size: int
+    terms: Sequence[TermScores], top_k: int, size: int
 ) -> tuple[npt.NDArray[Any], npt.NDArray[np.float64]]:
-    """Documents (ascending) with their exact scores: every document that can be
-    among the ``top_k`` best is there (``size``: how many document ids there are).
-
-    A lower bound on the ``top_k``-th best score, from the terms' own best
-    scores and the exact scores of the rarest terms' documents, leaves out
-    the terms that cannot lift a document to it on their own (MaxScore): only
-    documents with one of the other terms are scored, unless they are many
-    (then every document is, and only those reaching the bound are kept)."""
+    """``Kernel.candidates``: a lower bound on the ``top_k``-th best score (from
+    the terms' best scores and the rarest terms' documents) leaves out the terms
+    that cannot lift a document to it alone; only documents with one of the
+    others are scored, unless they are many (then every document is)."""
     distinct = list({id(entry): entry for entry in terms}.values())
     total = sum(len(entry.docs) for entry in distinct)
     if total <= _SCORE_ALL_BELOW:
@@ -152,8 +144,7 @@ class NumpyKernel:
         tfs = postings.tfs.astype(np.float64)
         return TermScores(postings.docs, term_score(weight, tfs, postings.lengths, base, scale))
 
-    def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        return candidates(list(terms), top_k, size)
+    candidates = staticmethod(candidates)
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
         if len(docs) > top_k:

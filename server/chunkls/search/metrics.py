@@ -1,16 +1,7 @@
-"""Retrieval figures: how well rankings find the chunks known to be relevant.
-
-For each query, ``ranked`` IDs best first and its set of ``relevant`` IDs, with
-a cut-off ``k``:
-
-- R@1 and R@k: the share of the relevant IDs in the first 1 or ``k`` results
-  (with one relevant ID, whether it is there);
-- MRR@k: 1 / the rank of the first relevant ID, 0 past ``k``;
-- nDCG@k: the relevant IDs' gains ``1 / log2(rank + 1)`` in the first ``k``,
-  over the best possible.
-
-Each is the mean over the queries. ``chunkls eval`` and ``bench/retrieval.py``
-report them.
+"""Retrieval figures, each the mean over queries at a cut-off ``k``: R@1 and R@k
+(the share of the relevant IDs in the first 1 or ``k`` results), MRR@k (1 / the
+rank of the first relevant one, 0 past ``k``) and nDCG@k (gains ``1 / log2(rank +
+1)`` in the first ``k``, over the best possible).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The search modes, and the one function that ranks in each.
-
-- ``hybrid`` (the default): a question's content words, BM25, then the best
-  candidates ranked again by what each chunk is (``chunkls.search.hybrid``);
-- ``bm25``: the tutorial's Okapi BM25 over every token of the query, exactly
-  its scores and order.
-
-Every front door ranks through ``rank`` (by way of the query API's ``search``),
-so one query gives one order everywhere.
+"""The search modes (``hybrid``, the default; ``bm25``: the tutorial's Okapi BM25
+over every query token, exactly), and ``rank``, through which every front door
+ranks, so one query gives one order everywhere.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Postings storage: compressed-row segments, and snapshots of some files' postings.
-
-A ``Segment`` maps each term id to a slice of numpy arrays of (document, term
-frequency); a ``Snapshot`` is some files' postings, renumbered from 0, as the
-cache saves and loads them.
-"""
+"""Postings storage: compressed-row segments, and snapshots of some files' postings."""
 
 from __future__ import annotations
 
@@ -112,8 +107,7 @@ def concat_triples(
     """(term ids, docs, tfs) triples of arrays joined into one, as int32."""
     if not parts:
         return EMPTY, EMPTY, EMPTY
-    return (
-        np.concatenate([p[0] for p in parts]).astype(_I32, copy=False),
-        np.concatenate([p[1] for p in parts]).astype(_I32, copy=False),
-        np.concatenate([p[2] for p in parts]).astype(_I32, copy=False),
+    terms, docs, tfs = (
+        np.concatenate(column).astype(_I32, copy=False) for column in zip(*parts, strict=True)
     )
+    return terms, docs, tfs

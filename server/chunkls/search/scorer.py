@@ -1,14 +1,10 @@
-"""The one BM25 scorer: Okapi BM25 over any source of postings.
+"""The one BM25 scorer: the tutorial's Okapi BM25 over any source of postings.
 
-The tutorial's BM25 (``K1``, ``B``, the weight of a term, the score of a
-posting) is written here once, and so is how a query's results are chosen:
-each query token's scores added in query order (a repeated token counts
-again), the best ``top_k`` by score, ties in corpus order. A postings source
-(``PostingsSource``) comes with the array ``Kernel`` its postings are kept in:
-numpy arrays for the in-memory index (``chunkls.search.maxscore``), Python ints
-for a cache read in place (``LIST_KERNEL``: a CLI query does not import numpy).
-Both compute every score with ``term_score`` and add them in the same order,
-so a score is the same float whichever source it comes from.
+Each query token's scores are added in query order (a repeat counts again), the
+best ``top_k`` kept, ties in corpus order. A ``PostingsSource`` comes with the
+``Kernel`` of its arrays: numpy for the in-memory index (``maxscore``), Python
+ints for a cache read in place (``LIST_KERNEL``: a CLI query imports no numpy).
+Both score with ``term_score`` and add in the same order: the same floats.
 """
 
 from __future__ import annotations
@@ -43,22 +39,10 @@ def idf(documents: int, df: int) -> float:
     return math.log(1 + (documents - df + 0.5) / (df + 0.5))
 
 
-def term_weight(documents: int, df: int) -> float:
-    """A term's weight: its inverse document frequency times ``K1 + 1``."""
-    return idf(documents, df) * (K1 + 1)
-
-
 def term_score(weight: Any, tf: Any, length: Any, base: float, scale: float) -> Any:
-    """A term's BM25 score in a document of ``length`` tokens where it occurs
-    ``tf`` times: numbers, or numpy arrays of them (the same operations, in the
-    same order, either way)."""
+    """A term's BM25 score in a document of ``length`` tokens where it occurs ``tf``
+    times: numbers, or numpy arrays of them (the same operations either way)."""
     return weight * tf / (tf + base + scale * length)
-
-
-def length_terms(live: int, total_length: int) -> tuple[float, float]:
-    """``base`` and ``scale`` of ``term_score`` for documents of this average length."""
-    avgdl = total_length / live or 1.0
-    return K1 * (1 - B), K1 * B / avgdl
 
 
 class TermScores(Protocol):
@@ -81,9 +65,8 @@ class Kernel(Protocol):
         """A term's scores in its documents (with ``term_score``)."""
 
     def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        """Documents (ascending) with their exact scores (each one's term scores
-        added in query order): every document that can be among the ``top_k``
-        best is there (``size``: how many document ids there are)."""
+        """Documents (ascending) with their exact scores (term scores added in query
+        order), every one that can be among the ``top_k`` best (``size``: doc ids)."""
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
         """The (document, score) pairs scoring at least the ``top_k``-th best
@@ -192,12 +175,13 @@ class Scorer:
         found = {key: kept[key] for key in keys if key in kept}
         missing = [key for key in dict.fromkeys(keys) if key not in found]
         if missing:
-            base, scale = length_terms(live, source.total_length)
+            # ``term_score``'s for documents of this average length
+            base, scale = K1 * (1 - B), K1 * B / (source.total_length / live or 1.0)
             every = source.postings([token for token, _ in missing])
             for key, postings in zip(missing, every, strict=True):
                 entry = None
                 if postings is not None and len(postings.docs):
-                    weight = term_weight(live, len(postings.docs)) * key[1]
+                    weight = idf(live, len(postings.docs)) * (K1 + 1) * key[1]
                     entry = source.kernel.term(weight, postings, base, scale)
                     cost = len(postings.docs) + ENTRY_COST
                     self._kept_postings += cost

@@ -1,9 +1,5 @@
-"""The code-aware tokenizer, and one file's documents as term counts.
-
-``tokenize`` splits text into ``\\w+`` words and each word into its
-``snake_case``/``camelCase`` parts plus the whole identifier; ``file_terms``
-counts a file's documents into the ``FileTerms`` that ``BM25Index`` stores
-(and that worker processes compute and the cache keeps).
+"""The code-aware tokenizer (``tokenize``), and one file's documents as term counts
+(``file_terms``: what ``BM25Index`` stores, worker processes compute and the cache keeps).
 """
 
 from __future__ import annotations
@@ -23,9 +19,8 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 _SPACE_OUT = bytes(byte if byte in _WORD_BYTES else 32 for byte in range(256))
-"""``bytes.translate`` table: word bytes kept, every other byte a space. In ASCII
-text ``\\w+`` matches exactly the runs of word bytes, so splitting the translated
-text gives the regex's words."""
+"""``bytes.translate`` table: word bytes kept, others a space (in ASCII text ``\\w+``
+matches exactly the runs of word bytes)."""
 _SNAKE = b"_abcdefghijklmnopqrstuvwxyz"
 
 _count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
@@ -74,13 +69,9 @@ def _ascii_word_tokens(word: bytes) -> tuple[str, ...]:
 
 
 class _WordTokens(dict[bytes, tuple[str, ...]]):
-    """word -> tokens, for the words seen lately.
-
-    Two generations bound it: once this one is full (``_CACHED_WORDS``, or
-    ``_CACHED_WORDS_BULK`` in a worker process) a fresh one replaces it and
-    keeps it as its elder, from which it takes back the words still in use;
-    the generation before is dropped. Bulk indexing keeps its common words,
-    and a long session cannot make it grow."""
+    """word -> tokens, for the words seen lately: once full (``_tokens_of``) a fresh
+    generation replaces it, taking back from it the words still in use, and the
+    generation before is dropped (bounded, yet common words stay)."""
 
     def __init__(self, elder: dict[bytes, tuple[str, ...]] | None = None) -> None:
         super().__init__()
@@ -152,15 +143,12 @@ def _token_counts(words: dict[bytes, int], cache: _WordTokens) -> dict[str, int]
 
 
 class FileTerms(NamedTuple):
-    """One file's documents as term counts: what ``BM25Index`` stores of them.
-
-    Plain strings, bytes and ints, so worker processes can compute it and the
-    cache can keep it."""
+    """One file's documents as term counts, as ``BM25Index`` stores them: plain
+    strings, bytes and ints, for worker processes and the cache."""
 
     terms: tuple[str, ...] | bytes
     """The file's distinct terms, or them UTF-8 encoded and NUL-joined (as a worker
-    sends them: one object to unpickle, not hundreds of short strings whose holes
-    would be left in the heap among the chunks unpickled with them)."""
+    sends them: one object to unpickle, not hundreds of short strings)."""
     rows: bytes
     """int32 arrays of equal length, one after the other: term index in ``terms``,
     document position in the file, term frequency."""
@@ -181,10 +169,8 @@ class FileTerms(NamedTuple):
 
 
 def file_terms(texts: Iterable[str]) -> FileTerms:
-    """Term counts of a file's documents, ready for ``BM25Index.add_file_terms``.
-
-    The same terms, rows and lengths, byte for byte, as counting each document's
-    ``tokenize`` tokens in order; a large file is counted with numpy."""
+    """Term counts of a file's documents, ready for ``BM25Index.add_file_terms``:
+    byte for byte those of counting each document's ``tokenize`` tokens in order."""
     cache = _tokens_of()
     docs = list(map(_word_counts, texts))
     sizes = list(map(len, docs))

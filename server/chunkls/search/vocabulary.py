@@ -1,14 +1,8 @@
-"""The search vocabulary, kept compactly.
-
-Most terms live in a ``TermTable``: their UTF-8 bytes sorted in one blob, with
-numpy arrays for where each starts, its first eight bytes (to narrow a lookup
-down with a binary search) and its term id; a snapshot saves and loads a table
-as is. Terms added since the table was built sit in a small dict beside it
-(``Vocabulary``) until ``freeze`` folds them in.
-
-Terms never contain NUL (they are ``\\w+`` pieces): NUL ends each one in the
-blob, and pads the eight-byte prefixes, so a prefix orders terms as their
-bytes do.
+"""The search vocabulary: a ``TermTable`` (terms' UTF-8 bytes sorted in one blob,
+each ended by NUL, with numpy arrays of starts, eight-byte prefixes and ids), plus
+a dict of the terms added since (``Vocabulary``) until ``freeze`` folds them in.
+Terms never contain NUL (they are ``\\w+`` pieces), so a NUL-padded prefix orders
+terms as their bytes do.
 """
 
 from __future__ import annotations
@@ -74,8 +68,8 @@ class TermTable:
         starts: npt.NDArray[np.int64],
         prefixes: npt.NDArray[np.uint64],
     ) -> TermTable:
-        """A table as saved whole (``chunkls.storage.mapped``): nothing recomputed, so
-        nothing read but the sizes (``ValueError`` if they do not fit together)."""
+        """A table as saved whole, nothing recomputed (``ValueError`` if the sizes
+        do not fit together)."""
         if not (len(ids) == len(prefixes) == len(starts) - 1) or (
             len(starts) and int(starts[-1]) != len(blob)
         ):
@@ -177,8 +171,7 @@ _GENERATIONS = count()
 
 
 def _nones(values: list[int | None]) -> list[int]:
-    """Where ``values`` holds ``None`` (the scan runs in C: a bulk load asks for
-    millions of terms, almost all known)."""
+    """Where ``values`` holds ``None`` (scanned in C: a bulk load asks for millions)."""
     return list(compress(range(len(values)), map(is_, values, repeat(None))))
 
 
@@ -224,18 +217,11 @@ class Vocabulary:
                 ids[i] = found
         return np.array(ids, dtype=_I32)
 
-    def names(self) -> list[str]:
-        """Every term, by id."""
-        names = self.table.names() if len(self.table) else []
-        names.extend(self.added)  # ids follow the table's, in insertion order
-        return names
-
-    def freeze(self) -> TermTable:
-        """Fold the added terms into the table; returns it."""
+    def freeze(self) -> None:
+        """Fold the added terms into the table."""
         if self.added:
             self.table = self.table.merged(self.added)
             self.added = {}
-        return self.table
 
     def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
         """A table of the terms whose id maps to a new id (-1: dropped), with the
