@@ -213,11 +213,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def run() -> NoReturn:
-    """The ``chunkls`` command (and ``python -m chunkls``): ``main``, then exit.
-
-    When nothing else runs in the process (no other thread, no child process
-    left), the exit skips the interpreter's teardown, which only frees memory:
-    the output is flushed first, and nothing chunkls runs at exit."""
+    """The ``chunkls`` command: ``main``, then exit, skipping the interpreter's
+    teardown (it only frees memory) when nothing else runs in the process."""
     code = main()
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a reader gone, or a stream closed

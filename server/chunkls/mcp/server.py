@@ -1,12 +1,7 @@
 """``chunkls mcp``: the tools over stdio, with the official MCP Python SDK.
 
-The only code that imports the SDK: it lists the tools and hands each call to
-``McpService.answer``. The server answers ``initialize`` at once and loads its
-index meanwhile, a step at a time in the event loop; a call that finds nothing
-to answer from yet waits for the load. A file watcher keeps the index fresh
-(``freshness``); calls in flight when stdin ends are answered first
-(``inflight``). A bad root is reported in every answer rather than ending the
-process. stdout is the protocol: logs go to stderr.
+The index loads a step at a time in the event loop; a call with nothing to
+answer from yet waits for the load. stdout is the protocol: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -44,8 +39,7 @@ class Loader:
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Begin loading (call in the event loop), the cache read in place
-        answering meanwhile when it is current."""
+        """Begin loading (call in the event loop)."""
         self.service.open()
         self.task = asyncio.get_running_loop().create_task(self._load(), name="load")
 
@@ -54,8 +48,7 @@ class Loader:
             await asyncio.sleep(0)  # the calls that came meanwhile are answered
 
     async def answer(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
-        """A call's answer: at once when there is something to answer from, else
-        once the index is loaded."""
+        """A call's answer: at once if possible, else once the index is loaded."""
         answer = self.service.answer(name, arguments)
         while answer is None:
             if self.task is None:
@@ -136,9 +129,8 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
 
 
 def run(service: McpService, early: EarlyReader | None = None) -> int:
-    """Serve MCP over stdio until the client goes; returns the exit code.
-    ``early``: what read stdin while the SDK loaded (``chunkls.mcp.early``),
-    answering with the same service."""
+    """Serve MCP over stdio until the client goes, taking over from ``early``
+    (what read stdin while the SDK loaded); returns the exit code."""
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, service, early)
     return 0
