@@ -31,7 +31,7 @@ def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pattern = _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
     for marker in pattern.finditer(text):
-        start = _line_start(text, marker.start())
+        start = max(text.rfind("\n", 0, marker.start()), text.rfind("\r", 0, marker.start())) + 1
         end = _line_end(text, marker.end())
         if marker[1]:  # ignore-next-line
             if end == len(text):
@@ -57,10 +57,6 @@ def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
         if at < 0 or spans[at][1] < ref.start:
             kept.append(ref)
     return kept
-
-
-def _line_start(text: str, offset: int) -> int:
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
 
 
 def _line_end(text: str, offset: int) -> int:
