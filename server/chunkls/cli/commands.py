@@ -132,8 +132,6 @@ class Command:
             said = f"{len(skipped)} {noun} skipped (they could not be chunked)"
             print(f"chunkls: {said}", file=self.err)
 
-    # -- the commands -------------------------------------------------------------------
-
     def search(self) -> int:
         from chunkls.search.modes import query_problem
 

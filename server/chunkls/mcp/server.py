@@ -32,15 +32,12 @@ logger = logging.getLogger("chunkls")
 
 
 class Loader:
-    """The service's index, loaded in the event loop a step at a time."""
+    """The service's index, loaded in the event loop a step at a time (create it
+    in the event loop: loading begins at once)."""
 
     def __init__(self, service: McpService) -> None:
         self.service = service
-        self.task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Begin loading (call in the event loop)."""
-        self.service.open()
+        service.open()
         self.task = asyncio.get_running_loop().create_task(self._load(), name="load")
 
     async def _load(self) -> None:
@@ -51,8 +48,6 @@ class Loader:
         """A call's answer: at once if possible, else once the index is loaded."""
         answer = self.service.answer(name, arguments)
         while answer is None:
-            if self.task is None:
-                return error("chunkls mcp: the index is not being loaded")
             await asyncio.shield(self.task)
             answer = self.service.answer(name, arguments)
             if answer is None and self.task.done():
@@ -95,8 +90,6 @@ def make_server(loader: Loader) -> Server[Any, Any]:
 
 
 async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
-    loader = Loader(service)
-    server = make_server(loader)
     if early is not None:  # what was read while the SDK loaded comes first
         from chunkls.mcp.early import take_over
 
@@ -113,7 +106,8 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
     freshness = Freshness(service.session)
     # watched before the load: nothing changed meanwhile is lost
     freshness.start([folder.root for folder in service.session.folders])
-    loader.start()
+    loader = Loader(service)
+    server = make_server(loader)
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -123,7 +117,7 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
         logger.info("chunkls mcp: the client went away before an answer")
     finally:
         freshness.stop()
-        if loader.task is not None and not loader.task.done():
+        if not loader.task.done():
             loader.task.cancel()
         service.close()
 

@@ -345,8 +345,6 @@ class Tools:
         except BadArguments as problem:
             return error(f"{name}: {problem}")
 
-    # -- the tools ------------------------------------------------------------------
-
     def search_chunks(self, arguments: Mapping[str, Any]) -> Answer:
         """Ranked results with IDs, ranges, symbols and previews."""
         query = _string(arguments, "query", MAX_QUERY)
@@ -470,8 +468,6 @@ class Tools:
         else:
             lines.append(f"Every cited chunk ID resolves ({len(refs)} checked).")
         return Answer("\n".join(lines), {"checked": len(refs), "problems": problems})
-
-    # -- helpers --------------------------------------------------------------------
 
     def _source_path(self, given: str) -> str | None:
         """The root-relative path an agent meant (an absolute one inside a root, or
