@@ -128,8 +128,7 @@ def evaluate(command: Command) -> int:
     """Run ``chunkls eval``: 0 when queries were scored, 1 when none could be."""
     args = command.args
     root = check_root(args.root)
-    gold_path = Path(args.gold)
-    lines, problems = read_lines(gold_path, args.gold, ("query", "relevant"))
+    lines, problems = read_lines(Path(args.gold), args.gold, ("query", "relevant"))
     gold = [Gold(*line) for line in lines]
     run = None
     if args.run is not None:

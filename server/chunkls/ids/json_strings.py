@@ -36,7 +36,6 @@ class JsonString:
         self.start = start
         """Raw offset of the content's first character (after the quote)."""
         self.value = value
-        """The decoded content."""
         self._decoded = [decoded for decoded, _ in breaks]
         self._raw = [raw for _, raw in breaks]
 
@@ -76,15 +75,9 @@ def decode(content: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(parts), breaks
 
 
-_HASH = re.compile("#")
-
-
-def json_strings(
-    text: str, start: int = 0, end: int | None = None, marker: re.Pattern[str] = _HASH
-) -> Iterator[JsonString]:
+def json_strings(text: str, start: int, end: int, marker: re.Pattern[str]) -> Iterator[JsonString]:
     """The strings and JSONC comments on the lines of ``text[start:end]`` whose
     raw content ``marker`` matches, in order (only those are decoded)."""
-    end = len(text) if end is None else end
     find, rfind, search = text.find, text.rfind, marker.search
     found = search(text, start, end)
     while found is not None:

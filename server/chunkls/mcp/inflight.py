@@ -114,7 +114,6 @@ class TrackingOutput:
         self.inflight = inflight
         self.gone = gone
         self.closed = False
-        """The client closed stdout."""
         self._unflushed: list[str] = []
 
     def write(self, text: str) -> int:

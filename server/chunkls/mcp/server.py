@@ -37,7 +37,7 @@ class Loader:
 
     def __init__(self, service: McpService) -> None:
         self.service = service
-        service.open()
+        service.session.read_in_place_if_current()  # answers until the index is loaded
         self.task = asyncio.get_running_loop().create_task(self._load(), name="load")
 
     async def _load(self) -> None:
@@ -113,7 +113,6 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
     except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
         # the client went away with a call in flight: its answer has nowhere to go
-        # (older SDK versions raise this out of ``run``; newer ones drop it)
         logger.info("chunkls mcp: the client went away before an answer")
     finally:
         freshness.stop()

@@ -45,7 +45,6 @@ class McpService:
             self.session.add_root(root)
         self.loaded = False
         """Whether every root is indexed (until then, answers may come in place)."""
-        self._opened = False
 
     def report_problems(self) -> None:
         """Log to stderr, then log the bad roots and configuration problems once,
@@ -66,7 +65,7 @@ class McpService:
         session = self.session
         if not session.folders:
             return error("chunkls has no folder to serve: " + "; ".join(self.problems))
-        self.open()
+        session.read_in_place_if_current()  # (each folder is tried once)
         in_place = any(folder.in_place is not None for folder in session.folders)
         if not self.loaded and (not in_place or session.pending()):
             return None  # (changed on disk since the cache was checked: wait for the load)
@@ -81,12 +80,6 @@ class McpService:
         if not self.loaded:
             return loading(answer)
         return answer
-
-    def open(self) -> None:
-        """Read current caches in place, once, to answer until the index is loaded."""
-        if not self._opened:
-            self._opened = True
-            self.session.read_in_place_if_current()
 
     def load(self) -> Iterator[None]:
         """Index every root, a step at a time: the caller answers calls between."""
