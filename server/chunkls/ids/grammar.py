@@ -77,9 +77,8 @@ def find_chunk_refs(text: str) -> list[ChunkRef]:
     refs = _plain_refs(text)
     delimited, claimed = _delimited_refs(text)
     if claimed:
-        # A delimited ID's path holds a character no plain path does, so the
-        # plain pass found at most its tail ("b.py#function-f" of "a b.py#...",
-        # ending where it ends): that reading gives way.
+        # the plain pass found at most such an ID's tail ("b.py#f.." of
+        # "a b.py#f.."), ending where it ends: that reading gives way
         refs = [ref for ref in refs if ref.end not in claimed]
         refs += delimited
         refs.sort()

@@ -77,8 +77,7 @@ class InFlight:
 
 
 class DrainingInput:
-    """stdin as the SDK reads it: each line noted, cancellations kept from the
-    SDK, its end held back while requests are in flight (see the module)."""
+    """stdin as the SDK reads it, its end held back while requests are in flight."""
 
     def __init__(self, lines: TextIO, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
         self.lines = lines

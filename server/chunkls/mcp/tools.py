@@ -428,12 +428,11 @@ class Tools:
         chunks = self._file_chunks(rel_path) if rel_path else ()
         if not chunks:
             return error(self._no_chunks(given, rel_path))
-        rows = [_range(chunk) for chunk in chunks]
         lines = [f"{rel_path}: {len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"]
         for chunk in chunks:
             symbol = f"  {chunk.symbol}" if chunk.symbol else ""
             lines.append(f"{chunk.chunk_id}  lines {chunk.start_line}-{chunk.end_line}{symbol}")
-        return Answer("\n".join(lines), {"path": rel_path, "chunks": rows})
+        return Answer("\n".join(lines), {"path": rel_path, "chunks": list(map(_range, chunks))})
 
     def check_citations(self, arguments: Mapping[str, Any]) -> Answer:
         """The chunk IDs of a draft that resolve to nothing, with suggestions."""
