@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,8 @@ def test_decode_matches_json_loads() -> None:
 
 def test_raw_offsets_of_every_decoded_character() -> None:
     raw = r"x\n\u00e9\"y\\z"
-    [string] = json_strings(f'"{raw}#"')
+    text = f'"{raw}#"'
+    [string] = json_strings(text, 0, len(text), re.compile("#"))
     value = string.value
     assert value == 'x\né"y\\z#'
     offsets = [string.raw_offset(i) - string.start for i in range(len(value) + 1)]
@@ -109,7 +111,7 @@ def test_raw_offsets_of_every_decoded_character() -> None:
 
 def test_only_lines_with_a_hash_are_read() -> None:
     text = '{"a": "x"}\n{"b": "y#"}\n{"c": "z"}\n'
-    assert [s.value for s in json_strings(text)] == ["y#"]
+    assert [s.value for s in json_strings(text, 0, len(text), re.compile("#"))] == ["y#"]
 
 
 def test_a_line_alone_gives_what_the_whole_text_gives() -> None:

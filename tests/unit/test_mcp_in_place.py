@@ -60,9 +60,7 @@ def held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 
 async def _start(roots: list[Path], cache: bool) -> Loader:
-    loader = Loader(McpService(roots, [], cache))
-    loader.start()
-    return loader
+    return Loader(McpService(roots, [], cache))
 
 
 async def _stop(loader: Loader) -> None:

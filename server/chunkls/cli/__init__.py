@@ -213,11 +213,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def run() -> NoReturn:
-    """The ``chunkls`` command (and ``python -m chunkls``): ``main``, then exit.
-
-    When nothing else runs in the process (no other thread, no child process
-    left), the exit skips the interpreter's teardown, which only frees memory:
-    the output is flushed first, and nothing chunkls runs at exit."""
+    """The ``chunkls`` command: ``main``, then exit, skipping the interpreter's
+    teardown (it only frees memory) when nothing else runs in the process."""
     code = main()
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a reader gone, or a stream closed
@@ -249,25 +246,24 @@ def main(
     except SystemExit as stop:  # --help, --version, or a usage error argparse printed
         return stop.code if isinstance(stop.code, int) else 0
     if unknown:  # as argparse says it, but with the subcommand's usage
-        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
-        print(f"chunkls: error: unrecognized arguments: {' '.join(unknown)}", file=err)
-        return 2
-    if args.command in ("serve", "mcp"):
+        problem = f"unrecognized arguments: {' '.join(unknown)}"
+    elif args.command in ("serve", "mcp"):
         from chunkls.runtime.memory import tune_allocator
 
         tune_allocator()  # large arrays from mmap, given back when freed
         return _serve(args) if args.command == "serve" else _mcp(args)
-    for stream in (out, err):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-    from chunkls.cli.commands import run_command
-    from chunkls.cli.usage import UsageError
+    else:
+        for stream in (out, err):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="backslashreplace")
+        from chunkls.cli.commands import run_command
+        from chunkls.cli.usage import UsageError
 
-    try:
-        code = run_command(args, out, err)
-    except UsageError as error:
-        err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
-        print(f"chunkls: error: {error}", file=err)
-        return 2
-    return code
+        try:
+            return run_command(args, out, err)
+        except UsageError as error:
+            problem = str(error)
+    err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
+    print(f"chunkls: error: {problem}", file=err)
+    return 2

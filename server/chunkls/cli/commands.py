@@ -1,9 +1,6 @@
-"""The CLI's commands over the query API: ``search``, ``chunks``, ``resolve``, ``check``.
-
-Each command opens the session of its root, asks its question through the
-session's ``ask`` (the write step first, which brings the cache up to date for
-the next run), and prints the answer.
-"""
+"""The CLI's commands: each opens its root's session, asks its question through
+``Command.ask`` (the write step first, so the cache is current for the next
+run), and prints the answer."""
 
 from __future__ import annotations
 
@@ -79,8 +76,7 @@ class Command:
         self.skipped = 0
         """Files skipped, by the index or by the check (``--strict`` fails the run on any)."""
         self.code = 0
-        """The exit code the work determined, set before the answer is written
-        (a reader that goes away meanwhile does not change it)."""
+        """The exit code the work determined, set before the answer is written."""
 
     def session(self, root: Path) -> Session:
         """The root's session, read in place from its cache unless ``--no-cache``."""
@@ -101,10 +97,9 @@ class Command:
         return session
 
     def ask(self, session: Session, question: Callable[[Queries], T]) -> T:
-        """The session's answer (``Session.ask``: the write step, with a progress
-        bar while the root is indexed, then the question), then what could not be
-        indexed, reported. The cyclic garbage collector pauses while the cache is
-        read in place and the question is answered (neither makes cycles)."""
+        """The session's answer (``Session.ask``, with a progress bar), then what
+        could not be indexed, reported. The cyclic garbage collector pauses while
+        the cache is read in place and the question is answered (neither makes cycles)."""
 
         def paused(queries: Queries) -> T:
             with collection_paused():
@@ -121,8 +116,8 @@ class Command:
         return answer
 
     def report(self, queries: Queries) -> None:
-        """Configuration problems and skipped files, on stderr (``--quiet``: the
-        skipped files only when ``--strict`` makes them errors)."""
+        """Configuration problems and skipped files, on stderr (``--quiet``: only
+        skipped files that ``--strict`` makes errors)."""
         skipped = list(queries.skipped())
         self.skipped += len(skipped)
         if self.args.quiet and not (skipped and self.args.strict):
@@ -136,8 +131,6 @@ class Command:
             noun = "file" if len(skipped) == 1 else "files"
             said = f"{len(skipped)} {noun} skipped (they could not be chunked)"
             print(f"chunkls: {said}", file=self.err)
-
-    # -- the commands -------------------------------------------------------------------
 
     def search(self) -> int:
         from chunkls.search.modes import query_problem
@@ -190,8 +183,8 @@ class Command:
         return 0
 
     def every_chunk(self, session: Session) -> Iterator[IndexedChunk]:
-        """Every chunk in corpus order, streamed: a file whose texts turned out
-        gone from the cache is read again by the write step, in its place."""
+        """Every chunk in corpus order, streamed; a file whose texts are gone from
+        the cache is read again, in its place."""
         from chunkls.index.folder import IndexedChunk
 
         self.ask(session, lambda queries: None)
@@ -332,10 +325,9 @@ class Command:
 def check_targets(
     root: Path, paths: list[str], excluded: Callable[[str], bool]
 ) -> list[tuple[str, Path, Path | None]]:
-    """The files to check, each with the name to print for it and the folder it
-    must not leave: the given files (read wherever they are: asked for by name),
-    every Markdown, text, JSON and JSONL file of the given folders, or of the root (configured
-    excludes apply); symlinks that leave the folder walked are not followed."""
+    """The files to check, each with the name to print and the folder it must
+    not leave (``None`` for a file given by name); the root's walk applies
+    the configured excludes."""
     from chunkls.index.citations import walk_citation_files
 
     within = root.resolve()
@@ -370,9 +362,7 @@ def chunk_record(chunk: LocatedChunk) -> dict[str, object]:
 
 
 def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run one of the commands; its exit code (``--strict``: 1 when a file was
-    skipped). A reader that goes away (``chunkls check | head -1``) leaves the
-    code the work determined."""
+    """Run one of the commands; its exit code (``--strict``: 1 when a file was skipped)."""
     command = Command(args, out, err)
     try:
         code: int = getattr(command, args.command)()

@@ -1,13 +1,9 @@
 """``chunkls eval``: how well each search mode, and another retriever's rankings,
 find a gold set's relevant chunks.
 
-The gold set is JSON Lines, one ``{"query": ..., "relevant": [chunk IDs]}`` per
-line; a run (``--run``) is one ``{"query": ..., "ranked": [chunk IDs]}`` per line,
-matched to the gold set by query. A malformed line is named with its number and
-left out; a relevant ID that resolves to nothing is reported as ``chunkls check``
-reports it (with the closest IDs) and not counted; a query with no relevant ID
-left, or none to search for, is left out of every ranking's figures (so each is
-measured on the same queries). Figures are ``chunkls.search.metrics``'.
+Malformed lines and unknown relevant IDs are reported and left out; a query
+with no relevant ID left, or none to search for, is left out of every ranking's
+figures, so each is measured on the same queries.
 """
 
 from __future__ import annotations
@@ -132,8 +128,7 @@ def evaluate(command: Command) -> int:
     """Run ``chunkls eval``: 0 when queries were scored, 1 when none could be."""
     args = command.args
     root = check_root(args.root)
-    gold_path = Path(args.gold)
-    lines, problems = read_lines(gold_path, args.gold, ("query", "relevant"))
+    lines, problems = read_lines(Path(args.gold), args.gold, ("query", "relevant"))
     gold = [Gold(*line) for line in lines]
     run = None
     if args.run is not None:

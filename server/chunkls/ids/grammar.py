@@ -1,26 +1,10 @@
 """The chunk-ID grammar: how a chunk ID is written, and where one is in a text.
 
-The grammar only: recognising IDs in text (``find_chunk_refs``,
-``find_chunk_refs_in``, ``ref_at``), normalising what is written to a
-root-relative ID (``ChunkRef``, ``candidate_ids``), writing an ID for a form
-(``written_as``), and reading an ID being typed (``typed_id_at``). Looking IDs
-up is the index's job; nothing here opens a path taken from the text.
-
-An ID is written bare (``app/x.py#function-f (bm25 30.047)``), in backticks, as a
-Markdown link target (``[x](app/x.py#function-f)``), with a leading ``/`` or
-``./``, or as ``#identity`` alone for a chunk of the same file.
-
-A path with characters other than word characters, ``.``, ``-`` and ``/`` (a
-space, ``%``, ``+``, ``@``, ``(``, ...) is recognised only where it is
-delimited: as a whole backtick span or as a whole Markdown link target, in
-angle brackets or percent-encoded. A bare ID starts on a token boundary: after
-text that continues a path (``%20``, a backslash, a letter) it is the tail of a
-longer token, and no ID (see ``_PATH_START``).
-
-Recognition is linear in the text: matches may only start where a path run
-starts (a look-behind), and the delimited forms take one more pass, where each
-scan stops at the next backtick or line end, or ``<``, ``>`` or parenthesis
-(see ``_DELIMITED``).
+An ID is written bare (``app/x.py#function-f``), in backticks, as a Markdown
+link target, with a leading ``/`` or ``./``, or as ``#identity`` alone for a
+chunk of the same file. A path with characters beyond ``[\\w.\\-/]`` is
+recognised only as a whole backtick span or link target. Recognition is linear
+in the text; nothing here opens a path taken from the text.
 """
 
 from __future__ import annotations
@@ -47,10 +31,8 @@ Form = Literal["bare", "backtick", "link", "local"]
 _PATH_CHAR = r"[\w.\-/]"
 """A character of a path written bare (others need a delimited form)."""
 _PATH_START = r"(?<![\w.\-/~#%\\])"
-"""Where a bare path may start: on a token boundary, not after text that
-continues a path (a letter, ``.``, ``/``, ``~``, ``#``, ``%`` as in ``%20``, a
-backslash), so no tail of a longer token (``20plan.md#heading-goals`` of
-``Meeting%20Notes/q3%20plan.md#heading-goals``) is taken for an ID."""
+"""A bare path starts on a token boundary, so no tail of a longer token
+(``20plan.md#...`` of ``q3%20plan.md#...``) is taken for an ID."""
 _CODE_KINDS = r"module-\d+|function-\w+|class-\w+"
 _IDENTITY_KINDS = rf"(?:{_CODE_KINDS}|heading-\w+(?:-\w+)*)"
 """The identity kinds the chunker makes; headings also in the case-variant
@@ -83,12 +65,9 @@ class ChunkRef(NamedTuple):
 
 
 _KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
-"""What every written ID holds, ``#identity`` alone included: a text without it
-has none, told by one scan for ``#`` (a licence, a log, most of a workspace's
-text), and a JSON string without it is not decoded (``_json_refs``)."""
+"""What every written ID holds: a text without it has none (one quick scan)."""
 _JSON_KIND_AFTER_HASH = re.compile(r"(?:#|\\u0023)(?:module|function|class|heading)-")
-"""The same in raw JSON text, where the ``#`` may also be written ``\\u0023`` (by an
-encoder that escapes it): a JSON string with neither is not decoded."""
+"""The same in raw JSON text, where ``#`` may be written ``\\u0023``."""
 
 
 def find_chunk_refs(text: str) -> list[ChunkRef]:
@@ -98,9 +77,8 @@ def find_chunk_refs(text: str) -> list[ChunkRef]:
     refs = _plain_refs(text)
     delimited, claimed = _delimited_refs(text)
     if claimed:
-        # A delimited ID's path holds a character no plain path does, so the
-        # plain pass found at most its tail ("b.py#function-f" of "a b.py#...",
-        # ending where it ends): that reading gives way.
+        # the plain pass found at most such an ID's tail ("b.py#f.." of
+        # "a b.py#f.."), ending where it ends: that reading gives way
         refs = [ref for ref in refs if ref.end not in claimed]
         refs += delimited
         refs.sort()
@@ -111,9 +89,7 @@ def _plain_refs(text: str) -> list[ChunkRef]:
     """The IDs whose path is a run of ``[\\w.\\-/]``, and ``#identity`` ones."""
     refs: list[ChunkRef] = []
     append = refs.append
-    make = tuple.__new__
-    # One regex pass per form; per match only constant work on short strings
-    # (a megabyte of IDs is ~100k matches: keep this loop lean).
+    make = tuple.__new__  # a hot loop: no NamedTuple.__new__ call per match
     for match in _PATH_ID.finditer(text):
         path, identity = match.groups()
         if len(path) > MAX_PATH or len(identity) > MAX_IDENTITY:
@@ -170,9 +146,8 @@ _DELIMITED = re.compile(
     r'|\((?:[^\x00-\x20\x7f()<>"\\]|\\[!-~])*+\))++))'
     r'(?=[) "])'
 )
-"""Where a delimited ID may be written. Every scan stops at the next backtick
-or line end (a span), or at the next ``<``/``>`` or parenthesis (a link
-target), so no text is read by more than two attempts."""
+"""Where a delimited ID may be written; each scan stops at the next backtick,
+line end, ``<``, ``>`` or parenthesis, so no text is read more than twice."""
 _IDENTITY_WHOLE = re.compile(_IDENTITY_KINDS)
 _PLAIN_PATH = re.compile(rf"{_PATH_CHAR}*")
 """A path the plain pass reads whole."""
@@ -186,14 +161,10 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
-    """IDs whose path holds characters beyond ``[\\w.\\-/]``: a whole backtick
-    span, or a whole Markdown link target (the ID's range: inside the backticks,
-    spaces at either end left out; inside ``<...>``; the target as written).
-
-    Also the ends of such spans that the plain reading must leave alone: those
-    IDs', and those of link targets of that shape that are not IDs (a URL,
-    ``%XX`` that is not UTF-8): a link target is one URL, its tail is no ID.
-    """
+    """IDs whose path holds characters beyond ``[\\w.\\-/]`` (a whole backtick
+    span or link target), and the span ends the plain reading must leave alone:
+    those IDs', and those of link targets that are not IDs (a link target is one
+    URL, its tail is no ID)."""
     refs: list[ChunkRef] = []
     claimed: set[int] = set()
     for match in _DELIMITED.finditer(text):
@@ -265,10 +236,8 @@ def _link_path(written: str) -> str | None:
 
 
 def written_as(chunk_id: str, form: Form, angle: bool = False) -> str:
-    """``chunk_id`` as text to put where a reference of ``form`` is written (``angle``:
-    a link target in ``<...>``), so that it reads back as that ID: a path with
-    characters beyond ``[\\w.\\-/]`` is percent-encoded in a plain link target and
-    put in backticks in prose (where a space would end it)."""
+    """``chunk_id`` written so that a reference of ``form`` (``angle``: a link
+    target in ``<...>``) reads back as that ID."""
     path, _, identity = chunk_id.partition("#")
     if _PLAIN_PATH.fullmatch(path):
         return chunk_id
@@ -305,16 +274,13 @@ def typed_id_at(line: str, cursor: int) -> TypedId | None:
 
 
 def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
-    """References in a document: anywhere in prose, in strings and comments of
-    Python (all of them in Python that does not tokenize), in the decoded
-    strings of JSON, JSONC and JSON Lines (``json_strings.JSON_LANGUAGES``)."""
+    """References in a document: anywhere in prose, in Python's strings and
+    comments (everywhere if it does not tokenize), in JSON's decoded strings."""
     if language in json_strings.JSON_LANGUAGES:
         return _json_refs(text, 0, len(text))
     refs = find_chunk_refs(text)
     if language != "python" or not refs:
         return refs
-    # imported here: compiling its patterns is most of what loading it costs
-    # (~50 ms), and only Python text with references needs them
     from chunkls.ids import python_literals
 
     spans = python_literals.python_literal_spans(text, [ref.start for ref in refs])
@@ -333,11 +299,9 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
 def find_chunk_refs_between(
     text: str, start: int, end: int, language: str
 ) -> list[ChunkRef] | None:
-    """References on the lines of ``text[start:end]`` (``start`` at a line start,
-    ``end`` at a line end), as ``find_chunk_refs_in`` finds them in the whole
-    text; ``None`` for Python, where a line alone does not tell strings and
-    comments apart. Every form is on one line, so a part of a text is read
-    alone: a hover in a log of tens of megabytes reads one line."""
+    """References on the whole lines of ``text[start:end]``, as
+    ``find_chunk_refs_in`` finds them in the whole text; ``None`` for Python,
+    where a line alone does not tell strings and comments apart."""
     if language in json_strings.JSON_LANGUAGES:
         return _json_refs(text, start, end)
     if language == "python":
@@ -356,8 +320,7 @@ def line_span(text: str, offset: int) -> tuple[int, int]:
 
 
 def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
-    """The IDs in the decoded JSON strings of ``text[start:end]``, with raw
-    offsets. ``#identity`` alone is none: a JSON file has no chunks."""
+    """The IDs (not ``#identity``) in the JSON strings of ``text[start:end]``, raw offsets."""
     return [
         ref._replace(start=string.raw_offset(ref.start), end=string.raw_offset(ref.end))
         for string in json_strings.json_strings(text, start, end, _JSON_KIND_AFTER_HASH)
@@ -367,20 +330,14 @@ def _json_refs(text: str, start: int, end: int) -> list[ChunkRef]:
 
 
 def ids_written(text: str) -> list[ChunkRef]:
-    """The chunk IDs given as an argument (``chunkls resolve ID``, MCP
-    ``read_chunk``, ``chunkls.resolve``): the one normaliser of written forms
-    for every front door. An ID may be bare, in backticks, a Markdown link
-    target, with a leading ``/`` or ``./``, and JSON-escaped (``app\\/x.py``,
-    ``\\u0023``, as copied from a session log); ``#identity`` alone is none
-    (no document: no "same file"). Offsets are into the decoded text."""
+    """The chunk IDs given as an argument: the one normaliser of written forms
+    for every front door (JSON escapes too; ``#identity`` alone is none)."""
     decoded = json_strings.decode(text)[0] if "\\" in text else text
     return [ref for ref in find_chunk_refs(decoded) if ref.form != "local"]
 
 
 def id_written(text: str) -> ChunkRef | None:
-    """The one chunk ID an argument holds, in any form ``ids_written`` reads
-    (``chunkls resolve``, ``chunkls.resolve``, a gold set's IDs); ``None`` if it
-    holds none or several."""
+    """The one chunk ID an argument holds (``ids_written``); ``None`` for none or several."""
     refs = ids_written(text)
     return refs[0] if len(refs) == 1 else None
 
@@ -390,10 +347,8 @@ _LINK_TARGET = re.compile(r"\[[^\]\r\n]*\]\(\s*<?(?P<target>[^<>()\s]*)>?(?:\s+\
 
 
 def path_written(text: str) -> str | None:
-    """A root-relative path given as an argument (MCP ``outline``), written as
-    an ID is (``ids_written``'s forms: backticks, a link target, a leading ``/``
-    or ``./``, JSON escapes), with or without an ``#identity``; ``None`` for one
-    that leads out (``..``), is empty or holds several IDs."""
+    """A root-relative path given as an argument, in ``ids_written``'s forms, with
+    or without an ``#identity``; ``None`` if empty, leading out or several IDs."""
     refs = ids_written(text)
     if len(refs) > 1:
         return None
@@ -428,11 +383,8 @@ _start_of = attrgetter("start")
 
 
 def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
-    """The chunk IDs a reference may mean, best first.
-
-    ``doc_rel_path`` is the citing document's path relative to its folder (for
-    ``#identity`` and for Markdown link targets, which may be document-relative).
-    """
+    """The chunk IDs a reference may mean, best first (``doc_rel_path``: the
+    citing document's, for ``#identity`` and document-relative link targets)."""
     if ref.form == "local":
         if doc_rel_path is not None:
             yield f"{doc_rel_path}#{ref.identity}"
@@ -443,9 +395,7 @@ def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
         if joined != ref.path and not joined.startswith("../") and joined != "..":
             yield f"{joined}#{ref.identity}"
     elif ref.form == "backtick" and not _PLAIN_PATH.fullmatch(ref.path):
-        # A span such as `chunkls show app/x.py#function-f` reads as one ID with
-        # a space in its path; the ID at its end, which a plain reading finds,
-        # is the next best.
+        # `chunkls show app/x.py#function-f`: the plain ID at its end is next best
         chunk_id = ref.chunk_id
         for inner in _plain_refs(chunk_id):
             if inner.end == len(chunk_id) and inner.form != "local":

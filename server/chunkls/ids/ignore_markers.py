@@ -1,17 +1,8 @@
 """Inline markers that leave chunk IDs out of ``chunkls check`` and diagnostics.
 
-An example ID in the docs (``app/x.py#function-f``) resolves to nothing on
-purpose. A marker on its line, or on the line before, says so:
-
-- in Markdown and text files, an HTML comment: ``<!-- chunkls: ignore -->``
-  anywhere on a line leaves out the IDs of that line, and
-  ``<!-- chunkls: ignore-next-line -->`` those of the next line;
-- in Python, a comment (or a line of a string): ``# chunkls: ignore`` and
-  ``# chunkls: ignore-next-line``.
-
-Spaces and tabs around ``chunkls:`` are optional; the words are lower case.
-The IDs stay IDs (definition, hover and references still follow them): only
-the check of whether they resolve leaves them out.
+``<!-- chunkls: ignore -->`` (Markdown, text) or ``# chunkls: ignore`` (Python)
+leaves out the IDs of its line; ``ignore-next-line`` those of the next line. The
+IDs stay IDs for definition, hover and references.
 """
 
 from __future__ import annotations
@@ -22,9 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 _MARKUP_MARKER = re.compile(r"<!--[ \t]*chunkls:[ \t]*ignore(-next-line)?[ \t]*-->")
-"""The marker in Markdown and text files: an HTML comment."""
 _PYTHON_MARKER = re.compile(r"#[ \t]*chunkls:[ \t]*ignore(-next-line)?(?![\w-])")
-"""The marker in Python: a comment (``# chunkls: ignore``)."""
 
 
 class _Located(Protocol):
@@ -42,7 +31,7 @@ def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pattern = _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
     for marker in pattern.finditer(text):
-        start = _line_start(text, marker.start())
+        start = max(text.rfind("\n", 0, marker.start()), text.rfind("\r", 0, marker.start())) + 1
         end = _line_end(text, marker.end())
         if marker[1]:  # ignore-next-line
             if end == len(text):
@@ -68,10 +57,6 @@ def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
         if at < 0 or spans[at][1] < ref.start:
             kept.append(ref)
     return kept
-
-
-def _line_start(text: str, offset: int) -> int:
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
 
 
 def _line_end(text: str, offset: int) -> int:

@@ -1,19 +1,9 @@
 """The strings of JSON, JSONC and JSON Lines text, decoded, with their offsets
-mapped back to the raw text.
+mapped back to the raw text (escapes such as ``app\\/x.py`` change the text).
 
-A chat export or an agent's session log (one JSON object per line) writes chunk
-IDs inside JSON strings, where escapes change the text: ``app\\/x.py`` is
-``app/x.py``, and an ID followed by ``\\n`` or ``\\"`` ends before the backslash.
-``json_strings`` yields each string holding a ``#`` as its decoded value and a
-map from decoded offsets to raw ones, so the chunk-ID grammar
-(``chunkls.ids.grammar``) reads the value and reports ranges in the raw text.
-This module knows nothing of chunk IDs.
-
-A JSON string never spans lines (a raw line break in one is invalid), so the
-scan is by line, and only the lines holding a ``#`` are read further: the work
-is one ``str.find`` pass over the text plus the lines with a ``#``. JSONC
-comments (``//`` to the end of the line, ``/* ... */`` on one line) are read as
-they are written; a block comment over lines is not followed.
+A JSON string never spans lines, so only the lines a marker matches on are
+read. JSONC comments are read as written; a block comment over lines is not
+followed.
 """
 
 from __future__ import annotations
@@ -46,7 +36,6 @@ class JsonString:
         self.start = start
         """Raw offset of the content's first character (after the quote)."""
         self.value = value
-        """The decoded content."""
         self._decoded = [decoded for decoded, _ in breaks]
         self._raw = [raw for _, raw in breaks]
 
@@ -59,9 +48,8 @@ class JsonString:
 
 
 def decode(content: str) -> tuple[str, list[tuple[int, int]]]:
-    """A JSON string's content decoded, and its breakpoints: (decoded, raw)
-    offsets at the start and the end of each escape (a bad escape is kept as
-    written)."""
+    """A JSON string's content decoded (a bad escape kept as written), and the
+    (decoded, raw) offsets at the start and the end of each escape."""
     if "\\" not in content:
         return content, []
     parts: list[str] = []
@@ -87,17 +75,9 @@ def decode(content: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(parts), breaks
 
 
-_HASH = re.compile("#")
-
-
-def json_strings(
-    text: str, start: int = 0, end: int | None = None, marker: re.Pattern[str] = _HASH
-) -> Iterator[JsonString]:
-    """The strings and JSONC comments whose raw content ``marker`` matches
-    (default: holding a ``#``) on the lines of ``text[start:end]`` (``start``
-    at a line start), in order. Only those strings are decoded, and only the
-    lines ``marker`` matches on are read."""
-    end = len(text) if end is None else end
+def json_strings(text: str, start: int, end: int, marker: re.Pattern[str]) -> Iterator[JsonString]:
+    """The strings and JSONC comments on the lines of ``text[start:end]`` whose
+    raw content ``marker`` matches, in order (only those are decoded)."""
     find, rfind, search = text.find, text.rfind, marker.search
     found = search(text, start, end)
     while found is not None:

@@ -1,9 +1,5 @@
-"""Offsets, editor lines and LSP positions, with the editor's line breaks only.
-
-LSP lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (not at the form feeds and other
-separators ``str.splitlines()`` knows), and characters count in the negotiated
-encoding: UTF-16 code units by default, or UTF-8 / UTF-32.
-"""
+"""Offsets <-> LSP positions: lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only, and
+columns count in the negotiated encoding's code units (UTF-16 by default)."""
 
 from __future__ import annotations
 
@@ -49,11 +45,8 @@ _COLUMN_TABLES = 16
 
 
 class TextLines:
-    """A text's LSP lines: offsets <-> (line, column) in code units.
-
-    ``position`` costs a bisection, plus (on a line with non-ASCII text in
-    UTF-8 or UTF-16) one pass over that line for all the line's positions: a
-    megabyte line with thousands of IDs is not walked once per ID."""
+    """A text's LSP lines: offsets <-> (line, column) in code units. A non-ASCII
+    line's column table is kept, so a long line is not walked once per ID."""
 
     __slots__ = ("_columns", "_counted", "_starts", "encoding", "text")
 

@@ -1,12 +1,6 @@
-"""The strings and comments of Python source, found without ``tokenize``.
-
-``python_literal_spans`` gives the offsets of the STRING and COMMENT tokens
-Python 3.11's ``tokenize`` would give, in one linear pass of regular
-expressions (``tokenize`` costs seconds for a megabyte of short tokens). The
-chunk-ID grammar (``chunkls.ids.grammar``) uses it to keep only the IDs that a
-Python file writes in its strings and comments; this module knows nothing of
-chunk IDs.
-"""
+"""The strings and comments of Python source, found without ``tokenize``: the
+STRING and COMMENT tokens Python 3.11's ``tokenize`` gives, in one linear pass
+of regular expressions (``tokenize`` takes seconds for a megabyte)."""
 
 from __future__ import annotations
 
@@ -17,20 +11,12 @@ from collections.abc import Sequence
 def python_literal_spans(
     text: str, near: Sequence[int] | None = None
 ) -> list[tuple[int, int]] | None:
-    """Offsets of the strings and comments of Python source, in order, or
-    ``None`` when it does not tokenize (the STRING and COMMENT tokens of Python
-    3.11's ``tokenize.generate_tokens``, and ``None`` where it raises). A
-    string's span starts at its opening quote (a prefix such as ``rb`` is left
-    out).
+    """Offsets of the strings (from the opening quote, without a prefix) and
+    comments of Python source, in order; ``None`` where ``tokenize`` raises.
 
-    With ``near`` (sorted offsets, such as where references start), spans are
-    listed only on the lines that hold one of them and the lines near those:
-    the others are skipped in bulk, keeping what decides the rest (brackets,
-    indentation, strings over lines), so the spans listed are exact.
-
-    The work is linear in the text: Python steps in only at what regular
-    expressions do not skip, and a failed attempt at a skip costs at most what
-    is then read step by step.
+    With ``near`` (sorted offsets), spans are listed only on the lines near
+    them; the other lines are skipped in bulk, keeping what decides the rest
+    (brackets, indentation, strings over lines), so the spans listed are exact.
     """
     n = len(text)
     spans: list[tuple[int, int]] = []
@@ -51,10 +37,8 @@ def python_literal_spans(
     while True:
         # at the start of a line
         if parenlev == 0 and not continued:  # a new statement
-            # Lines that are each a whole statement (or blank, or a comment), at
-            # any indentation, in one match: up to the next line that holds an
-            # offset (no spans needed), or from such a line on over the lines
-            # near it (then with their spans).
+            # whole one-line statements in one match: up to the next line near
+            # an offset (no spans), or over the lines near it (with spans)
             if near is None:
                 limit = pos
                 end = n
@@ -301,13 +285,9 @@ def _brackets(inside: str, depth: int = 5) -> str:
 
 
 def _statements(strings: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Whole statements at one indentation (the first one's) with blank lines,
-    and one whole statement after its indentation.
-
-    A statement may go on over lines inside brackets (balanced ones; or ones
-    that take parenlev below 0 and back, with none open over lines inside), and
-    after a backslash; never over a string continued by a backslash.
-    """
+    """Whole statements at one indentation with blank lines, and one whole
+    statement after its indentation (over lines inside brackets or after a
+    backslash; never over a string continued by a backslash)."""
     inside = rf"{_CODE_LINES}++|{_JOIN}|{strings}|{_COMMENT_TEXT}"
     group = _brackets(inside)
     one_line = _brackets(rf"{_CODE}++|{_JOIN}|{strings}|{_COMMENT_TEXT}")

@@ -1,12 +1,8 @@
 """The index kept true between MCP calls, without re-walking the tree.
 
-A file watcher (``watchfiles``) runs in a thread and only tells the session
-which paths changed (``Session.note_changed``); each tool call's write step
-applies them (``Session.catch_up``), a root's ``pyproject.toml`` included. Taking
-the watcher's set costs microseconds whatever the tree's size, where a stat of
-every file would not. A change reaches the set about ``STEP_MS`` after it is
-made. When the watcher cannot run (no inotify watches left, say), each call
-re-walks the roots instead (``Session.rewalk``).
+A file watcher thread tells the session which paths changed
+(``Session.note_changed``); each call's write step applies them. When the
+watcher cannot run, each call re-walks the roots instead (``Session.rewalk``).
 """
 
 from __future__ import annotations
@@ -81,9 +77,7 @@ class Freshness:
 
     def wanted(self, _change: object, path: str) -> bool:
         """Whether a change can matter: not inside a folder the corpus rules leave
-        out (``.git``, ``.venv``, ``build``, ``exclude-dirs``: a commit or an
-        install there makes thousands of changes). Runs in the watcher's thread;
-        reads only."""
+        out (``.git``, ``.venv``, ...). Runs in the watcher's thread; reads only."""
         for folder in list(self.session.folders):
             for root in (os.fspath(folder.root), os.fspath(folder.root_resolved)):
                 if path.startswith(root + os.sep):

@@ -1,17 +1,11 @@
 """Calls in flight when the client closes stdin still get their answers.
 
-The SDK ends the session when stdin ends and cancels the requests it is still
-handling, so a client that writes its requests and closes stdin (``printf '...'
-| chunkls mcp``, a script) would never see the answer to a call that waits for
-the index. ``DrainingInput`` holds back the end of stdin until every request
-read is answered or cancelled by the client, for ``DRAIN_LIMIT`` seconds at
-most; ``TrackingOutput`` sees the answers leave.
-
-A cancellation (``notifications/cancelled``) is not passed on to the SDK: its
-handling races the call it cancels and can end the whole session (upstream:
-modelcontextprotocol/python-sdk#2416, #2610). chunkls's
-calls take milliseconds, so a cancelled call is answered as any other, and the
-client ignores that answer (as the protocol tells it to).
+The SDK cancels the requests in flight when stdin ends, so ``DrainingInput``
+holds the end back until every request read is answered (``DRAIN_LIMIT``
+seconds at most). A cancellation is not passed on to the SDK (its handling
+races the call and can end the session; upstream:
+modelcontextprotocol/python-sdk#2416, #2610): the call is answered anyway, and
+the client ignores that answer.
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ from chunkls.runtime.early_reader import parse
 logger = logging.getLogger("chunkls")
 
 DRAIN_LIMIT = 60.0
-"""Seconds the end of stdin waits at most for the calls in flight (an index of a
-large tree takes tens of seconds; a client in a hurry stops the server anyway)."""
+"""Seconds the end of stdin waits at most for the calls in flight."""
 
 
 def _request_id(value: Any) -> bool:
@@ -48,9 +41,8 @@ class InFlight:
             return len(self._ids)
 
     def read(self, line: str) -> bool:
-        """Note a message the client sent: a request is in flight, a cancellation
-        ends one (the client no longer waits for its answer); whether the message
-        is a cancellation."""
+        """Note a message the client sent (a request, or a cancellation ending
+        one); whether it is a cancellation."""
         message = parse(line)
         if message is None or message.get("jsonrpc") != "2.0":
             return False
@@ -86,8 +78,7 @@ class InFlight:
 
 
 class DrainingInput:
-    """stdin as the SDK reads it: each line noted, cancellations kept from the
-    SDK, its end held back while requests are in flight (see the module)."""
+    """stdin as the SDK reads it, its end held back while requests are in flight."""
 
     def __init__(self, lines: TextIO, inflight: InFlight, limit: float = DRAIN_LIMIT) -> None:
         self.lines = lines
@@ -114,18 +105,15 @@ class DrainingInput:
 
 
 class TrackingOutput:
-    """stdout as the SDK writes it (a message a line, each followed by a flush):
-    an answer counts as sent once flushed. Once the client has closed its end
-    (a broken pipe), answers have nowhere to go: they count as sent, are
-    dropped, and ``gone`` is called once (to point stdout at the null device, so
-    nothing fails at exit either)."""
+    """stdout as the SDK writes it: an answer counts as sent once flushed. Once
+    the client has closed its end, answers are dropped as sent, and ``gone`` is
+    called once."""
 
     def __init__(self, out: TextIO, inflight: InFlight, gone: Callable[[], None]) -> None:
         self.out = out
         self.inflight = inflight
         self.gone = gone
         self.closed = False
-        """The client closed stdout."""
         self._unflushed: list[str] = []
 
     def write(self, text: str) -> int:

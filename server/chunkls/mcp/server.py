@@ -1,12 +1,7 @@
 """``chunkls mcp``: the tools over stdio, with the official MCP Python SDK.
 
-The only code that imports the SDK: it lists the tools and hands each call to
-``McpService.answer``. The server answers ``initialize`` at once and loads its
-index meanwhile, a step at a time in the event loop; a call that finds nothing
-to answer from yet waits for the load. A file watcher keeps the index fresh
-(``freshness``); calls in flight when stdin ends are answered first
-(``inflight``). A bad root is reported in every answer rather than ending the
-process. stdout is the protocol: logs go to stderr.
+The index loads a step at a time in the event loop; a call with nothing to
+answer from yet waits for the load. stdout is the protocol: logs go to stderr.
 """
 
 from __future__ import annotations
@@ -37,16 +32,12 @@ logger = logging.getLogger("chunkls")
 
 
 class Loader:
-    """The service's index, loaded in the event loop a step at a time."""
+    """The service's index, loaded in the event loop a step at a time (create it
+    in the event loop: loading begins at once)."""
 
     def __init__(self, service: McpService) -> None:
         self.service = service
-        self.task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Begin loading (call in the event loop), the cache read in place
-        answering meanwhile when it is current."""
-        self.service.open()
+        service.session.read_in_place_if_current()  # answers until the index is loaded
         self.task = asyncio.get_running_loop().create_task(self._load(), name="load")
 
     async def _load(self) -> None:
@@ -54,12 +45,9 @@ class Loader:
             await asyncio.sleep(0)  # the calls that came meanwhile are answered
 
     async def answer(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
-        """A call's answer: at once when there is something to answer from, else
-        once the index is loaded."""
+        """A call's answer: at once if possible, else once the index is loaded."""
         answer = self.service.answer(name, arguments)
         while answer is None:
-            if self.task is None:
-                return error("chunkls mcp: the index is not being loaded")
             await asyncio.shield(self.task)
             answer = self.service.answer(name, arguments)
             if answer is None and self.task.done():
@@ -102,8 +90,6 @@ def make_server(loader: Loader) -> Server[Any, Any]:
 
 
 async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
-    loader = Loader(service)
-    server = make_server(loader)
     if early is not None:  # what was read while the SDK loaded comes first
         from chunkls.mcp.early import take_over
 
@@ -120,25 +106,24 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
     freshness = Freshness(service.session)
     # watched before the load: nothing changed meanwhile is lost
     freshness.start([folder.root for folder in service.session.folders])
-    loader.start()
+    loader = Loader(service)
+    server = make_server(loader)
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
         # the client went away with a call in flight: its answer has nowhere to go
-        # (older SDK versions raise this out of ``run``; newer ones drop it)
         logger.info("chunkls mcp: the client went away before an answer")
     finally:
         freshness.stop()
-        if loader.task is not None and not loader.task.done():
+        if not loader.task.done():
             loader.task.cancel()
         service.close()
 
 
 def run(service: McpService, early: EarlyReader | None = None) -> int:
-    """Serve MCP over stdio until the client goes; returns the exit code.
-    ``early``: what read stdin while the SDK loaded (``chunkls.mcp.early``),
-    answering with the same service."""
+    """Serve MCP over stdio until the client goes, taking over from ``early``
+    (what read stdin while the SDK loaded); returns the exit code."""
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, service, early)
     return 0

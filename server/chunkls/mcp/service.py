@@ -1,13 +1,8 @@
-"""The MCP server's one answering path, without the SDK.
+"""The MCP server's one answering path, without the SDK: every tool call comes
+here, from the early reader (``chunkls.mcp.early``) or the SDK.
 
-Every tool call comes here, whoever read it: the early reader while the SDK
-loads (``chunkls.mcp.early``), or the SDK (``chunkls.mcp.server``). ``answer``
-takes the session's write step (``Session.catch_up``), asks the tools (which
-only read), and gives ``None`` when there is nothing to answer from yet: the
-caller then waits for the index to load (``load``) and asks again. Until the
-index is loaded, a single root's current cache, read in place, answers with a
-``notice``, unless the watcher has seen a change since; once loaded, answers are
-current.
+Until the index is loaded, a single root's current cache, read in place,
+answers with a ``notice``, unless the watcher has seen a change since.
 """
 
 from __future__ import annotations
@@ -26,8 +21,8 @@ from chunkls.mcp.tools import LOADING_NOTICE, Answer, Tools, checked, error, roo
 logger = logging.getLogger("chunkls")
 
 INDEX_ELSEWHERE_FROM = 2_000
-"""Files to chunk from which a root is indexed in a separate process (as the
-language server does): the server's heap stays that of a warm start."""
+"""Files to chunk from which a root is indexed in a separate process, keeping
+the server's heap that of a warm start."""
 
 
 class McpService:
@@ -50,12 +45,10 @@ class McpService:
             self.session.add_root(root)
         self.loaded = False
         """Whether every root is indexed (until then, answers may come in place)."""
-        self._opened = False
 
     def report_problems(self) -> None:
-        """Send the log to stderr (stdout is the protocol), then log the bad roots
-        and configuration problems: once, at start, before stdin is read (a
-        client that goes before the SDK has loaded still gets them)."""
+        """Log to stderr, then log the bad roots and configuration problems once,
+        before stdin is read."""
         logging.basicConfig(
             stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True
         )
@@ -72,7 +65,7 @@ class McpService:
         session = self.session
         if not session.folders:
             return error("chunkls has no folder to serve: " + "; ".join(self.problems))
-        self.open()
+        session.read_in_place_if_current()  # (each folder is tried once)
         in_place = any(folder.in_place is not None for folder in session.folders)
         if not self.loaded and (not in_place or session.pending()):
             return None  # (changed on disk since the cache was checked: wait for the load)
@@ -88,16 +81,8 @@ class McpService:
             return loading(answer)
         return answer
 
-    def open(self) -> None:
-        """The write step's first part, once: a root whose cache is current is
-        answered from it, read in place, until the index is loaded."""
-        if not self._opened:
-            self._opened = True
-            self.session.read_in_place_if_current()
-
     def load(self) -> Iterator[None]:
-        """Index every root (the cache read in place answers meanwhile), a step
-        at a time: the caller answers calls between the steps."""
+        """Index every root, a step at a time: the caller answers calls between."""
         session = self.session
         for folder in list(session.folders):
             last = time.perf_counter()

@@ -1,13 +1,9 @@
 """The MCP tools: what an agent can ask of the index, and how each answers.
 
-Each tool translates its arguments into calls on the index's query API
-(``search``, ``lookup``/``resolve_first``, ``chunks_of_source``, ``suggest``),
-the chunk-ID grammar (``chunkls.ids.grammar``) and ``check_text`` (the logic of
-``chunkls check``), and the result into an ``Answer``: structured content (as
-the tool's output schema says) plus a text rendering whose ID lines are the
-CLI's. Arguments come from a model: each is checked here, with an error that
-says what was expected; a path or an ID is only ever looked up in the index,
-never opened. No MCP SDK code is here (``chunkls.mcp.server`` wires it).
+Each answer is structured content (as the tool's output schema says) plus a
+text rendering whose ID lines are the CLI's. Arguments come from a model: each
+is checked, with an error that says what was expected; a path or an ID is only
+looked up in the index, never opened. No MCP SDK code is here.
 """
 
 from __future__ import annotations
@@ -270,8 +266,7 @@ SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 
 @dataclass(frozen=True)
 class Answer:
-    """A tool's result: structured content, its text rendering, and whether it is
-    an error (an error may carry no structured content)."""
+    """A tool's result (an error may carry no structured content)."""
 
     text: str
     structured: dict[str, Any] | None = None
@@ -283,7 +278,6 @@ class BadArguments(Exception):
 
 
 def error(message: str) -> Answer:
-    """An error result."""
     return Answer(message, None, True)
 
 
@@ -302,8 +296,7 @@ def root_problem(root: Path) -> str | None:
 
 
 def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) -> Answer:
-    """A tool's answer, or why there is nothing to answer from (no chunkable
-    file under the roots)."""
+    """A tool's answer, or the error that no file under the roots is chunkable."""
     if answer.is_error or name == "check_citations" or index.file_count():
         return answer
     shown = ", ".join(os.fspath(root) for root in roots)
@@ -315,8 +308,7 @@ def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) ->
 
 
 def call_result(answer: Answer) -> dict[str, Any]:
-    """An answer as the JSON of an MCP ``CallToolResult`` (what the SDK sends
-    for ``chunkls.mcp.server``'s result)."""
+    """An answer as the JSON of an MCP ``CallToolResult``."""
     result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}]}
     if answer.structured is not None:
         result["structuredContent"] = answer.structured
@@ -329,7 +321,6 @@ class Tools:
 
     def __init__(self, queries: Queries) -> None:
         self.index = queries
-        """What the tools read."""
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
         """Answer one tool call (bad arguments get an error answer)."""
@@ -353,8 +344,6 @@ class Tools:
             return handler(arguments)
         except BadArguments as problem:
             return error(f"{name}: {problem}")
-
-    # -- the tools ------------------------------------------------------------------
 
     def search_chunks(self, arguments: Mapping[str, Any]) -> Answer:
         """Ranked results with IDs, ranges, symbols and previews."""
@@ -439,12 +428,11 @@ class Tools:
         chunks = self._file_chunks(rel_path) if rel_path else ()
         if not chunks:
             return error(self._no_chunks(given, rel_path))
-        rows = [_range(chunk) for chunk in chunks]
         lines = [f"{rel_path}: {len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"]
         for chunk in chunks:
             symbol = f"  {chunk.symbol}" if chunk.symbol else ""
             lines.append(f"{chunk.chunk_id}  lines {chunk.start_line}-{chunk.end_line}{symbol}")
-        return Answer("\n".join(lines), {"path": rel_path, "chunks": rows})
+        return Answer("\n".join(lines), {"path": rel_path, "chunks": list(map(_range, chunks))})
 
     def check_citations(self, arguments: Mapping[str, Any]) -> Answer:
         """The chunk IDs of a draft that resolve to nothing, with suggestions."""
@@ -480,13 +468,9 @@ class Tools:
             lines.append(f"Every cited chunk ID resolves ({len(refs)} checked).")
         return Answer("\n".join(lines), {"checked": len(refs), "problems": problems})
 
-    # -- helpers --------------------------------------------------------------------
-
     def _source_path(self, given: str) -> str | None:
-        """The root-relative path an agent meant: an absolute path inside a root,
-        or a path written as an ID's is (``path_written``: backticks, a leading
-        ``/`` or ``./``, JSON escapes), read from the root; ``None`` for a path
-        outside the roots. Only compared, never opened."""
+        """The root-relative path an agent meant (an absolute one inside a root, or
+        as ``path_written`` reads it); ``None`` outside the roots. Never opened."""
         text = given.strip().strip("`").strip()
         if posixpath.isabs(text):
             inside = self.index.folder_of(text)
@@ -549,8 +533,7 @@ _KINDS.update({list: "an array", dict: "an object"})
 
 
 def _shown(value: object) -> str:
-    """A wrong value as a message names it: its kind and its JSON, cut short
-    (``a string, "3"``; ``null``)."""
+    """A wrong value as a message names it: ``a string, "3"``; ``null``."""
     if value is None:
         return "null"
     written = json.dumps(value, ensure_ascii=False)
