@@ -105,9 +105,8 @@ class ChunkStore:
     # -- reading a folder in place (the session's write step sets and ends it) ------
 
     def read_in_place(self, folder: Folder, in_place: InPlace) -> None:
-        """Answer a folder (the only one, not loaded) from its cache read in place."""
-        if len(self.folders) != 1 or folder.files:
-            raise ValueError("only a store's one folder, not loaded, is read in place")
+        """Answer a folder (the only one, not loaded: ``Session.try_in_place`` checks)
+        from its cache read in place."""
         folder.in_place = in_place
         folder.skipped = dict(in_place.skipped)
         self.version += 1

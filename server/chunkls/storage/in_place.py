@@ -166,18 +166,13 @@ class SavedPostings:
         self.scorer = Scorer()
 
     @property
-    def live(self) -> int:
-        """Documents (every one of the saved postings can be found)."""
+    def size(self) -> int:
         return self._cache.starts[-1]
 
-    @property
-    def size(self) -> int:
-        """Document ids."""
-        return self._cache.starts[-1]
+    live = size  # (every one of the saved postings can be found)
 
     @property
     def total_length(self) -> int:
-        """Tokens in all the documents."""
         if self._total is None:
             self._total = sum(self._lengths)
         return self._total
@@ -189,7 +184,6 @@ class SavedPostings:
         return (0, self._cache.order[number]), doc - starts[number]
 
     def length(self, doc: int) -> int:
-        """A document's length in tokens."""
         return self._lengths[doc]
 
     def _term(self, rank: int) -> bytes:
