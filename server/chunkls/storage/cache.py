@@ -331,8 +331,8 @@ class FolderCache:
 
     def flush(self) -> dict[str, int]:
         """Write the recorded changes in one transaction; returns the rows written
-        with their chunks (rel_path -> generation), none if the write failed (or
-        ``held``: they are written by a later flush)."""
+        with their chunks (rel_path -> generation); none if it failed, or while
+        ``held`` (a later flush writes them)."""
         if self.held or (not self._puts and not self._touches):
             return {}
         puts, self._puts = self._puts, {}
