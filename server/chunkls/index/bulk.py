@@ -1,7 +1,5 @@
 """Bulk indexing: a whole folder chunked by worker processes (or, when large, in
-a separate process that writes the cache), files unchanged since the cache was
-written reused from it. It feeds the store's one change path
-(``ChunkStore.set_file``/``link``).
+a separate process that writes the cache), unchanged files reused from the cache.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ FREEZE_FROM = 10_000
 """New terms from which a bulk pass folds them into the vocabulary's table."""
 STREAM_BYTES = 8 << 20
 """Chunks waiting for the cache from which a short-lived bulk pass writes them
-(and lets go of their texts): its memory does not grow with the corpus's text."""
+(and lets go of their texts)."""
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a folder is indexed."""
@@ -52,28 +50,20 @@ class BulkIndexer:
         long_lived: bool = False,
     ) -> None:
         self.store = store
-        """Where the chunks go."""
         self.workers = workers
         """Worker processes for indexing many files (``None``: one per CPU)."""
         self.elsewhere_from = elsewhere_from
         """Files to chunk from which a folder with a cache is chunked in a separate
         process, then loaded from the cache (``None``: always in this one)."""
         self.long_lived = long_lived
-        """Whether the process keeps this index for long (a language server): a bulk
-        pass then makes the files searchable once they are all chunked
-        (``_search_deferred``). A short-lived one makes each file searchable as it
-        arrives, streams the chunks to the cache (``STREAM_BYTES`` at a time) and
-        lets go of their texts."""
+        """Whether the process keeps this index for long (a language server): files
+        are then made searchable once all are chunked (``_search_deferred``); else
+        each as it arrives, its chunks streamed to the cache."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
-        """The separate indexing processes running, by folder."""
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
-        """Index a whole folder step by step, yielding (files done, files in all)
-        after each step, so a server can answer requests in between.
-
-        Files that ``refresh`` re-reads meanwhile (a save, a disk change) are
-        current already: what this pass read or cached for them earlier is not
-        linked over them."""
+        """Index a whole folder step by step, yielding (files done, files in all).
+        Files ``refresh`` re-reads meanwhile are not linked over by this pass."""
         store = self.store
         tune_allocator()  # large arrays from mmap: given back when the pass frees them
         folder.touched = set()
@@ -121,8 +111,7 @@ class BulkIndexer:
                     for _ in self._search_deferred(folder):
                         yield done, total
                 elif folder.cache is not None and folder.cache.usable:
-                    # one segment, the vocabulary one table: the snapshot saved
-                    # next is then made without a copy of the postings
+                    # one segment, one vocabulary table: the snapshot is saved without a copy
                     release_memory()  # what the chunks streamed to the cache held
                     store.search_index.freeze_vocabulary()  # its dict gone before
                     release_memory()  # what the dict's terms held
@@ -141,8 +130,7 @@ class BulkIndexer:
         self, folder: Folder, done: int, total: int
     ) -> Generator[tuple[int, int], None, bool]:
         """Chunk a folder in a separate process that writes its cache, yielding its
-        progress; returns whether it finished (the bulk's short-lived objects then
-        leave no holes in this process's heap). Rows this process writes meanwhile
+        progress; returns whether it finished. Rows this process writes meanwhile
         wait until it is done, so that they win over the other's."""
         context = process_context()
         cache = folder.cache
@@ -197,11 +185,9 @@ class BulkIndexer:
         return True
 
     def _search_deferred(self, folder: Folder) -> Iterator[None]:
-        """Make the files chunked in bulk searchable, step by step: first every
-        new term into the vocabulary, then the postings (with the term ids the
-        first pass found), then the vocabulary is frozen into its compact table
-        (the term strings, made together, die together). A file changed
-        meanwhile is skipped (it was indexed as it is now)."""
+        """Make the files chunked in bulk searchable, step by step: every new term
+        into the vocabulary, then the postings, then the vocabulary frozen. A
+        file changed meanwhile is skipped (it was indexed as it is now)."""
         store = self.store
         deferred, folder.deferred = folder.deferred or {}, None
 
@@ -227,9 +213,8 @@ class BulkIndexer:
     def _reuse(
         self, folder: Folder, files: list[CorpusFile], seen: set[str], todo: list[CorpusFile]
     ) -> Iterator[int]:
-        """Install the files that are unchanged since they were indexed (in memory
-        or in the cache), in steps (yielding how many files are settled); adds
-        the files that must be chunked to ``todo``."""
+        """Install the files unchanged since they were indexed (in memory or the
+        cache), yielding how many are settled; the rest go to ``todo``."""
         store = self.store
         cache = folder.cache
         loaded = cache.load() if cache is not None else None
@@ -319,9 +304,7 @@ class BulkIndexer:
                     and (folder.position, rel_path) not in indexed
                 ):
                     via.add(rel_path)
-            if via:
-                # the whole snapshot, the files not taken from it added removed: its
-                # postings are not copied (a mapped snapshot stays mapped)
+            if via:  # the whole snapshot, the files not taken from it removed: no copy
                 whole = snapshot._replace(
                     files=[((folder.position, key[1]), count) for key, count in snapshot.files]
                 )

@@ -1,14 +1,8 @@
 """Citations: chunk IDs written in the workspace's Markdown, text and JSON files.
 
-Three jobs, all pure (no editor code):
-
-- ``CitationIndex`` knows every citation in the workspace's Markdown, text
-  and JSON files (corpus or not: ``docs/`` counts, ``.git``, virtual environments and
-  ``node_modules`` do not), file by file, so "who cites this chunk" is a lookup
-  and a save re-scans one file.
-- ``check_text`` finds the citations of a text that do not resolve (for
-  diagnostics and ``chunkls check``).
-- ``fix_candidates`` ranks replacement IDs for a broken citation.
+``CitationIndex`` holds every citation of the workspace (corpus or not), file
+by file; ``check_text`` finds those of a text that do not resolve;
+``fix_candidates`` ranks replacement IDs for one.
 """
 
 from __future__ import annotations
@@ -72,19 +66,15 @@ class Citation(NamedTuple):
 
     folder: Folder
     rel_path: str
-    """The citing file, relative to its folder."""
     ref: ChunkRef
     line: int
-    """0-based line of the reference."""
+    """0-based; ``column`` and ``end_column`` are 0-based characters on it."""
     column: int
-    """0-based character column of its start."""
     end_column: int
-    """0-based character column of its end (same line: IDs have no line breaks)."""
     targets: tuple[str, ...]
     """The chunk IDs it may mean, best first."""
     prefix: str | None
-    """The line up to the reference's end when it is not ASCII (for UTF-16
-    columns), else ``None``: columns in characters are columns in code units."""
+    """The line up to the reference's end when it is not ASCII (for UTF-16 columns)."""
 
 
 def scan_text(folder: Folder, rel_path: str, text: str, language: str) -> list[Citation]:
@@ -125,11 +115,8 @@ def _next_break(text: str, start: int, stop: int) -> int:
 def walk_citation_files(
     root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
 ) -> list[str]:
-    """Root-relative paths of the Markdown, text, JSON and JSONL files that may cite chunks.
-
-    ``excluded`` (a folder's configured ``exclude`` globs) leaves out paths too.
-    Folder symlinks are not followed, and file symlinks only when their target
-    is under the root."""
+    """Root-relative paths of the files that may cite chunks, less ``excluded``
+    ones. Folder symlinks are not followed, file symlinks only to under the root."""
     confine = root.resolve()
     found: list[str] = []
     start = os.path.join(root, under) if under else os.fspath(root)
@@ -186,8 +173,7 @@ def real_inside(real: str, root_resolved: Path) -> bool:
 
 def real_relative(real: str, root_resolved: Path) -> str | None:
     """The root-relative POSIX path of a path without symlinks strictly under a
-    root (what ``Folder.relative`` says of it, without resolving its folders
-    again); ``None`` for one that is not."""
+    root (``None`` for one that is not)."""
     top = os.fspath(root_resolved).rstrip(os.sep) + os.sep
     if not real.startswith(top) or len(real) == len(top):
         return None
@@ -195,9 +181,8 @@ def real_relative(real: str, root_resolved: Path) -> str | None:
 
 
 def read_text_file(path: Path, root_resolved: Path | None = None) -> str | None:
-    """A text file's content, or ``None`` when it is not readable UTF-8 text
-    (or not a regular file: a FIFO is never waited on). With ``root_resolved``,
-    also ``None`` when it or a folder on its way is a symlink that leaves it."""
+    """A regular file's UTF-8 text, or ``None``; with ``root_resolved``, also
+    ``None`` when a symlink on its way leaves the root."""
     if root_resolved is not None and not inside(path, root_resolved):
         return None
     try:
@@ -217,9 +202,7 @@ class CitationIndex:
 
     def __init__(self) -> None:
         self.files: dict[tuple[Folder, str], list[Citation]] = {}
-        """(folder, relative path) -> the file's citations."""
         self.by_target: dict[str, list[Citation]] = {}
-        """Chunk ID -> citations that may mean it."""
 
     def set_file(self, folder: Folder, rel_path: str, citations: list[Citation] | None) -> None:
         """Replace one file's citations (``None``: the file is gone)."""
@@ -299,8 +282,7 @@ class Problem(NamedTuple):
 
 
 SUGGEST_FOR = 100
-"""Distinct unknown IDs of one text that get replacement suggestions (the rest
-are reported without: a generated file can cite thousands)."""
+"""Distinct unknown IDs of one text that get replacement suggestions."""
 
 
 def check_text(
@@ -314,13 +296,10 @@ def check_text(
     suggested: dict[str, list[str]] | None = None,
     suggest_for: int | None = None,
 ) -> list[Problem]:
-    """The references in a text that resolve to no chunk, with replacements.
-
-    A file the folder's ``check-exclude`` globs match has none, and neither has
-    a line an inline ``chunkls: ignore`` marker leaves out. ``suggested`` (unknown
-    ID -> its suggestions) is shared by the calls that check one text in parts;
-    the first ``suggest_for`` (``SUGGEST_FOR``) distinct unknown IDs in it get
-    suggestions."""
+    """The references in a text that resolve to no chunk, with replacements
+    (none in ``check-exclude`` files or on ``chunkls: ignore`` lines).
+    ``suggested`` is shared by the calls that check one text in parts; its first
+    ``suggest_for`` distinct unknown IDs get suggestions."""
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
@@ -354,8 +333,7 @@ class ChunkHistory:
         self._chars = chars
 
     def forget_ids(self, gone: dict[str, str]) -> None:
-        """Remember the texts of chunk IDs that just disappeared (the start of
-        each: enough to recognise it, and bounded)."""
+        """Remember the start of the texts of chunk IDs that just disappeared."""
         for chunk_id, text in gone.items():
             self._texts[chunk_id] = text[: self._chars]
             self._texts.move_to_end(chunk_id)
@@ -372,13 +350,10 @@ def fix_candidates(
 ) -> list[str]:
     """Replacement IDs for one that does not resolve, best first (at most ``limit``).
 
-    Same file first: for ``module-N`` the module chunks nearest line N; for a
-    function or class, the chunk whose text is most like the old one's (when
-    the index saw it), else the most similar names of the same kind; for a
-    heading, GitHub-style and case-insensitive slug variants, then similar slugs.
-    Other files come after, by path similarity. A ``module-N`` is offered module
-    chunks only. The diagnostics, their quick fixes and the hover of an unknown
-    ID all show this list, in this order.
+    Same file first: for ``module-N`` the module chunks nearest line N (and only
+    module chunks); for a function or class, the chunk whose old text is most
+    alike, then similar names; for a heading, slug variants, then similar slugs.
+    Other files come after, by path similarity.
     """
     path, _, identity = chunk_id.partition("#")
     same_file = index.chunks_of_source(path)
@@ -432,7 +407,6 @@ def _by_name(name: str, chunk_ids: list[str]) -> list[str]:
 
 def _heading_variants(identity: str) -> list[str]:
     """Identities a heading citation may have meant: our slug of the cited text
-    (case-insensitive), the GitHub anchor form (``#setup`` for ``heading-setup``),
     and the first occurrence for a repeat suffix."""
     bare = identity.removeprefix("heading-")
     slug = re.sub(r"[^a-z0-9]+", "-", bare.lower()).strip("-") or "section"

@@ -1,10 +1,8 @@
 """Session folders and where their chunks are: the data the index is made of.
 
-A ``Folder`` is one corpus root with its rules and its chunk maps (by file, by
-ID, by source path; paths are root-relative POSIX paths), in memory once it is
-loaded, until then maybe read in place from its cache (``in_place``): the store
-reads either through the same accessors (``stored``, ``holding``, ``sources``,
-``paths``). ``IndexedChunk`` is what a lookup answers.
+A ``Folder`` is one corpus root with its rules and its chunk maps (paths are
+root-relative POSIX paths), loaded or read in place from its cache
+(``in_place``): the store reads either through the same accessors.
 """
 
 from __future__ import annotations
@@ -38,21 +36,15 @@ class Folder:
     position: int = 0
     """Its place among the workspace folders (first in corpus order is 0)."""
     config_problems: list[ConfigProblem] = field(default_factory=list)
-    """What was wrong in its configuration (reported, then ignored)."""
     files: dict[str, StoredFile] = field(default_factory=dict)
-    """Root-relative path -> that file's chunks, texts compressed (``chunkls.storage.packed``)."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Root-relative path -> why the file could not be chunked."""
     by_id: IdMap = field(default_factory=IdMap)
-    """Chunk ID -> the root-relative paths of the files with chunks of that ID
-    (``chunkls.index.id_map``); a lookup checks their stubs (a file may repeat
-    an ID: ``@overload`` stubs)."""
+    """Chunk ID -> the files that may have chunks of it (a lookup checks their stubs)."""
     by_source: dict[str, list[str]] = field(default_factory=dict)
-    """Chunk ``source_path`` -> the root-relative paths of files carrying it."""
     cache: FolderCache | None = None
-    """Its persistent index, when the workspace index keeps one."""
     generations: dict[str, int] = field(default_factory=dict)
-    """Root-relative path -> generation of its cache row (see ``chunkls.storage.cache``)."""
+    """Root-relative path -> generation of its cache row."""
     snapshot_stale: bool = True
     """Whether the cache's search snapshot misses changes made since."""
     touched: set[str] | None = None
@@ -60,8 +52,7 @@ class Folder:
     deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
     """While files are chunked in bulk: their search terms, indexed at the end."""
     listing: Listing | None = None
-    """The folders of its last whole walk, until its cache records them
-    (``ChunkStore.save``)."""
+    """The folders of its last whole walk, until its cache records them."""
     in_place: InPlace | None = None
     """Its cache read in place, while it is answered from there (not loaded)."""
 
@@ -75,8 +66,7 @@ class Folder:
 
     def relative(self, path: str | Path) -> str | None:
         """The root-relative POSIX path of an absolute path inside this folder
-        (``None`` also when a folder on its way is a symlink: the walk never
-        follows one, so nothing under it is in the corpus, and it may lead out)."""
+        (``None`` also when a folder on its way is a symlink: never in the corpus)."""
         candidate = Path(os.path.normpath(path))
         for base in (self.root, self.root_resolved):
             try:
@@ -132,8 +122,7 @@ class Folder:
 
 
 def innermost(folders: Iterable[Folder], path: str | Path) -> tuple[Folder, str] | None:
-    """The innermost of ``folders`` containing an absolute path, and the path
-    relative to it."""
+    """The innermost of ``folders`` containing an absolute path, and the relative path."""
     best: tuple[Folder, str] | None = None
     for folder in folders:
         rel = folder.relative(path)

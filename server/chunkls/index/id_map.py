@@ -1,15 +1,9 @@
 """Which files of a folder have chunks of an ID, in 16 bytes an ID.
 
-Each ID is two numbers, its ``hash`` (64 bits) and its CRC-32, kept with its
-file's number in numpy arrays sorted by hash (a lookup is a binary search);
-what was added since the last sort is in plain arrays beside them, sorted in
-when they grow (``TAIL``) and indexed by hash once looked up. A file's chunks
-are added and removed together: removing a file forgets its number, and its
-entries are dropped at the next sort.
-
-Two IDs of a workspace sharing both numbers (96 bits) is not to be expected; a
-lookup that reads a chunk checks its file's stubs all the same
-(``ChunkStore._holding``).
+Each ID is its ``hash`` and CRC-32, kept with its file's number in numpy arrays
+sorted by hash; entries added since the last sort wait in a plain tail. A
+removed file's entries are dropped at the next sort. A lookup that reads a
+chunk checks its file's stubs all the same (``ChunkStore._holding``).
 """
 
 from __future__ import annotations
@@ -24,8 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# numpy is imported when there is something to look up or sort: a folder read in
-# place never has any
+# numpy is imported when there is something to look up or sort
 
 TAIL = 1 << 14
 """Entries added since the last sort at most (then they are sorted in)."""
@@ -40,33 +33,25 @@ class IdMap:
         self._sorted: (
             tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int32]] | None
         ) = None
-        """The sorted entries: their hashes, their IDs' CRC-32s and their files'
-        numbers (``None``: none yet)."""
+        """The sorted entries: hashes, CRC-32s and file numbers (``None``: none yet)."""
         self._tail_hashes = array("q")
-        """Entries added since the last sort: hashes, ..."""
         self._tail_checks = array("I")
-        """... CRC-32s ..."""
         self._tail_numbers = array("i")
-        """... and file numbers."""
         self._tail_at: dict[int, list[int]] = {}
-        """Hash -> where in the tail it is, for the first ``_tail_indexed`` entries:
-        a lookup indexes what was added since (a bulk load that looks nothing up
-        never does)."""
+        """Hash -> where in the tail it is, for the first ``_tail_indexed`` entries
+        (a lookup indexes what was added since)."""
         self._tail_indexed = 0
         self._paths: list[str | None] = []
         """File number -> its path (``None`` once the file is removed)."""
         self._number_of: dict[str, int] = {}
-        """Path -> the number of the file as it is now."""
         self._dropped = 0
         """Entries of removed files still in the arrays."""
         self._counts: list[int] = []
-        """File number -> how many entries it has."""
         self._lock = threading.Lock()
         """Held while the tail is indexed or replaced."""
         self._sorted_found: dict[str, list[int]] = {}
         """ID -> the file numbers the sorted arrays hold for it, for the IDs looked
-        up since they were last sorted (a save's diagnostics look the same cited
-        IDs up again). Bounded."""
+        up since the last sort (bounded)."""
 
     def __len__(self) -> int:
         """How many files."""
@@ -94,8 +79,7 @@ class IdMap:
             self._dropped += self._counts[number]
 
     def get(self, chunk_id: str) -> list[str]:
-        """The paths of the files with chunks of this ID (in the order they were
-        added; empty if none)."""
+        """The paths of the files with chunks of this ID, in the order they were added."""
         import numpy as np
 
         key, check = hash(chunk_id), _check(chunk_id)

@@ -1,11 +1,9 @@
-"""The query API: every question a front door (the language server, the MCP
-server, the CLI) asks of the index, and nothing that changes it.
+"""The query API: every question a front door asks of the index, and nothing
+that changes it.
 
-``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``, whether
-its folders are loaded or read in place from their cache. A question only
-reads: it never opens a source file, chunks, or writes the cache; the session's
-write step (``chunkls.index.session.Session.catch_up``) comes before it, and
-again when ``incomplete`` says an answer missed something.
+``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``. A
+question only reads (no source file, no chunking, no cache write); the session's
+write step (``Session.catch_up``) comes before it, and again when ``incomplete``.
 """
 
 from __future__ import annotations
@@ -37,8 +35,7 @@ class Queries(Protocol):
 
     @property
     def incomplete(self) -> bool:
-        """Whether an answer given since the last write step missed something it
-        should have had (texts gone from the cache, a stale cache read in place)."""
+        """Whether an answer since the last write step missed something it should have had."""
 
     # -- where things are ------------------------------------------------------------
 
@@ -76,8 +73,7 @@ class Queries(Protocol):
         """One file's chunks, in order (its outline; empty when it has none)."""
 
     def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
-        """The indexed chunk of a file at a 1-based line (an editor asks its open
-        document's own chunks instead: they follow unsaved edits)."""
+        """The indexed chunk of a file at a 1-based line."""
 
     def chunks_of_source(
         self, source_path: str, prefer: Folder | None = None
@@ -100,9 +96,7 @@ class Queries(Protocol):
     # -- search ----------------------------------------------------------------------
 
     def search_mode(self, requested: str | None = None) -> str:
-        """The mode a search asked in ``requested`` ranks with: it, else the first
-        folder's ``[tool.chunkls] search-mode``, else the default
-        (``chunkls.search.modes``)."""
+        """``requested``, else the first folder's configured search mode, else the default."""
 
     def search(
         self,
@@ -111,9 +105,8 @@ class Queries(Protocol):
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
-        """The best chunks for a query in a mode (``search_mode``), best first,
-        ties in corpus order; ``where`` keeps the chunks whose ``source_path`` it
-        accepts. A query ``chunkls.search.modes.query_problem`` rejects finds nothing."""
+        """The best chunks for a query, best first, ties in corpus order; ``where``
+        filters by ``source_path``."""
 
     # -- citations -------------------------------------------------------------------
 

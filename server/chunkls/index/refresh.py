@@ -1,9 +1,5 @@
-"""Files read from disk into the store, one at a time: what a save, a file
-watcher event, or the recovery of chunk texts the cache lost asks for
-(``refresh``, from the session's write step).
-
-Every file read here goes into the store through its one change path
-(``ChunkStore.set_file``).
+"""Files read from disk into the store one at a time (a save, a watcher event,
+lost texts recovered), through its one change path (``ChunkStore.set_file``).
 """
 
 from __future__ import annotations
@@ -18,9 +14,8 @@ from chunkls.index.workers import Chunked, chunk_one, content_digest
 
 
 def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-    """Re-read paths from disk into the index: files created, changed or
-    deleted, and whole folders created or deleted. Returns the root-relative
-    paths of the files whose entry changed."""
+    """Re-read paths (files or whole folders) from disk into the index; returns
+    the paths of the files whose entry changed."""
     changed: list[str] = []
     rel_paths = list(dict.fromkeys(rel_paths))
     for rel_path in rel_paths:
@@ -94,8 +89,7 @@ def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
 
 
 def digest_of(path: str, max_file_size: int) -> bytes | None:
-    """The content hash of a regular file (``None``: not one, gone, over the
-    size limit or unreadable; a FIFO is never waited on)."""
+    """The content hash of a regular file (``None``: not one, too large or unreadable)."""
     try:
         return content_digest(read_regular(path, max_file_size)[0])
     except (FileSkipped, OSError):

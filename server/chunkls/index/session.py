@@ -1,14 +1,10 @@
-"""The workspace: one per process (the CLI, the language server, the MCP
-server), owning its roots, their corpus rules, the index and its freshness;
-the one path that writes.
+"""The workspace of a process: its roots, their rules, the index; the one path
+that writes.
 
-A front door asks its questions of ``queries`` (``chunkls.index.queries``),
-which only read. Everything that changes the index is a method here, taken as
-one explicit step before a question is answered, never inside one: chiefly
-``catch_up``, which brings the index up to date with the disk (folders read in
-place or indexed, changed paths re-read, lost texts recovered, a stale cache
-read in place loaded). ``ask`` is the pattern every front door follows: the
-write step, the question, and both again when the answer turned out incomplete.
+Front doors ask ``queries``, which only read. Everything that changes the index
+is a method here, taken as an explicit step before a question, never inside one
+(chiefly ``catch_up``). ``ask`` is the pattern every front door follows: the
+write step, the question, and both again when the answer was incomplete.
 """
 
 from __future__ import annotations
@@ -29,8 +25,7 @@ if TYPE_CHECKING:
     from chunkls.chunking.models import LocatedChunk
     from chunkls.index.bulk import BulkIndexer, Progress
 
-# the indexing side (numpy, multiprocessing) is imported when something is to be
-# indexed: a process that answers from a folder's cache read in place never loads it
+# the indexing side (numpy, multiprocessing) is imported when something is indexed
 
 T = TypeVar("T")
 
@@ -58,12 +53,10 @@ class Session:
         self._indexing = (workers, elsewhere_from, long_lived)
         self.read_in_place = read_in_place and cache_dir is not None
         """Whether a folder not indexed yet is answered from its cache read in
-        place, when it is current (a short-lived process: the CLI; the MCP server
-        while it loads), rather than loaded first."""
+        place, when current, rather than loaded first."""
         self.citations = citations
-        """Whether the chunk IDs cited in the folders' documents are kept (the
-        language server's "cited by" and references): scanned with the folder
-        (``scan_citations``), re-read by ``refresh``."""
+        """Whether the chunk IDs cited in the folders' documents are kept
+        (``scan_citations``, re-read by ``refresh``)."""
         self.base_rules = base_rules or CorpusRules()
         """The rules before each folder's ``[tool.chunkls]`` (command line, settings)."""
         self.waiting: list[Folder] = []
@@ -71,37 +64,32 @@ class Session:
         self._checked: set[Folder] = set()
         """Folders whose cache was checked for reading in place (once each)."""
         self.loading: set[Folder] = set()
-        """Folders being indexed (``iter_index_folder`` under way)."""
         self.rewalk = False
-        """Set when nothing reports changes any more (a file watcher that stopped):
-        each ``catch_up`` then indexes every folder again (unchanged files reused)."""
+        """Set when nothing reports changes any more: each ``catch_up`` then
+        indexes every folder again (unchanged files reused)."""
         self._changed: dict[Folder, set[str]] = {}
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
 
     @cached_property
     def bulk(self) -> BulkIndexer:
-        """Indexes whole folders (workers, a separate process, the cache)."""
         from chunkls.index.bulk import BulkIndexer
 
         return BulkIndexer(self.store, *self._indexing)
 
     @property
     def queries(self) -> Queries:
-        """The query API over the index as it is now."""
         return self.store
 
     @property
     def folders(self) -> list[Folder]:
-        """The workspace folders, in order."""
         return self.store.folders
 
     # -- folders -------------------------------------------------------------------
 
     def add_root(self, root: Path, rules: CorpusRules | None = None) -> Folder:
-        """Add a folder with its configured rules (``base_rules`` plus its
-        ``[tool.chunkls]``), or with ``rules`` as they are; indexed by the next
-        ``catch_up`` (or ``index_folder``)."""
+        """Add a folder with its configured rules, or ``rules``; indexed by the
+        next ``catch_up``."""
         folder = self.store.add_folder(root, self.base_rules, rules)
         self.waiting.append(folder)
         return folder
@@ -130,11 +118,9 @@ class Session:
             return bool(self._changed)
 
     def catch_up(self, progress: Progress | None = None) -> list[tuple[Folder, str]]:
-        """Bring the index up to date with the disk: the folders not indexed yet
-        read in place (when current) or indexed; what changed on disk since
-        (``note_changed``) re-read; the files whose chunk texts a question found
-        gone read again; a folder whose cache read in place turned out stale
-        loaded. Returns the (folder, path) whose chunks changed."""
+        """Bring the index up to date with the disk (new folders read in place or
+        indexed, changed paths and lost texts re-read, a stale cache read in place
+        loaded); returns the (folder, path) whose chunks changed."""
         store = self.store
         self.read_in_place_if_current()
         for folder in list(self.waiting):
@@ -178,8 +164,7 @@ class Session:
 
     def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
         """The write step, then the question; both again while the answer turns
-        out incomplete (``ASK_ROUNDS`` at most: a stale cache read in place is
-        loaded, then the texts the loaded cache lacks are read again)."""
+        out incomplete (``ASK_ROUNDS`` at most)."""
         for _ in range(ASK_ROUNDS):
             self.catch_up(progress)
             answer = question(self.queries)
@@ -188,9 +173,8 @@ class Session:
         return answer
 
     def read_in_place_if_current(self) -> None:
-        """The first part of the write step (``read_in_place`` sessions): each
-        folder not indexed yet answered from its cache read in place, if the
-        cache holds it as it is on disk."""
+        """Answer each folder not indexed yet from its cache read in place, when
+        current (``read_in_place`` sessions)."""
         if self.read_in_place:
             for folder in [f for f in self.waiting if f not in self._checked]:
                 self._checked.add(folder)
@@ -219,10 +203,8 @@ class Session:
                 progress(done, total)
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
-        """Index a whole folder step by step, yielding (files done, files in all),
-        so a server can answer between the steps. A folder read in place goes on
-        being answered from there until the last step: its maps are loaded
-        beside, and take over at the end."""
+        """Index a whole folder step by step, yielding (files done, files in all).
+        A folder read in place is answered from there until the last step."""
         if folder in self.waiting:
             self.waiting.remove(folder)
         self.loading.add(folder)
@@ -235,10 +217,9 @@ class Session:
             self.store.save(folder)  # (not while it was read in place)
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-        """Re-read paths from disk (files or folders, created, changed or
-        deleted): their chunks, the texts of those that left (kept for
-        suggestions), and the citations they hold; returns the paths whose
-        entry changed."""
+        """Re-read paths (files or folders) from disk with their citations; the
+        texts of chunks that left are kept for suggestions. Returns the paths
+        whose entry changed."""
         from chunkls.index.refresh import refresh
 
         store = self.store
@@ -260,14 +241,13 @@ class Session:
         return changed
 
     def scan_citations(self, folder: Folder) -> Iterator[None]:
-        """Scan a folder's documents for the chunk IDs they cite, a file at a
-        time (yields so a server can answer between them)."""
+        """Scan a folder's documents for the chunk IDs they cite, yielding per file."""
         if self.citations:
             yield from self.store.citations.scan_folder(folder)
 
     def reload_rules(self, folder: Folder, base_rules: CorpusRules | None = None) -> bool:
-        """Read a folder's ``[tool.chunkls]`` again (and ``base_rules``, when new);
-        whether its rules changed (it is then to be indexed again)."""
+        """Read a folder's ``[tool.chunkls]`` again (with new ``base_rules``, if
+        given); whether its rules changed."""
         if base_rules is not None:
             self.base_rules = base_rules
         rules, problems = load_rules(folder.root, self.base_rules)

@@ -1,17 +1,10 @@
-"""The chunk store: every folder's chunks by file, by ID and by source path, the
-search postings over them, and the query API's one implementation
-(``chunkls.index.queries.Queries``).
+"""The chunk store: every folder's chunks by file, ID and source path, their
+search postings, and the one implementation of ``chunkls.index.queries.Queries``.
 
-One path changes a file's chunks: ``set_file`` (with ``link`` under it, which
-bulk indexing also uses for cached files), so the chunk maps, the search
-postings and the cache rows never disagree; only the session's write step
-calls it.
-
-A question only reads, the same way of a loaded folder and of one read in place
-(``Folder``'s accessors). A file whose texts are neither in memory nor in the
-cache answers no chunks, joins ``texts_missing`` and ``on_texts_missing`` is
-told; reading it again is the write step's job, as is loading a folder whose
-cache read in place turned out stale (``incomplete``).
+One path changes a file's chunks, ``set_file`` (``link`` under it), so maps,
+postings and cache rows never disagree; only the session's write step calls it.
+A question only reads: a file whose texts are neither in memory nor in the cache
+answers no chunks and joins ``texts_missing`` for the write step to re-read.
 """
 
 from __future__ import annotations
@@ -47,18 +40,14 @@ if TYPE_CHECKING:
 
 
 DECODED_FILES = 1024
-"""Files whose stubs stay decoded (a search ranks a hundred chunks by theirs;
-a few MB)."""
+"""Files whose stubs stay decoded (a search ranks a hundred chunks by theirs)."""
 
 
 class ChunkStore:
-    """The chunks of the workspace folders, by file, by ID and searchable: the
-    implementation of the query API (``Queries``, where its questions are
-    documented)."""
+    """The workspace folders' chunks: the implementation of ``Queries``."""
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.folders: list[Folder] = []
-        """Session folders in order."""
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
@@ -66,17 +55,14 @@ class ChunkStore:
         self.version = 0
         """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
-        """(folder, root-relative path) of the files whose chunk texts a read found
-        neither in memory nor in the cache (until they are linked again)."""
+        """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
         self.on_texts_missing: Callable[[Folder, str], None] | None = None
         """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
         self.source_watcher: Suggestions | None = None
-        """Told when a source path gains its first file or loses its last one
-        (the ID suggestions' path index)."""
+        """Told when a source path gains its first file or loses its last one."""
         self._unpacked = Unpacked()
-        """The files unpacked last, with the stored entry they came from."""
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
-        """The stubs decoded last (a few), by their blob (``_stubs``)."""
+        """The stubs decoded last, by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
 
@@ -110,8 +96,7 @@ class ChunkStore:
 
     @property
     def postings(self) -> BM25Index[int] | SavedPostings:
-        """Where searches read postings: the folder's cache read in place while
-        it is, else the in-memory index."""
+        """The postings searches read: a folder's read in place, else the in-memory index."""
         for folder in self.folders:
             if folder.in_place is not None:
                 return folder.in_place.postings
@@ -120,16 +105,14 @@ class ChunkStore:
     # -- reading a folder in place (the session's write step sets and ends it) ------
 
     def read_in_place(self, folder: Folder, in_place: InPlace) -> None:
-        """Answer a folder (the only one, not loaded) from its cache read in place."""
-        if len(self.folders) != 1 or folder.files:
-            raise ValueError("only a store's one folder, not loaded, is read in place")
+        """Answer a folder (the only one, not loaded: ``Session.try_in_place`` checks)
+        from its cache read in place."""
         folder.in_place = in_place
         folder.skipped = dict(in_place.skipped)
         self.version += 1
 
     def stop_reading_in_place(self, folder: Folder) -> None:
-        """Let go of a folder's cache read in place: its maps (loaded meanwhile,
-        or next) answer from now on."""
+        """Let go of a folder's cache read in place: its maps answer from now on."""
         if folder.in_place is not None:
             folder.in_place.close()
             folder.in_place = None
@@ -140,8 +123,7 @@ class ChunkStore:
     def add_folder(
         self, root: Path, base_rules: CorpusRules | None = None, rules: CorpusRules | None = None
     ) -> Folder:
-        """Register a folder with its configured rules (not indexed yet), or with
-        ``rules`` as they are."""
+        """Register a folder (not indexed yet) with its configured rules, or ``rules``."""
         problems: list[ConfigProblem] = []
         if rules is None:
             rules, problems = load_rules(root, base_rules)
@@ -176,12 +158,9 @@ class ChunkStore:
         digest: bytes | None = None,
         cached: bool = True,
     ) -> None:
-        """Replace one file's chunks (``None``: the file is gone or skipped),
-        given as chunks or already packed (by a worker).
-
-        ``terms`` are the chunks' search terms when already counted (by a worker),
-        ``digest`` the content hash of what was read (for the cache); ``cached``
-        false keeps them out of the cache (a symlink: its row, if any, goes)."""
+        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed.
+        ``terms``: search terms already counted; ``digest``: the content hash for
+        the cache; ``cached`` false keeps them out of the cache (a symlink)."""
         if isinstance(chunks, StoredFile):
             stored: StoredFile | None = chunks
             located = None
@@ -218,8 +197,7 @@ class ChunkStore:
         stubs: tuple[Stub, ...] | None = None,
     ) -> None:
         """Put a file's stored chunks in the maps (and the postings, if
-        ``searchable``), replacing what it had; the cache is not written.
-        ``stubs``: the stored file's, when the caller has them decoded."""
+        ``searchable``), replacing what it had; the cache is not written."""
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path))
         self.texts_missing.discard((folder, rel_path))
@@ -319,9 +297,8 @@ class ChunkStore:
     # -- texts: from memory or the cache, never from the file ----------------------
 
     def _unpack(self, folder: Folder, stored: StoredFile) -> tuple[LocatedChunk, ...]:
-        """A stored file's chunks with their texts (the last few are kept); texts
-        the index let go of are read back from the folder's cache. Empty when
-        they are not to be had (the file is then recorded as missing them)."""
+        """A stored file's chunks with their texts (from memory or the cache); empty,
+        and the file recorded as missing them, when they are not to be had."""
         if not stored.chunk_count:
             return ()
         key = (folder, stored.rel_path)
@@ -331,15 +308,12 @@ class ChunkStore:
         blob = stored.texts
         if blob is None:
             blob = self._cached_texts(folder, stored.rel_path)
-            if blob is None:
-                # the row is gone (the cache deleted, rebuilt or rewritten by
-                # another process): only the file can tell them again
+            if blob is None:  # the row is gone: only the file can tell them again
                 self._texts_missing(folder, stored.rel_path)
                 return ()
         try:  # the stubs as kept (a search has just read its candidates')
             chunks = unpack_stubs(self._stubs(stored.packed), blob)
-        except ValueError as error:
-            # a damaged blob (from a damaged cache): only the file can tell them again
+        except ValueError as error:  # a damaged blob
             if key not in self.texts_missing:
                 logger().warning("%s: %s", folder.absolute(stored.rel_path), error)
             self._texts_missing(folder, stored.rel_path)
@@ -348,8 +322,7 @@ class ChunkStore:
         return chunks
 
     def _stubs(self, packed: bytes) -> tuple[Stub, ...]:
-        """A file's stubs (its ``packed`` blob), decoded (the last few are kept:
-        the IDs a document cites are mostly in a few files)."""
+        """A file's stubs (its ``packed`` blob), decoded (the last few are kept)."""
         stubs = self._decoded.get(packed)
         if stubs is None:
             stubs = decode_stubs(packed)
@@ -490,8 +463,8 @@ class ChunkStore:
         return next((c for c in chunks if c.start_line <= line <= c.end_line), None)
 
     def _stored(self, folder: Folder, rel_path: str) -> StoredFile | None:
-        """A file's chunks as kept; one its cache read in place should have and
-        does not give is recorded as missing its texts (the write step reads it)."""
+        """A file's chunks as kept; one the cache read in place fails to give is
+        recorded as missing its texts."""
         stored = folder.stored(rel_path)
         if stored is None and folder.in_place is not None and folder.in_place.has(rel_path):
             self._texts_missing(folder, rel_path)

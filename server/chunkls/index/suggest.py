@@ -1,9 +1,8 @@
 """ID suggestions: the existing chunk IDs closest to one that does not resolve.
 
 An unknown ID of a known path is compared with that path's IDs; an unknown
-path first finds the source paths nearest to it (trigrams pick a pool,
-``difflib`` ranks it), then their IDs. The trigram index of source paths
-follows the store as paths come and go (``ChunkStore.source_watcher``).
+path first finds the nearest source paths (trigrams pick a pool, ``difflib``
+ranks it), then their IDs.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
     from chunkls.index.store import ChunkStore
 
 SUGGEST_POOL = 40
-"""Paths compared in full (difflib) when suggesting for an unknown path: those
-sharing the most trigrams with it."""
+"""Paths compared in full (difflib) when suggesting for an unknown path."""
 SUGGEST_CHARS = 256
 """Characters of an unknown ID compared (a 100 kB "ID" is compared by its start)."""
 
@@ -29,11 +27,9 @@ class Suggestions:
 
     def __init__(self, store: ChunkStore) -> None:
         self.store = store
-        """The chunks suggested from."""
         self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
         self._paths = PathGrams()
-        """Every source path by trigram (kept up to date as files come and go,
-        built on first use)."""
+        """Every source path by trigram (kept up to date through ``source_watcher``)."""
         store.source_watcher = self
 
     def source_added(self, path: str) -> None:
@@ -46,8 +42,7 @@ class Suggestions:
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         """The existing IDs closest to one that does not resolve, best first
-        (remembered until the index changes: a document cites the same
-        unknown ID many times)."""
+        (remembered until the index changes)."""
         key = (chunk_id[: SUGGEST_CHARS * 2], limit)
         if self._suggested[0] != self.store.version:
             self._suggested = (self.store.version, {})
@@ -89,8 +84,7 @@ class Suggestions:
 
 
 class PathGrams:
-    """Source paths indexed by trigram. Paths are added and dropped one by one
-    (a cold index adds thousands while hovers ask for suggestions); a dropped
+    """Source paths indexed by trigram, added and dropped one by one; a dropped
     path leaves a hole, and the whole is rebuilt when holes are most of it."""
 
     def __init__(self) -> None:

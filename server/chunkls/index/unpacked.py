@@ -13,19 +13,16 @@ if TYPE_CHECKING:
 UNPACKED_FILES = 512
 """Files whose chunks stay unpacked after a read, at most."""
 UNPACKED_CHARS = 8_000_000
-"""The chunk texts those files may hold in all (characters: about as many bytes
-for code); the least recently read go first."""
+"""The characters of chunk text those files may hold in all."""
 
 
 class Unpacked:
-    """The files whose chunks were unpacked last, each with the stored entry it
-    came from (an entry replaced since is a miss), least recently read first,
-    within ``UNPACKED_FILES`` files and ``UNPACKED_CHARS`` of text."""
+    """The files whose chunks were unpacked last, least recently read first, each
+    with the stored entry it came from (an entry replaced since is a miss)."""
 
     def __init__(self) -> None:
         self._files: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...], int]] = {}
         self.chars = 0
-        """The characters of text held."""
 
     def __len__(self) -> int:
         return len(self._files)
@@ -42,8 +39,7 @@ class Unpacked:
     def put(
         self, key: tuple[Folder, str], stored: StoredFile, chunks: tuple[LocatedChunk, ...]
     ) -> None:
-        """Keep a file's chunks, letting go of the least recently read beyond the bounds
-        (the file just read stays, however long)."""
+        """Keep a file's chunks, letting go of the least recently read beyond the bounds."""
         self.pop(key)
         chars = sum(len(chunk.text) for chunk in chunks)
         self._files[key] = (stored, chunks, chars)

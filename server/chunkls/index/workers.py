@@ -1,13 +1,9 @@
 """Chunking many files at once in worker processes.
 
-``chunk_one`` is the whole per-file job (read, chunk, count terms, hash): the
-serial path and the workers run exactly that function, so their results are
-equal. ``chunk_many`` hands files to a pool, largest first and in batches, and
-yields each file's result as soon as its batch is done (in no particular order).
-
-A worker that dies (the OOM killer, ``kill -9``) breaks the pool: the batches
-without a result are then chunked in this process, as is a batch that fails in
-a worker for any other reason, so every file gets exactly one result.
+``chunk_one`` is the whole per-file job: the serial path and the workers run
+exactly it, so their results are equal. ``chunk_many`` hands files to a pool in
+batches, largest first; a batch a worker fails or dies on is chunked in this
+process, so every file gets exactly one result.
 """
 
 from __future__ import annotations
@@ -43,8 +39,7 @@ logger = logging.getLogger("chunkls")
 SERIAL_BELOW = 64
 """Fewer files than this are chunked in this process (workers cost a start-up)."""
 NICENESS = 10
-"""How much lower workers run than the process that started them: an editor's
-requests, answered by the language server's own process, come first."""
+"""How much lower workers run than their parent (an editor's requests come first)."""
 WAIT = 0.004
 """Longest wait for a worker's batch before ``None`` is yielded (stay responsive)."""
 
@@ -60,11 +55,9 @@ class Chunked(NamedTuple):
     digest: bytes | None
     """A content hash of the bytes that were chunked (``None`` when skipped)."""
     stat: tuple[int, int] | None = None
-    """A skipped file's (mtime_ns, size), when it could be read (``None`` also
-    when it failed unexpectedly: such a skip is not cached)."""
+    """A skipped file's (mtime_ns, size) (``None``: not to be cached)."""
     link: bool = False
-    """The entry is a symlink: its result is not cached (a restart chunks it
-    again, and a regular file put in its place must not match its row)."""
+    """The entry is a symlink: its result is not cached."""
 
 
 def content_digest(data: bytes) -> bytes:
@@ -75,10 +68,8 @@ def content_digest(data: bytes) -> bytes:
 def chunk_one(
     root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> Chunked:
-    """Read and chunk one corpus file, as ``read_and_chunk`` does, and count
-    its terms for search. Never raises for a file: an unexpected error (a bug,
-    ``MemoryError``) skips it with the error as the reason. ``skip_ast``:
-    see ``read_and_chunk`` (workers only: the same chunks, for less)."""
+    """Read and chunk one corpus file (``read_and_chunk``) and count its terms.
+    Never raises for a file: an unexpected error skips it with the error as reason."""
     try:
         entry, data = read_and_chunk(root_resolved, file, rules, skip_ast)
         terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks).packed()
@@ -125,10 +116,8 @@ _job: tuple[Path, CorpusRules, _Marks] | None = None
 
 
 def detach() -> None:
-    """In a helper process: end with the process that started it (Linux: the
-    kernel kills it when its parent dies, instead of leaving it blocked on a
-    pipe nobody reads), never write to the stdout it inherited (a server's
-    protocol channel, which it would also keep open), and run ``NICENESS`` lower."""
+    """In a helper process: die with the parent (Linux), never write to the
+    inherited stdout (a server's protocol channel), and run ``NICENESS`` lower."""
     parent = os.getppid()
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -152,9 +141,7 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     global _job
     _job = (root_resolved, rules, marks)
     detach()
-    # Workers only allocate acyclic data (ASTs, strings, tuples): the cyclic
-    # collector would spend most of the run walking it for nothing.
-    gc.disable()
+    gc.disable()  # workers allocate only acyclic data
     gc.freeze()
 
 
@@ -204,9 +191,8 @@ def chunk_many(
     workers: int | None = None,
 ) -> Iterator[Chunked | None]:
     """Chunk files, in worker processes when there are many; yields each result
-    as it arrives, and ``None`` whenever it has waited ``WAIT`` seconds for one
-    (so an event loop can run in between). Every file gets exactly one result,
-    even when a worker dies: what it had not finished is chunked in this process."""
+    as it arrives, and ``None`` after each ``WAIT`` without one. Every file gets
+    exactly one result."""
     workers = default_workers() if workers is None else max(1, workers)
     context = process_context() if workers > 1 and len(files) >= SERIAL_BELOW else None
     if context is None:
@@ -253,9 +239,7 @@ def _in_workers(
                 future = executor.submit(_run_batch, index, batch)
                 waiting[future] = index
                 future.add_done_callback(done.put)
-        except (BrokenProcessPool, OSError) as error:
-            # a worker died already, or one could not be started (fork failed):
-            # the rest were never submitted
+        except (BrokenProcessPool, OSError) as error:  # the rest were never submitted
             broken = error
         while waiting:
             try:
@@ -288,8 +272,7 @@ def _in_workers(
                     yield chunk_one(root_resolved, file, rules)
         completed = True
     finally:
-        # after a normal run, wait for the pool's threads to end (a later run
-        # may then fork again); an abandoned run does not wait for its workers
+        # an abandoned run does not wait for its workers
         executor.shutdown(wait=completed, cancel_futures=True)
     if failed > 1:
         logger.warning("%d batches failed in worker processes", failed)
@@ -301,8 +284,7 @@ def _in_workers(
 def _log_lost(
     batches: list[list[CorpusFile]], unfinished: list[int], marks: _Marks, error: BaseException
 ) -> None:
-    """One warning for a broken pool: the batches that were being chunked when it
-    broke (with the file each worker was on), and how many files are left."""
+    """One warning for a broken pool: the batches in progress and the files left."""
     lost: list[str] = []
     for index in unfinished:
         pid = marks[2 * index]

@@ -1,15 +1,11 @@
 """The persistent index: one SQLite file per workspace folder, in the user's cache.
 
-A row per corpus file holds its chunks (``chunkls.storage.packed``'s blobs), the
-(mtime_ns, size) and content hash they were read with, or why it was skipped.
-The folder's search postings are saved in a file beside the database
-(``chunkls.storage.snapshot``) with the row generation of each file they cover:
-a file whose row changed since is re-added from its row.
-
-The cache is never trusted blindly: another chunkls version, tokenizer, schema
-or folder empties it (other corpus settings do not: the rows of files they
-leave out are kept for when they come back); a corrupt, truncated or locked
-file is logged once and rebuilt (or bypassed), never raised to the caller.
+A row per corpus file holds its chunks (``chunkls.storage.packed``), the
+(mtime_ns, size) and hash they were read with, or why it was skipped; the search
+postings are saved beside it (``chunkls.storage.snapshot``) with each covered
+file's row generation. Another chunkls version, tokenizer, schema or folder
+empties it; a corrupt or locked file is logged once and rebuilt (or bypassed),
+never raised to the caller.
 """
 
 from __future__ import annotations
@@ -31,13 +27,9 @@ if TYPE_CHECKING:
     from chunkls.search.postings import Snapshot
     from chunkls.storage.listing import Listing
 
-# numpy and the postings are imported only to read or write the search snapshot
-# (``chunkls.storage.snapshot``): a process that only checks rows does without
-
 
 def _logger() -> logging.Logger:
-    """The cache's logger (``logging`` is imported when there is something to say:
-    a question answered from the cache in place does without it)."""
+    """The cache's logger (``logging`` is imported when there is something to say)."""
     import logging
 
     return logging.getLogger("chunkls.storage.cache")
@@ -52,9 +44,8 @@ RACY_NS = 2_000_000_000
 
 
 def _to_db(text: str) -> str | bytes:
-    """A path or reason as SQLite keeps it: text, or its bytes when it holds a
-    name that is not UTF-8 (``os.fsdecode`` keeps such bytes as lone surrogates,
-    which SQLite's text cannot hold)."""
+    """A path or reason as SQLite keeps it: text, or its bytes when it holds lone
+    surrogates (a name that is not UTF-8)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -106,8 +97,7 @@ class Row(NamedTuple):
     digest: bytes | None
     skipped: str | None
     stubs: bytes | None
-    """The chunks without their texts (``chunkls.storage.packed.encode_stubs``); the
-    texts stay on disk until ``FolderCache.texts`` asks for them."""
+    """The chunks without their texts (those stay on disk until ``FolderCache.texts``)."""
     generation: int
     checked_ns: int
 
@@ -150,23 +140,18 @@ CREATE TABLE IF NOT EXISTS listing (
     walk BLOB NOT NULL
 );
 """
-"""``files``: a row per corpus file, only what a start-up compares with the disk
-(a scan of it reads no chunk); ``contents``: a file's chunk stubs and texts;
-``snapshot``: the folder's search postings, the token of the file that holds
-them (``chunkls.storage.snapshot``), and the files they cover; ``listing``: the
-folders of the last whole walk."""
+"""``files`` holds only what a start-up compares with the disk (a scan of it
+reads no chunk); ``contents`` a file's stubs and texts."""
 
 
 _DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing")
-"""The tables an emptied cache starts afresh (another schema may have other
-columns; ``term_buckets`` was schema 6 to 8's)."""
+"""The tables an emptied cache starts afresh (including older schemas')."""
 
 
 class _Put(NamedTuple):
     """A row to write."""
 
     files: tuple[str | bytes, int, int, bytes | None, str | bytes | None, int, int, int]
-    """Its columns of ``files``."""
     contents: tuple[str | bytes, bytes, bytes | None] | None
     """Its columns of ``contents`` (``None``: a skipped file's row has none)."""
     generation: int
@@ -184,8 +169,7 @@ class FolderCache:
             "root": os.fsdecode(root_resolved),
         }
         """What the rows are only valid for (not the corpus settings: a file's
-        chunks depend on its bytes and the chunker alone, so rows are kept
-        across ``--exclude`` and ``[tool.chunkls]`` changes)."""
+        chunks depend on its bytes and the chunker alone)."""
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._disabled = False
@@ -195,8 +179,7 @@ class FolderCache:
         self.pending_bytes = 0
         """About how many bytes of chunks the rows waiting for ``flush`` hold."""
         self._touches: dict[str, tuple[int, int, str, int]] = {}
-        """rel_path -> (mtime_ns, checked_ns, rel_path, generation) of rows whose
-        file has a new mtime but the same content."""
+        """Rows whose file has a new mtime but the same content."""
         self._generation = time.time_ns()
         self.problem: str | None = None
         """What went wrong with the cache file, if anything (logged once)."""
@@ -299,11 +282,8 @@ class FolderCache:
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
         """Whether a file still matches its row by stat: True, False, or ``None``
-        when only its content hash can tell (same size, and another mtime, or a
-        change to the file since its row was written or confirmed). The change
-        time settles what size and mtime cannot (no tool sets it back): a file
-        rewritten with its old mtime put back (``cp -p``, ``tar x``), replaced,
-        or whose permissions changed (a skip for an unreadable file is retried)."""
+        when only its content hash can tell. The change time (no tool sets it
+        back) catches an mtime put back (``cp -p``, ``tar x``) or new permissions."""
         if size != row.size:
             return False
         if mtime_ns == row.mtime_ns and max(mtime_ns, ctime_ns) < row.checked_ns - RACY_NS:
@@ -351,8 +331,8 @@ class FolderCache:
 
     def flush(self) -> dict[str, int]:
         """Write the recorded changes in one transaction; returns the rows written
-        with their chunks (rel_path -> generation), none if the write failed (or
-        ``held``: they are written by a later flush)."""
+        with their chunks (rel_path -> generation); none if it failed, or while
+        ``held`` (a later flush writes them)."""
         if self.held or (not self._puts and not self._touches):
             return {}
         puts, self._puts = self._puts, {}
@@ -396,8 +376,7 @@ class FolderCache:
         }
 
     def texts(self, rel_path: str, generation: int) -> bytes | None:
-        """The texts blob of a file's row of this generation (``None``: no such
-        row any more, or the cache is not open or cannot be read)."""
+        """The texts blob of a file's row of this generation (``None``: not to be had)."""
         pending = self._puts.get(rel_path)
         if pending is not None and pending.generation == generation:
             return pending.contents[2] if pending.contents is not None else None
@@ -418,8 +397,7 @@ class FolderCache:
         return found[0] if found is not None and isinstance(found[0], bytes) else None
 
     def _read_only(self) -> sqlite3.Connection | None:
-        """A connection that only reads the file (made once, when the file is not
-        open to write: after ``close``), or ``None`` if it cannot be opened."""
+        """A connection that only reads the file (made once, after ``close``)."""
         if self._reader is None and not self._disabled:
             try:
                 self._reader = sqlite3.connect(

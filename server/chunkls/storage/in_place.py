@@ -1,20 +1,12 @@
-"""A folder's cache read in place: what a short-lived process (the CLI, a
-pre-commit hook, the MCP server while its index loads) answers from when the
-cache holds the folder as it is on disk, without loading it.
+"""A folder's cache read in place: what a short-lived process (the CLI, the MCP
+server while its index loads) answers from when the cache holds the folder as
+it is on disk, without loading it.
 
-``open_current`` checks that it does (the corpus walked, or its folders stat'ed
-while their times are those of the last whole walk: ``chunkls.storage.listing``;
-every file's size and times compared with its row; the search postings saved
-after the last row changed) and gives ``None`` otherwise: the caller then
-indexes as usual. An ``InPlace`` reads, inside one read transaction, only what
-each question needs: a file's row (``stored``, ``texts``), the files an ID may
-be in (``holding``: a cached file's chunk IDs start with its path), and the
-postings of a query's terms (``SavedPostings``, from ``chunkls.storage.mapped``).
-
-Nothing here writes, chunks, or opens a file of the corpus. A row the cache
-turns out not to hold (cleared, damaged, rewritten meanwhile) makes ``stale``
-say why: the reader gets no chunks from it, and the caller's write step indexes
-the folder before asking again.
+``open_current`` checks that it does (every file's stat against its row, the
+postings newer than every row) or gives ``None``. An ``InPlace`` reads, in one
+read transaction, only what each question needs. Nothing here writes or opens a
+corpus file; a row found missing or damaged sets ``stale``, and the caller's
+write step indexes the folder.
 """
 
 from __future__ import annotations
@@ -52,25 +44,22 @@ class InPlace:
     ) -> None:
         self._db = db
         self.order = [rel_path for rel_path, _, _ in files]
-        """The files in document order (the saved postings')."""
+        """The files in the saved postings' document order."""
         self.starts = [0, *accumulate(count for _, count, _ in files)]
         """Each file's first document, and the number of documents at the end."""
         self.counts = {rel_path: count for rel_path, count, _ in files if count}
         """The files with chunks, and how many."""
         self.named = sorted(self.counts)
-        """Their paths, sorted."""
         self.stats = stats
         """Root-relative path -> (mtime_ns, size) of its row."""
         self.skipped = skipped
-        """The skipped files and why (as the walk and the rows say)."""
         self.stale: str | None = None
         """Why the cache turned out not to hold what it should, once it did."""
         self.rows_read: dict[str, int] = {"contents": 0, "postings": 0}
         """Rows read so far, by table (what a question cost)."""
         self._texts: dict[str, bytes] = {}
-        """Texts read with their stubs, until asked for (a file's last few)."""
+        """Texts read with their stubs, until asked for (the last few)."""
         self._stored: dict[str, StoredFile] = {}
-        """The files read last (a few)."""
         self.postings = SavedPostings(self, postings)
 
     def close(self) -> None:
@@ -83,9 +72,8 @@ class InPlace:
         return rel_path in self.counts
 
     def holding(self, chunk_id: str) -> list[str]:
-        """The files that may have chunks of this ID: a cached file's chunk IDs
-        all start with its root-relative path, so those are the paths before
-        each of its ``#`` that have chunks (``app/a#b.py#function-f`` has two)."""
+        """The files that may have chunks of this ID: a cached file's chunk IDs start
+        with its path, so the prefixes before each ``#`` that have chunks."""
         found = []
         at = chunk_id.find("#")
         while at >= 0:
@@ -108,8 +96,7 @@ class InPlace:
             self.stale = reason
 
     def stored(self, rel_path: str) -> StoredFile | None:
-        """A file as the store keeps it (its texts kept for ``texts``), from its
-        row (the last few are kept: hovers come in runs)."""
+        """A file as the store keeps it, from its row (the last few are kept)."""
         known = self._stored.get(rel_path)
         if known is not None:
             return known
@@ -163,13 +150,11 @@ class InPlace:
 
 
 class SavedPostings:
-    """The folder's saved search postings, read in place from their file
-    (``chunkls.storage.mapped.read_plain``): a postings source of the one scorer
-    in Python ints (a query reads a few thousand: no numpy)."""
+    """The folder's saved search postings, read in place from their file: a
+    postings source in Python ints (a query reads a few thousand: no numpy)."""
 
     kernel = LIST_KERNEL
     version = 0
-    """Never changes (what the file holds)."""
 
     def __init__(self, cache: InPlace, arrays: dict[str, memoryview[int]]) -> None:
         self._cache = cache
@@ -179,21 +164,15 @@ class SavedPostings:
         self._lengths = arrays["lengths"]
         self._total: int | None = None
         self.scorer = Scorer()
-        """The scorer over these postings."""
-
-    @property
-    def live(self) -> int:
-        """Documents (every one of the saved postings can be found)."""
-        return self._cache.starts[-1]
 
     @property
     def size(self) -> int:
-        """Document ids."""
         return self._cache.starts[-1]
+
+    live = size  # (every one of the saved postings can be found)
 
     @property
     def total_length(self) -> int:
-        """Tokens in all the documents."""
         if self._total is None:
             self._total = sum(self._lengths)
         return self._total
@@ -205,15 +184,13 @@ class SavedPostings:
         return (0, self._cache.order[number]), doc - starts[number]
 
     def length(self, doc: int) -> int:
-        """A document's length in tokens."""
         return self._lengths[doc]
 
     def _term(self, rank: int) -> bytes:
         return bytes(self._blob[self._starts[rank] : self._starts[rank + 1] - 1])
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
-        """Each token's documents, frequencies and lengths (``None``: no document
-        has it): a binary search of the sorted terms, then its slices."""
+        """Each token's documents, frequencies and lengths (``None``: none has it)."""
         arrays = self._arrays
         ids, offsets, docs, tfs = arrays["ids"], arrays["offsets"], arrays["docs"], arrays["tfs"]
         count = len(ids)
@@ -240,16 +217,13 @@ def open_current(
     root: Path, root_resolved: Path, rules: CorpusRules, cache_dir: Path
 ) -> InPlace | None:
     """The folder's cache read in place, if it holds the folder as it is on disk
-    now; ``None`` otherwise (no cache, other settings, a file changed, added or
-    removed since, a symlink in the corpus, the search postings older than a
-    row, a locked or unreadable file)."""
+    now (no symlink in the corpus, postings newer than every row); else ``None``."""
     path = store_path(root_resolved, cache_dir)
     if not path.is_file():
         return None
     meta = FolderCache(path, root_resolved).meta
     try:
-        # (a server may answer from it in another thread than the one that opened
-        # it: never in two at once)
+        # (a server may answer from it in another thread, never two at once)
         db = sqlite3.connect(
             f"{path.as_uri()}?mode=rw",
             uri=True,
@@ -277,8 +251,7 @@ _FILES = "SELECT rel_path, mtime_ns, size, checked_ns, skipped, chunks, generati
 """The columns of ``files`` a current check compares (``_FileRow``'s order)."""
 
 _FileRow = tuple[str | bytes, int, int, int, str | bytes | None, int, int]
-"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row`` is made: the check
-reads tens of thousands)."""
+"""A row of ``_FILES`` as SQLite gives it (no ``cache.Row``: there are tens of thousands)."""
 
 
 def _current(
@@ -338,10 +311,8 @@ def _current(
 def _listed(
     root: Path, names: list[str], rows: list[_FileRow], db: sqlite3.Connection
 ) -> list[tuple[str, str]] | None:
-    """The walk's skipped entries, when the listing the cache recorded still
-    holds (every folder's times as recorded, and long enough before the walk to
-    be trusted) and every file is as its row says; ``None`` when that cannot be
-    told so."""
+    """The walk's skipped entries, when the recorded listing still holds (every
+    folder's times as recorded, and trusted) and every file is as its row says."""
     found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
     listing = None if found is None else Listing.decode(found[0])
     if listing is None or files_digest(sorted(names)) != listing.files:
@@ -383,9 +354,8 @@ def _walked(
 
 
 def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
-    """Whether every file (its path, its row) is as its row says by ``lstat``: what
-    ``FolderCache.unchanged`` says True of, compared in line (a symlink put in a
-    file's place has its own times, and its folder's change)."""
+    """Whether every file is as its row says by ``lstat`` (``FolderCache.unchanged``
+    True, compared in line)."""
     racy = cache.RACY_NS
     lstat = os.lstat
     for path, row in zip(paths, rows, strict=True):
@@ -396,8 +366,6 @@ def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
             info = lstat(path)
         except OSError:
             return False
-        # ``unchanged``: same size and mtime, and neither the mtime nor the
-        # change time within ``RACY_NS`` of when the row was written or confirmed
         if (
             info.st_size != size
             or info.st_mtime_ns != mtime_ns

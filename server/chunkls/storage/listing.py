@@ -16,15 +16,11 @@ if TYPE_CHECKING:
 
 class Listing(NamedTuple):
     """The folders of a whole walk of the corpus, as they were just before it
-    listed them. An entry added, removed, renamed or replaced in a folder changes
-    the folder's modification and change times (and nothing sets a change time
-    back), so while every folder's times are these, the walk would find the same
-    files."""
+    listed them: while every folder's times are these, a walk finds the same files."""
 
     taken_ns: int
-    """When the walk began (wall clock, as file times are): a folder changed less
-    than ``chunkls.storage.cache.RACY_NS`` before it is not trusted (its next change may
-    keep its times, on a file system with coarse timestamps)."""
+    """When the walk began (wall clock): a folder changed less than
+    ``cache.RACY_NS`` before it is not trusted (coarse timestamps)."""
     files: bytes
     """``files_digest`` of the walk's corpus files."""
     folders: tuple[tuple[str, int, int], ...]
@@ -47,8 +43,7 @@ class Listing(NamedTuple):
 
 def listing_of(walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int) -> Listing | None:
     """The listing of a whole walk (``walk_corpus``'s ``stamps``), or ``None`` when
-    it is not one to trust again: a folder could not be listed, or a corpus file
-    is a symlink (never cached, so the cache never holds the walk's files)."""
+    a folder could not be listed or a corpus file is a symlink (never cached)."""
     if not stamps or any(file.is_symlink for file in walk.files):
         return None
     return Listing(

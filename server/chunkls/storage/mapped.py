@@ -1,17 +1,11 @@
 """The search postings in a file of their own, mapped into memory and read in place.
 
-The postings are saved in a file beside the folder's database
-(``postings-<token>.bin``), each array laid out as numpy reads it. A server's
-load maps it read-only and searches those very arrays (``Mapped``); a question
-answered from the cache read in place reads it as ``memoryview`` s
-(``read_plain``: no numpy). Only the pages a query reads become resident, as
-clean, shared page cache; ``Mapped.release`` gives back the pages of a pass
-that read them all (``MADV_DONTNEED``, where the platform has it).
-
-The database's snapshot row names the token of its file; a file that is
-missing, short, damaged or another snapshot's is not used. A save writes a new
-file under a new name (never over one in use: a process that mapped the old one
-keeps reading it) and, once the database names it, removes the others.
+The file (``postings-<token>.bin``, beside the folder's database) lays each
+array out as numpy reads it: a server's load maps it (``Mapped``), a question
+answered in place reads ``memoryview`` s (``read_plain``: no numpy). The
+database's snapshot row names its token; a file that is missing, damaged or
+another's is not used. A save writes a new file (never over one in use) and,
+once the database names it, removes the others.
 """
 
 from __future__ import annotations
@@ -41,8 +35,7 @@ _SECTION = struct.Struct("<8s4sQQ")
 """name, numpy dtype string, offset, count."""
 _ALIGN = 64
 BLOB_ALIGN = max(mmap.ALLOCATIONGRANULARITY, 4096)
-"""Where a byte section may start: it is mapped on its own (an mmap's offset
-is a multiple of the allocation granularity)."""
+"""Where a byte section may start: it is mapped on its own."""
 PREFIX = "postings-"
 ABANDONED_S = 3600
 SUFFIX = ".bin"
@@ -59,8 +52,7 @@ def _item_size(dtype: str) -> int:
 
 
 def _layout(sections: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, int, int]]:
-    """(name, dtype, offset, count) of each section: arrays 64-byte aligned, a
-    byte section (dtype ``|u1``) on a ``BLOB_ALIGN`` boundary."""
+    """(name, dtype, offset, count) of each section, aligned."""
     placed = []
     at = HEADER
     for name, dtype, count in sections:
@@ -72,14 +64,12 @@ def _layout(sections: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, in
 
 
 class MappedWriter:
-    """Writes a postings file: its sections' sizes are known first, their
-    contents are put in order, a piece at a time (a save streams them)."""
+    """Writes a postings file: sections sized first, then streamed in order."""
 
     def __init__(self, directory: Path, sections: Sequence[tuple[str, str, int]]) -> None:
         """Start the file (``OSError`` if it cannot be)."""
         self.directory = directory
         self.token = os.urandom(8).hex()
-        """Names the file, and is written in it (the database records it)."""
         self.temporary = directory / f".{PREFIX}{self.token}{SUFFIX}.tmp"
         self.layout = {name: (dtype, at, count) for name, dtype, at, count in _layout(sections)}
         self._cursor = {name: at for name, (_, at, _) in self.layout.items()}
@@ -151,9 +141,8 @@ class MappedWriter:
 
 
 def remove_others(directory: Path, token: str | None) -> None:
-    """Remove the postings files but ``token``'s, and the temporaries of saves
-    that never finished (older than ``ABANDONED_S``: another process may be
-    writing a younger one)."""
+    """Remove the postings files but ``token``'s, and temporaries older than
+    ``ABANDONED_S`` (another process may be writing a younger one)."""
     keep = None if token is None else file_path(directory, token).name
     now = time.time()
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
@@ -168,9 +157,8 @@ def remove_others(directory: Path, token: str | None) -> None:
 
 
 def read_sections(view: Any, token: str, size: int, name: str) -> dict[str, tuple[str, int, int]]:
-    """The sections of a postings file's header: name -> (numpy dtype string,
-    offset, count); ``ValueError`` if the file is short, damaged or another
-    snapshot's (``name``: the file's, for messages)."""
+    """The sections of a postings file's header: name -> (dtype, offset, count);
+    ``ValueError`` if the file is short, damaged or another snapshot's."""
     if size < HEADER:
         raise ValueError(f"{name}: short")
     magic, version, count, stored = _HEAD.unpack_from(view, 0)
@@ -198,8 +186,7 @@ class Mapped:
     """An open postings file: its sections as read-only numpy arrays over the mapping."""
 
     def __init__(self, directory: Path, token: str) -> None:
-        """Map the file of ``token`` (``OSError``/``ValueError`` if it is missing,
-        short, damaged or another's)."""
+        """Map the file of ``token`` (``OSError``/``ValueError`` if not usable)."""
         import numpy as np
 
         path = file_path(directory, token)
@@ -224,8 +211,7 @@ class Mapped:
                     self.arrays[name] = np.frombuffer(self._map, np.dtype(dtype), length, at)
 
     def release(self) -> None:
-        """Let the kernel take back the pages read so far (they are read again
-        from the file, or the page cache, when next needed)."""
+        """Let the kernel take back the pages read so far."""
         advice = getattr(mmap, "MADV_DONTNEED", None)
         if advice is None:
             return
@@ -236,9 +222,8 @@ class Mapped:
 
 
 def read_plain(directory: Path, token: str) -> dict[str, memoryview[int]]:
-    """A postings file's sections as ``memoryview`` s of its mapping, without
-    numpy (a question answered in place reads a few thousand items of it);
-    ``OSError``/``ValueError`` as ``Mapped``, and for a file of another byte order."""
+    """A postings file's sections as ``memoryview`` s, without numpy;
+    ``OSError``/``ValueError`` as ``Mapped``, and for another byte order."""
     path = file_path(directory, token)
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size

@@ -1,10 +1,8 @@
 """Chunks kept compactly, in memory and in the cache.
 
-What a lookup reads of a chunk (ID, path, kind, symbol, lines) is a *stub*; a
-file's stubs are kept in one marshalled, compressed blob, decoded when a lookup
-reads the file, and its texts in another, unpacked on demand. The cache stores
-the very same blobs: once the texts are written there, the index lets go of
-them (``texts`` is ``None``) and reads them back from the cache when asked.
+A chunk without its text is a *stub*; a file's stubs are one compressed blob,
+its texts another, unpacked on demand. The cache stores the very same blobs:
+once the texts are written there, the index lets go of them (``texts`` is ``None``).
 """
 
 from __future__ import annotations
@@ -23,9 +21,8 @@ Stub = tuple[str, str, str, str | None, int, int]
 start_line, end_line), the fields of ``LocatedChunk`` but ``text``."""
 
 STUBS_MARSHAL = 2
-"""The marshal format of stubs: 2 has no back-references, whose use depends on
-how many references each string had when it was written: equal stubs are
-then equal bytes, whichever process chunked them."""
+"""The marshal format of stubs: 2 has no back-references, so equal stubs are
+equal bytes, whichever process chunked them."""
 LEVEL = 1
 """zlib level: fast; Python and Markdown still shrink about fourfold."""
 
@@ -37,10 +34,8 @@ class StoredFile(NamedTuple):
     packed: bytes
     """The chunks without their texts (``encode_stubs``), as the cache keeps them."""
     chunk_count: int
-    """How many chunks."""
     texts: bytes | None
-    """The chunks' texts, in order: a marshalled tuple of str, compressed;
-    ``None`` while they are kept in the folder's cache only."""
+    """The chunks' texts, compressed (``None``: in the folder's cache only)."""
     mtime_ns: int
     size: int
 
@@ -105,8 +100,7 @@ def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ..
 
 
 def encode_stubs(stubs: tuple[Stub, ...]) -> bytes:
-    """Stubs as a blob for the index and the cache (each ID repeats its file's
-    path: compressed, a third of the size)."""
+    """Stubs as a blob for the index and the cache."""
     return zlib.compress(marshal.dumps(stubs, STUBS_MARSHAL), LEVEL)
 
 

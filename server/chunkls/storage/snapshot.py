@@ -1,14 +1,9 @@
 """A folder's search snapshot in its cache: written, and read back.
 
-The postings (the term table, each term's documents and frequencies, every
-document's length) are saved in a file beside the database
-(``chunkls.storage.mapped``); the database's ``snapshot`` row names the file
-and lists the files it covers with the row generation of each. A file that is
-missing, short or damaged leaves no snapshot: the files are then tokenized
-again from their rows (the same postings, a slower start).
-
-``FolderCache`` calls these inside its error handling: they raise
-``sqlite3.Error``, ``OSError`` or ``ValueError`` on a cache they cannot use.
+The postings are saved in a file beside the database (``chunkls.storage.mapped``);
+the ``snapshot`` row names it and lists the files it covers with each one's row
+generation. An unusable file leaves no snapshot (the files are tokenized again).
+These raise ``sqlite3.Error``, ``OSError`` or ``ValueError`` to ``FolderCache``.
 """
 
 from __future__ import annotations
@@ -95,9 +90,7 @@ def save(
     db: sqlite3.Connection, directory: Path, snapshot: Snapshot, generations: dict[str, int]
 ) -> None:
     """Replace the saved search postings: the file first, then (in one
-    transaction) the row that names it; a file that cannot be written leaves no
-    snapshot (the caller handles ``sqlite3.Error``/``OSError``; no file is then
-    left behind)."""
+    transaction) the row that names it; on failure no file is left behind."""
     files = marshal.dumps(
         [(key[1], count, generations.get(key[1], -1)) for key, count in snapshot.files]
     )
