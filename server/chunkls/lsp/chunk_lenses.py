@@ -1,10 +1,6 @@
-"""What a document's code lenses say, without the protocol's types: a chunk's
-ID at its first line (a click copies it), or why there is none.
-
-One function for the lens feature (``chunkls.lsp.lenses``, which adds the
-"cited by" lenses and makes lsprotocol objects of these) and for the lenses
-the server answers while it loads (``chunkls.lsp.early``, before lsprotocol is
-imported: ``Lens.json`` is the LSP JSON of one).
+"""What a document's code lenses say, without lsprotocol's types: a chunk's ID at
+its first line, or why there is none. Shared by ``chunkls.lsp.lenses`` and the
+lenses answered while the server loads (``chunkls.lsp.early``, via ``Lens.json``).
 """
 
 from __future__ import annotations

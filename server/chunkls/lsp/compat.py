@@ -16,16 +16,12 @@ if TYPE_CHECKING:
     from pygls.protocol import JsonRPCProtocol
 
 PENDING_FUTURES = "_request_futures"
-"""``JsonRPCProtocol._request_futures``: the futures of handlers that are still
-running, by message id (pygls 2.0-2.1).
-
-pygls files a future there for every asynchronous, threaded or generator
-handler, notifications included, and removes it only when a *request* is
-answered or cancelled: a long session would grow by one future per
-``didOpen``/``didChange``/``didSave``. pygls offers no public hook on a
-handler's future. Upstream: no issue names this leak; the nearest are
-openlawlibrary/pygls#608 (``_result_types`` grows for unanswered requests) and
-#606 (``lsp_shutdown`` iterates over ``_request_futures`` while it may change)."""
+"""``JsonRPCProtocol._request_futures`` (pygls 2.0-2.1): running handlers' futures
+by message id, removed only when a *request* ends, so a long session grows by one
+per notification, with no public hook. Upstream: no issue names this leak; the
+nearest are openlawlibrary/pygls#608 (``_result_types`` grows for unanswered
+requests) and #606 (``lsp_shutdown`` iterates over ``_request_futures`` while it
+may change)."""
 
 
 class FreedFutures(dict[Any, Any]):
@@ -64,11 +60,9 @@ def free_finished_futures(protocol: JsonRPCProtocol) -> None:
 
 
 ATTRS_COMPILE = "_compile_and_eval"
-"""``attr._make._compile_and_eval(script, globs, locs=None, filename="")``: where
-attrs compiles and runs the source it generates for a class's methods (attrs
-24.3-26.1), at every start: no bytecode cache keeps it (upstream:
-python-attrs/attrs#575, microsoft/lsprotocol#441). ``kept_code`` runs kept
-code objects instead."""
+"""``attr._make._compile_and_eval(script, globs, locs=None, filename="")`` (attrs
+24.3-26.1) compiles generated methods at every start, uncached (upstream:
+python-attrs/attrs#575, microsoft/lsprotocol#441); ``kept_code`` runs kept code."""
 
 CompileAndEval = Callable[[str, Any, Any, str], None]
 

@@ -1,10 +1,8 @@
 """Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes.
 
-A document's diagnostics are computed once per version and index state (a
-quick fix is asked for at every move of the cursor). In a large document (an
-agent's session log of tens of megabytes) they are computed in slices, the
-server answering other requests (a hover) between slices, and at most
-``MAX_DIAGNOSTICS`` are reported."""
+A document's diagnostics are computed once per version and index state (quick
+fixes are asked for at every cursor move); a large document's in slices, other
+requests answered between them, and at most ``MAX_DIAGNOSTICS`` are reported."""
 
 from __future__ import annotations
 

@@ -69,11 +69,9 @@ class DocumentContext:
         self.language = language
         """Its language ID (the client's, else guessed from its name)."""
         self.folder = folder
-        """The workspace folder holding the document, if any."""
         self.rel_path = rel_path
         """Its path relative to that folder (its file name in single-file mode)."""
         self.lines = TextLines(text, encoding)
-        """Its lines, for offsets to and from positions."""
         self.version: int | None = None
         """The open document's version this context was made from."""
         self.refs: list[ChunkRef] | None = None

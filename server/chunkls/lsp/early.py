@@ -1,19 +1,12 @@
 """Answers before the language server has loaded (the reader and the kept
 answers: ``chunkls.runtime.early_reader``).
 
-``initialize`` is answered at once with the server's answer to the same request
-kept from an earlier start: the server's capabilities are a function of the
-client's capabilities, the initialization options (``answer_key``) and the
-server's code (``lsp_fingerprint``). The server, once loaded, handles the kept
-messages, ``initialize`` among them, and its answer is not sent again but kept
-(``AnswerFilter``; a difference is logged).
-
-Meanwhile ``textDocument/codeLens`` for a document opened since is answered from
-its text, its folder and the folder's corpus rules, by the functions the
-server's handler uses (``early_lenses``), so without ``cited by`` lenses: the
-server sends ``workspace/codeLens/refresh`` once its index is loaded. Any
-document this does not cover (no workspace folder, a change after opening, a
-Python file the chunker gives up on) is left to the server.
+``initialize`` gets the server's answer kept from an earlier start (a function
+of ``answer_key`` and ``lsp_fingerprint``); the loaded server handles it again
+and its answer is kept, not resent (``AnswerFilter``). Meanwhile
+``textDocument/codeLens`` for a document opened since is answered from its text
+by the lens feature's functions (``early_lenses``, no ``cited by`` lenses: the
+server refreshes lenses once loaded); anything else is left to the server.
 """
 
 from __future__ import annotations
@@ -54,9 +47,8 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 def cut_message(buffer: bytearray) -> bytes | None:
-    """Take the first whole message's body off ``buffer``, or ``None`` if it
-    holds none yet. Raises ``ValueError`` on headers this does not read (left
-    to the server's framing, which reads every variant)."""
+    """Take the first whole message's body off ``buffer`` (``None``: none yet);
+    ``ValueError`` on headers left to the server's framing."""
     end = buffer.find(b"\r\n\r\n")
     if end < 0:
         if len(buffer) > HEADER_LIMIT:
@@ -81,9 +73,7 @@ def lsp_fingerprint() -> str:
 
 
 def answer_key(params: Any) -> str:
-    """What an initialize answer is kept under: the client's capabilities and
-    the initialization options (the rest of the request, such as its folders,
-    does not change the server's capabilities)."""
+    """An initialize answer's key: only capabilities and options change it."""
     return initialize_key(params, ("capabilities", "initializationOptions"))
 
 
@@ -92,14 +82,11 @@ def answer_key(params: Any) -> str:
 
 @dataclass
 class LensSource:
-    """What the first code lenses are computed from: the settings and the
-    workspace folders as the server will have them after ``initialized``."""
+    """The settings and folders as the server will have them after ``initialized``."""
 
     enabled: bool
-    """Whether code lenses are on (``chunkLs.codeLens.enabled``)."""
     session: Any
-    """A session (``chunkls.index.session.Session``) of the workspace folders,
-    with their rules (nothing indexed)."""
+    """A ``Session`` of the workspace folders with their rules, nothing indexed."""
 
 
 def lens_source(params: dict[str, Any]) -> LensSource | None:
@@ -129,9 +116,7 @@ def lens_source(params: dict[str, Any]) -> LensSource | None:
 
 
 def early_lenses(source: LensSource, uri: str, text: str) -> list[dict[str, Any]] | None:
-    """The code lenses the server answers for an open document before its index
-    is loaded, as JSON: the lens feature's own (``chunk_lenses``) for the text;
-    ``None``: leave it to the server."""
+    """The document's lenses as JSON before the index is loaded (``None``: the server's)."""
     from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
     from chunkls.chunking.suffixes import file_type_for
     from chunkls.lsp.chunk_lenses import chunk_lenses
@@ -226,9 +211,7 @@ def early_summary(prelude: Prelude) -> str:
 
 
 class AnswerFilter(early_reader.AnswerFilter):
-    """The server's writer while it handles the prelude: its answer to the
-    ``initialize`` request is kept for the next start, and dropped if one was
-    sent early (a different one is logged)."""
+    """Keeps the server's ``initialize`` answer, dropped if one was sent early."""
 
     @staticmethod
     def key_of(message: dict[str, Any], first: bool) -> str | None:
@@ -254,7 +237,6 @@ def start_early(cache: Path) -> EarlyReader | None:
 
 
 def take_over(reader: EarlyReader, writer: Any) -> tuple[Prelude, AnswerFilter]:
-    """Stop the early reader: what the server must handle, and ``writer`` wrapped
-    to keep (or drop) the server's answer to ``initialize``."""
+    """Stop the early reader: the prelude, and ``writer`` wrapped in an ``AnswerFilter``."""
     prelude = reader.hand_over()
     return prelude, AnswerFilter(writer, prelude, reader.protocol.answers)

@@ -1,12 +1,9 @@
 """The code attrs generates for lsprotocol's classes, kept between server starts.
 
-Importing ``lsprotocol.types`` builds about 1,000 attrs classes, and attrs
-compiles the source of each class's methods at every start: no bytecode cache
-keeps that code (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
-objects in a file of the chunkls cache, keyed by a hash of each script and its
-file name. For a given interpreter a code object is a function of those two, so
-running a kept one is running what ``compile()`` would return; the file's header
-names the interpreter's bytecode (its magic number) and a hash of the rest.
+attrs compiles the methods of lsprotocol's ~1,000 classes at every start, with
+no bytecode cache (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
+objects in the chunkls cache keyed by a hash of each script and file name, which
+for one interpreter (the header's magic number) determine what ``compile()`` returns.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Which language a document is in, whatever the editor calls it.
 
-Editors label documents differently: Emacs' ``text-mode`` (eglot) sends
-``text``, Neovim sends its filetype, and eglot before 1.15 sends one language
-ID for every buffer of a server (a Markdown note opened after a Python file
-arrives as ``python``). Navigation and diagnostics go by the language, so for
-the files chunkls knows the file's suffix decides, as it does for
-``chunkls check``; the client's ID decides only for other documents.
+Editors label documents differently (eglot sends ``text``, or before 1.15 one ID
+for every buffer; Neovim its filetype), so for the files chunkls knows the
+suffix decides, as in ``chunkls check``; the client's ID decides for the rest.
 """
 
 from __future__ import annotations

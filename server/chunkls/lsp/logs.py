@@ -1,12 +1,9 @@
 """The language server's log: each record to one place, at its level.
 
-While a client listens (from its ``initialize`` request until ``shutdown``), a
-record is sent to it as ``window/logMessage`` of the record's level, and to no
-other place: the client's log shows it once (VS Code's Output panel, Neovim's
-``lsp.log``, eglot's events buffer). Before and after, and from a thread other
-than the event loop's, it goes to stderr (``chunkls LEVEL: message``), which
-clients also show. Routine notes of the protocol library (a cancellation for a
-request already answered) are debug records.
+From ``initialize`` until ``shutdown`` a record is sent to the client alone, as
+``window/logMessage`` of its level, so the client's log shows it once; before,
+after, and from other threads than the event loop's, it goes to stderr
+(``chunkls LEVEL: message``). The protocol library's routine notes are debug records.
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """The JSON-RPC protocol, with an answer for every request.
 
-pygls types a message while its JSON is parsed (``object_hook``): a request
-whose parameters do not fit their type (or whose method is not a string) is
-logged and dropped, so the client waits for an answer that never comes, and any
-object *inside* the parameters with a ``"jsonrpc"`` key is taken for a message.
-Here ``structure_message`` leaves objects as they are and ``handle_message``
-types the top-level message alone. A request that cannot be read is answered at
-once, ``InvalidParams`` or ``InvalidRequest`` (with a null id when its id cannot
-be read); unreadable notifications and responses are logged and dropped. A batch
-holding a request gets one ``InvalidRequest`` with a null id: LSP has no batches.
-
-Before ``initialize``, requests are answered ``ServerNotInitialized``; after
-``shutdown``, ``InvalidRequest``; notifications are dropped in both; ``exit`` is
-handled at any time.
-
-Requests to the client are kept here (``pending``), not in pygls: one that ends
-without an answer (cancelled, timed out) leaves nothing behind, and a late
-answer to it is dropped with a warning.
+pygls types a message while parsing its JSON, so a request whose parameters do
+not fit is dropped unanswered, and any nested object with a ``"jsonrpc"`` key is
+taken for a message. Here ``handle_message`` types the top-level message alone;
+an unreadable request is answered ``InvalidParams`` or ``InvalidRequest`` (null
+id if its id is unreadable), as is a batch (LSP has none); other unreadable
+messages are logged and dropped. Before ``initialize`` requests are answered
+``ServerNotInitialized``, after ``shutdown`` ``InvalidRequest``; ``exit`` is
+always handled. Requests to the client (``pending``) leave nothing behind when
+they end unanswered; a late answer is dropped with a warning.
 """
 
 from __future__ import annotations
@@ -49,14 +41,12 @@ class ChunkProtocol(LanguageServerProtocol):
     requests it cannot read, and keeps no future longer than it is pending."""
 
     types_whole_messages = True
-    """``structure_message`` leaves every object as it is (``stdio.Framing`` then
-    parses a body without calling it for each object)."""
+    """``structure_message`` leaves every object as it is (read by ``stdio.Framing``)."""
 
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         compat.free_finished_futures(self)
         self.language_server = server
-        """The server this protocol serves (told of errors in sending)."""
         self.include_headers = True
         """Whether messages sent are framed with headers (as ``set_writer`` was told)."""
         self.pending: dict[Any, tuple[Future[Any], Any]] = {}
@@ -64,9 +54,8 @@ class ChunkProtocol(LanguageServerProtocol):
         self.sent = 0
         """Requests sent to the client (their ids)."""
         self.initialize_seen = False
-        """An ``initialize`` request was received (the session has begun)."""
         self.shutdown_seen = False
-        """A ``shutdown`` request was received (only ``exit`` is handled now)."""
+        """After ``shutdown`` only ``exit`` is handled."""
         self.writes: set[asyncio.Future[Any]] = set()
         """Writes under way on an asynchronous transport (kept until done)."""
 
@@ -149,10 +138,8 @@ class ChunkProtocol(LanguageServerProtocol):
     def send_request(
         self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None
     ) -> Future[Any]:
-        """Send a request to the client; the future resolves with its answer.
-
-        Unlike pygls's, a request that ends without an answer (cancelled, timed
-        out) leaves no entry behind, and a late answer to it is dropped."""
+        """Send a request to the client; the future resolves with its answer (one
+        that ends unanswered leaves no entry, and a late answer is dropped)."""
         if msg_id is None:
             self.sent += 1
             msg_id = f"chunkls-{self.sent}"

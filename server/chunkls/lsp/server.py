@@ -1,11 +1,8 @@
 """The language server: its state and the one path that changes it.
 
-``ChunkServer`` holds the workspace (``chunkls.index.session.Session``: the index and
-its one write path) and the open buffers' chunkings. Every change to the index
-goes through the workspace, from here: ``catch_up`` (a save, a file watcher
-batch, texts found missing) or ``index_folders`` (start, re-index, folders
-added, settings changed), which then tell the client (lens refresh, status).
-The features read ``queries`` only; they are wired by ``chunkls.lsp.setup``.
+``ChunkServer`` holds the workspace (a ``Session``) and the open buffers'
+chunkings. Every index change goes through ``catch_up`` or ``index_folders``,
+which then tell the client (lens refresh, status); features read ``queries`` only.
 """
 
 from __future__ import annotations
@@ -81,24 +78,19 @@ class ChunkServer(LanguageServer):
         self.tasks: set[asyncio.Task[Any]] = set()
         """Background tasks still running (kept so they are not collected)."""
         self.indexing = 0
-        """How many indexing jobs are running."""
         self.reported: set[tuple[str, str]] = set()
         """(path, reason) pairs already reported, so each is said once."""
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
         self.logs: ClientLog | None = None
-        """Where log records go (``chunkls.lsp.logs``), once the server runs."""
         self.located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
         """URI -> (the index's folders version, (its path, folder, folder-relative
         path)) (see ``documents.locate``)."""
         self._trimmed = 0.0
-        """When free heap memory was last given back (``time.monotonic``)."""
         self._lens_refresh: asyncio.Task[Any] | None = None
-        """The ``workspace/codeLens/refresh`` request under way, if any."""
         self._lens_refresh_again = False
         """Whether the index changed again while that request was under way."""
         self._encoding: Encoding | None = None
-        """The negotiated position encoding, once known."""
         self._flush: asyncio.Task[Any] | None = None
         """The task that takes the write step soon, if one is waiting."""
 
@@ -169,10 +161,8 @@ class ChunkServer(LanguageServer):
     def index_folders(
         self, folders: Iterable[Folder], title: str = "Indexing chunks"
     ) -> asyncio.Task[None]:
-        """Index folders from disk in the background, with progress and status.
-
-        The server counts as indexing from this call on (a request that comes
-        right after ``initialized`` sees it), not from when the task first runs."""
+        """Index folders from disk in the background, with progress and status; the
+        server counts as indexing from this call on, not from when the task runs."""
         self.indexing += 1
         self.send_status()
         return self.spawn(self._index_folders(list(folders), title), "index")
@@ -208,7 +198,9 @@ class ChunkServer(LanguageServer):
                     if time.perf_counter() - last_yield >= _YIELD_EVERY:
                         await asyncio.sleep(_PAUSE)
                         last_yield = time.perf_counter()
-                self.report_skipped(folder)
+                for skipped_in, rel_path, reason in self.queries.skipped():
+                    if skipped_in is folder:
+                        self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
         finally:
             self.indexing -= 1
             elapsed = time.perf_counter() - started
@@ -235,12 +227,6 @@ class ChunkServer(LanguageServer):
             logger.info("client refused a progress token", exc_info=True)
             return None
         return token
-
-    def report_skipped(self, folder: Folder) -> None:
-        """Report each file that could not be chunked, once."""
-        for skipped_in, rel_path, reason in self.queries.skipped():
-            if skipped_in is folder:
-                self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
 
     def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
         """Paths changed on disk: the write step re-reads them together shortly."""
@@ -328,10 +314,8 @@ class ChunkServer(LanguageServer):
         self.reload_rules(self.queries.folders)
 
     def reload_rules(self, folders: Iterable[Folder]) -> list[Folder]:
-        """Read folders' corpus rules again (``[tool.chunkls]`` and the settings,
-        a malformed table reported as at start-up) and re-index those whose rules
-        changed; returns them. A save, a branch switch or another program's edit
-        of a ``pyproject.toml``, and new settings, come here."""
+        """Read folders' corpus rules (``[tool.chunkls]`` and the settings) again and
+        re-index those whose rules changed; returns them."""
         base = CorpusRules().extended(exclude_globs=self.settings.exclude)
         affected = []
         for folder in folders:

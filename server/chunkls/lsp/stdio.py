@@ -1,17 +1,12 @@
 """Serving over stdio with stdin read on the event loop.
 
-pygls reads stdin in a worker thread: three thread hops per message (header,
-blank line, body) before it is handled. Here stdin is a pipe registered with the
-event loop and ``Framing`` handles each message in the callback its last byte
-arrives in (``bench/echo_server.py`` times it against ``start_io``).
-
-Headers are read as pygls reads them (``Content-Length: N``, then a blank line;
-other headers ignored), but the name in any case and with any spaces around the
-number. A header line that only *ends* with ``Content-Length: N`` starts a
-message too: after a body whose length was counted short (characters instead of
-UTF-8 bytes), its tail is glued to the next header, and one message is lost
-instead of every one after it. Where a pipe cannot be watched (a regular file;
-Windows), pygls's threaded reader is used.
+pygls reads stdin in a worker thread, three thread hops per message. Here stdin
+is registered with the event loop and ``Framing`` handles each message in the
+callback its last byte arrives in. Headers are read as pygls reads them, but
+case-insensitively and with any spaces; a line that only *ends* with
+``Content-Length: N`` starts a message too, so a body counted short (characters,
+not UTF-8 bytes) loses one message, not every one after it. Where a pipe cannot
+be watched (a regular file; Windows), pygls's threaded reader is used.
 """
 
 from __future__ import annotations
@@ -200,14 +195,10 @@ def serve_stdio(
     stdout: BinaryIO | None = None,
     early: EarlyReader | None = None,
 ) -> None:
-    """Serve until ``exit`` or end of input (what ``LanguageServer.start_io`` does).
+    """Serve until ``exit`` or end of input, first taking over what ``early`` read.
 
-    ``early``: the reader that read stdin while the server was loading
-    (``chunkls.lsp.early``); the server takes over what it read.
-
-    ``exit`` without a ``shutdown`` before it ends the process with exit code 1,
-    as the LSP specification asks (pygls raises ``SystemExit(1)``, which
-    ``start_io`` swallows): it is raised again once the server is shut down.
+    ``exit`` without ``shutdown`` ends the process with code 1, as LSP asks
+    (``start_io`` swallows pygls's ``SystemExit(1)``; it is raised again here).
     """
     code: int | str | None = None
     stop = threading.Event()

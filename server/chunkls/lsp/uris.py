@@ -1,10 +1,8 @@
 """File paths to and from ``file:`` URIs, for every name a file system allows.
 
-pygls's conversions assume names are UTF-8. On POSIX a name can be any bytes;
-Python keeps the bytes that are not UTF-8 as lone surrogates (``os.fsdecode``),
-which ``from_fs_path`` cannot encode (it raises) and ``to_fs_path`` decodes to
-U+FFFD (another name). Here such bytes are percent-encoded one by one, as
-RFC 8089 and Neovim's ``vim.uri_from_fname`` do, and decoded back to the same name.
+pygls's conversions assume UTF-8 names and fail on the lone surrogates Python
+keeps for other bytes (``os.fsdecode``). Here such bytes are percent-encoded one
+by one, as RFC 8089 and Neovim do, and decoded back to the same name.
 """
 
 from __future__ import annotations

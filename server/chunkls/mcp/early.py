@@ -1,16 +1,11 @@
 """Answers before the MCP SDK has loaded (the reader and the kept answers:
 ``chunkls.runtime.early_reader``).
 
-``initialize`` and ``tools/list`` are answered with the SDK's answers to the
-same requests kept from an earlier start: they are functions of the request
-(``initialize_key``, ``list_key``) and of the code (``mcp_fingerprint``).
-``ping`` is answered, and a tool call as the server answers one while its index
-loads (``McpService.answer``): from the root's cache when it holds the files as
-they are on disk, by the same ``Tools``.
-
-The SDK then reads the messages not answered before the rest of stdin
-(``take_over``); its answers to ``initialize`` and ``tools/list`` are kept for
-the next start, and the one to ``initialize`` not sent again (``AnswerFilter``).
+``initialize`` and ``tools/list`` get the SDK's answers kept from an earlier
+start (keyed by ``initialize_key``, ``list_key`` and ``mcp_fingerprint``);
+``ping`` and tool calls are answered as the server answers them while its
+index loads (``McpService.answer``). The SDK then takes over the rest
+(``take_over``), keeping its answers and not resending ``initialize``'s.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Answering a client's first requests while its server is still loading.
 
-``chunkls serve`` and ``chunkls mcp`` spend most of their start importing their
-protocol libraries. Here the first request is read with only the standard
-library loaded and answered if the server's answer to the same request was kept
-(``KeptAnswers``, tied to the code: ``code_fingerprint``); a thread reads on
-(``EarlyReader``) while the main thread imports the server. Each front door says
-what it answers early through an ``EarlyProtocol`` (``chunkls.lsp.early``,
-``chunkls.mcp.early``); every other message is kept, in order, and handed over
-with the bytes read after it (``Prelude``) when the server is ready.
-
-Nothing is lost: a message that is not answered early goes to the server as it
-came; anything unexpected (framing this does not read, an exception, a write
-that fails) turns early answers off and keeps the rest for the server.
+The first request is read with only the standard library loaded and answered
+from the server's kept answer (``KeptAnswers``, tied to ``code_fingerprint``);
+a thread (``EarlyReader``) reads on while the server imports. Each front door's
+``EarlyProtocol`` says what it answers early; every other message goes to the
+server as it came (``Prelude``), and anything unexpected turns early answers off.
 """
 
 from __future__ import annotations
@@ -45,8 +38,7 @@ ANSWERS_VERSION = 1
 
 
 def tree_digest(folders: Sequence[Path], salt: str = "") -> str:
-    """A digest of the path, size and modification time of every ``.py`` file
-    under ``folders`` (``__pycache__`` aside)."""
+    """A digest of the path, size and mtime of every ``.py`` file under ``folders``."""
     digest = hashlib.sha256(salt.encode("utf-8", "surrogateescape"))
     for folder in folders:
         digest.update(os.fsencode(folder) + b"\0")
@@ -80,8 +72,7 @@ def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
 
 
 def write_whole(path: Path, data: bytes, prefix: str) -> None:
-    """Write a file whole or not at all: aside (named from ``prefix``), then
-    renamed into place."""
+    """Write a file whole or not at all: aside, then renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
@@ -95,8 +86,7 @@ def write_whole(path: Path, data: bytes, prefix: str) -> None:
 
 
 def request_key(kind: str, value: Any) -> str:
-    """What an answer is kept under: the kind of request and a digest of the
-    parts of it the answer depends on."""
+    """The key of an answer: the request's kind and a digest of what it depends on."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=True)
     return f"{kind}:{hashlib.sha256(text.encode('ascii')).hexdigest()}"
 
@@ -114,11 +104,9 @@ class KeptAnswers:
 
     def __init__(self, path: Path, fingerprint: str) -> None:
         self.path = path
-        """The file."""
         self.fingerprint = fingerprint
         """The code the answers are valid for (``code_fingerprint``)."""
         self._answers: dict[str, Any] | None = None
-        """The file's answers, once read."""
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -162,10 +150,8 @@ class KeptAnswers:
 
 
 def settle(answers: KeptAnswers, key: str, message: dict[str, Any], sent: Any = None) -> bool:
-    """The server's own answer to a request of the prelude: kept for the next
-    start under ``key``, compared with the one ``sent`` early to the same request
-    (a refusal or a difference is logged); whether it was (then it is not sent
-    again)."""
+    """Keep the server's answer under ``key`` and compare it with the one ``sent``
+    early (a difference is logged); whether one was sent (then it is not resent)."""
     result = message.get("result")
     if sent is not None and not isinstance(result, dict):
         logger.warning("the server refused a request answered early: %.500r", message)
@@ -214,8 +200,7 @@ class AnswerFilter:
 
     @staticmethod
     def key_of(message: dict[str, Any], first: bool) -> str | None:
-        """What the answer to a request of the prelude (``first``: its first
-        message) is kept under; ``None``: it is not kept."""
+        """The key the answer to a prelude request is kept under (``None``: not kept)."""
         raise NotImplementedError
 
     @staticmethod
@@ -229,8 +214,6 @@ class AnswerFilter:
         return self.out.write(data)
 
     def _answered_early(self, body: bytes | str) -> bool:
-        """Keep an answer to a request of the prelude; whether it was sent early
-        (then it is not sent again)."""
         message = parse(body)
         if message is None or "method" in message or not _plain_id(message.get("id")):
             return False
@@ -245,8 +228,7 @@ class EarlyProtocol(Protocol):
     """What a front door answers early, and how its messages are framed."""
 
     answers: KeptAnswers
-    """The server's answers kept from earlier starts (the server keeps its own
-    answers there when it takes over)."""
+    """The server's answers kept from earlier starts."""
 
     def cut(self, buffer: bytearray) -> bytes | None:
         """Take the first whole message's body off ``buffer`` (``None``: none
@@ -268,8 +250,7 @@ class EarlyProtocol(Protocol):
 
 @dataclass
 class Prelude:
-    """What the server takes over: the messages read early that it must handle,
-    in order, and the bytes read after them."""
+    """The messages read early that the server must handle, and the bytes after."""
 
     bodies: list[bytes] = field(default_factory=list)
     """Message bodies, in the order they came."""
@@ -311,11 +292,9 @@ class EarlyReader:
         self.thread.start()
 
     def wait_idle(self, quiet: float = QUIET, limit: float = WAIT_LIMIT) -> None:
-        """Let the reader answer what came with or right after the first message
-        before the server is imported (the import would take turns with it on
-        the interpreter, doubling the time to each early answer): return once it
-        has waited ``quiet`` seconds for input, after ``limit`` at the latest,
-        and at once if it answers nothing."""
+        """Let the reader answer what came right after the first message before the
+        server import competes with it for the interpreter: return once it waited
+        ``quiet`` seconds for input, after ``limit`` at most, at once if not answering."""
         deadline = time.monotonic() + limit
         while self.answering and not self.eof and time.monotonic() < deadline:
             since = self.idle_since
@@ -436,10 +415,8 @@ class EarlyReader:
 
 
 def start_reader(protocol: Callable[[], EarlyProtocol]) -> EarlyReader | None:
-    """An early reader on stdin, started (the first message read, and answered
-    if the protocol ``protocol()`` makes can), if stdin is a pipe it can wait
-    on (a pipe or a socket, not on Windows); ``None`` otherwise (and no protocol
-    is made)."""
+    """An early reader on stdin, started, if stdin is a pipe or socket it can wait
+    on (not on Windows); ``None`` otherwise (and ``protocol`` is not called)."""
     if sys.platform == "win32":
         return None
     try:

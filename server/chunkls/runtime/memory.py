@@ -1,11 +1,9 @@
 """Giving memory back to the system after bulk work (glibc only; elsewhere a no-op).
 
-Indexing allocates hundreds of MB that live briefly: per-file postings before
-they are merged, merge and snapshot temporaries. glibc keeps freed heap memory
-for reuse and, after a large block is freed, raises its mmap threshold so that
-later large blocks come from the heap too; a long-lived server then sits on
-memory it no longer uses. A fixed threshold keeps large arrays in mmap (given
-back when freed), and ``malloc_trim`` returns the heap's free pages.
+glibc raises its mmap threshold after a large block is freed, so a long-lived
+server would sit on indexing's short-lived hundreds of MB: a fixed threshold
+keeps large arrays in mmap (given back when freed), and ``malloc_trim`` returns
+the heap's free pages.
 """
 
 from __future__ import annotations
