@@ -248,3 +248,30 @@ def test_a_snapshot_of_both_segments_keeps_each_terms_documents_ascending() -> N
         for query in QUERIES:
             assert found(loaded, query, 10) == brute_force(subset, query, 10), query
     assert index._vocabulary.added, "a snapshot leaves the vocabulary as it is"
+
+
+@pytest.mark.parametrize(
+    ("terms", "docs"),
+    [
+        ([], []),
+        ([7], [0]),
+        ([3, 1, 3, 9, 1], [0, 1, 2, 2, 3]),
+        ([40_000, 2, 40_000, 2, 5], [4, 4, 6, 7, 7]),
+    ],
+)
+def test_a_sparse_segment_reads_as_a_dense_one(terms: list[int], docs: list[int]) -> None:
+    """The small write segment keeps rows for its own terms only (its size
+    follows its postings, not the vocabulary) and reads as the dense build."""
+    vocabulary = 50_000
+    term_ids = np.array(terms, dtype=np.int32)
+    doc_ids = np.array(docs, dtype=np.int32)
+    tfs = np.arange(1, len(terms) + 1, dtype=np.int32)
+    dense = Segment.build(term_ids, doc_ids, tfs, vocabulary)
+    sparse = Segment.build_sparse(term_ids, doc_ids, tfs)
+    assert len(sparse.offsets) == len(set(terms)) + 1
+    for term in sorted({*terms, 0, 4, 6, 39_999, 40_001, vocabulary + 3}):
+        want_docs, want_tfs = dense.postings(term)
+        got_docs, got_tfs = sparse.postings(term)
+        assert got_docs.tolist() == want_docs.tolist(), term
+        assert got_tfs.tolist() == want_tfs.tolist(), term
+    assert [a.tolist() for a in sparse.triples()] == [a.tolist() for a in dense.triples()]

@@ -191,11 +191,10 @@ class BM25Index(Generic[T]):
         self._small_size += self._pending_size
         self._pending = []
         self._pending_size = 0
-        size = len(self._vocabulary)
         if self._small_size >= _MERGE_AT or self._small_size >= len(self._main.docs):
             self._merge()
         else:
-            self._small = Segment.build(*concat_triples(self._small_triples), size)
+            self._small = Segment.build_sparse(*concat_triples(self._small_triples))
 
     def _merge(self) -> None:
         """One segment of live postings, documents renumbered without the dead, built
@@ -334,7 +333,7 @@ class BM25Index(Generic[T]):
             if not len(segment.docs):
                 continue
             at = np.flatnonzero(wanted[segment.docs])
-            terms = (np.searchsorted(segment.offsets, at, side="right") - 1).astype(_I32)
+            terms = segment.row_terms(np.searchsorted(segment.offsets, at, side="right") - 1)
             parts.append((terms, new_of[segment.docs[at]].astype(_I32), segment.tfs[at]))
         terms, local_docs, tfs = concat_triples(parts)
         used = np.unique(terms)

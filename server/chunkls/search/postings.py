@@ -27,6 +27,9 @@ class Segment(NamedTuple):
     docs: npt.NDArray[np.int32]
     tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16]
     """Term frequencies: 16-bit when they all fit (almost always), else 32-bit."""
+    terms: npt.NDArray[np.int32] | None = None
+    """The term of each row (ascending) when only the terms present have rows, as
+    in the small write segment; ``None``: row ``i`` is term ``i``."""
 
     @staticmethod
     def build(
@@ -43,10 +46,40 @@ class Segment(NamedTuple):
         np.cumsum(counts, out=offsets[1:])
         return Segment(offsets, docs[order], narrow_tfs(tfs[order]))
 
+    @staticmethod
+    def build_sparse(
+        term_ids: npt.NDArray[np.int32],
+        docs: npt.NDArray[np.int32],
+        tfs: npt.NDArray[np.int32],
+    ) -> Segment:
+        """A segment with rows for the terms present only: its size follows the
+        postings, not the vocabulary (a one-file save rebuilds it)."""
+        order = np.argsort(term_ids, kind="stable")
+        ordered = term_ids[order]
+        first = np.ones(len(ordered), dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        offsets = np.empty(len(starts) + 1, dtype=np.int64)
+        offsets[:-1] = starts
+        offsets[-1] = len(ordered)
+        terms = ordered[starts].astype(_I32, copy=False)
+        return Segment(offsets, docs[order], narrow_tfs(tfs[order]), terms)
+
+    def row_terms(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+        """The term ids of some rows."""
+        if self.terms is None:
+            return rows.astype(_I32, copy=False)
+        return self.terms[rows]
+
     def postings(
         self, term: int
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32] | npt.NDArray[np.uint16]]:
         """A term's (docs, tfs); empty arrays for a term it does not have."""
+        if self.terms is not None:
+            row = int(np.searchsorted(self.terms, term))
+            if row == len(self.terms) or int(self.terms[row]) != term:
+                return EMPTY, EMPTY
+            term = row
         if term + 1 >= len(self.offsets):
             return EMPTY, EMPTY
         start, stop = int(self.offsets[term]), int(self.offsets[term + 1])
@@ -56,7 +89,8 @@ class Segment(NamedTuple):
         self,
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """Every (term, doc, tf) posting."""
-        terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=_I32), np.diff(self.offsets))
+        rows = np.arange(len(self.offsets) - 1, dtype=np.int64)
+        terms = np.repeat(self.row_terms(rows), np.diff(self.offsets))
         return terms, self.docs, self.tfs.astype(_I32, copy=False)
 
 
@@ -98,7 +132,7 @@ def docs_ascending(segment: Segment) -> Segment:
         return segment
     terms = segment.triples()[0]
     order = np.lexsort((docs, terms))
-    return Segment(segment.offsets, docs[order], segment.tfs[order])
+    return segment._replace(docs=docs[order], tfs=segment.tfs[order])
 
 
 def concat_triples(
