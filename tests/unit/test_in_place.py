@@ -241,7 +241,7 @@ def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path, mode: st
     disk.close()
 
 
-@pytest.mark.parametrize("damage", ["texts", "postings", "snapshot rows", "garbage"])
+@pytest.mark.parametrize("damage", ["texts", "stubs", "postings", "snapshot rows", "garbage"])
 def test_a_damaged_cache_is_indexed_again_not_trusted(
     tree: Path, damage: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,7 +249,11 @@ def test_a_damaged_cache_is_indexed_again_not_trusted(
     monkeypatch.chdir(tree)
     expected = {
         tuple(argv): run(*argv, "--no-cache")
-        for argv in (["resolve", "app/greet.py#function-greet"], ["search", "greet hello"])
+        for argv in (
+            ["resolve", "app/greet.py#function-greet"],
+            ["search", "greet hello"],
+            ["chunks", "--format", "ids"],
+        )
     }
     run("search", "greet", "--root", root)
     path = store_path(tree.resolve(), cache_dir())
@@ -263,6 +267,8 @@ def test_a_damaged_cache_is_indexed_again_not_trusted(
         db = sqlite3.connect(path)
         if damage == "texts":
             db.execute("UPDATE contents SET texts = x'789c00ff'")
+        elif damage == "stubs":
+            db.execute("UPDATE contents SET stubs = x'789c00ff'")
         elif damage == "postings":
             (token,) = db.execute("SELECT mapped FROM snapshot").fetchone()
             postings = file_path(path.parent, token)

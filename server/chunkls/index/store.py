@@ -382,12 +382,12 @@ class ChunkStore:
 
     def chunk_ids(self) -> Iterator[str]:
         for folder in sorted(self.folders, key=lambda f: f.position):
-            if folder.in_place is not None:
+            if folder.in_place is not None:  # every file once: decoded, not kept
                 for _, packed in folder.in_place.all_stubs():
-                    yield from map(_chunk_id_of, self._stubs(packed))
+                    yield from [stub[0] for stub in decode_stubs(packed)]
                 continue
             for rel_path in folder.paths():
-                yield from map(_chunk_id_of, self._stubs(folder.files[rel_path].packed))
+                yield from [stub[0] for stub in self._stubs(folder.files[rel_path].packed)]
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
