@@ -117,6 +117,20 @@ def test_renamed_function_is_found_by_its_old_text(tree: Path) -> None:
     # by name alone the closest is the look-alike; by its old text it is zzz
     assert fix_candidates(index.queries, cited)[0] == "app/calc.py#function-compute_totals_v2"
     assert fix_candidates(index.queries, cited, history)[0] == "app/calc.py#function-zzz"
+    # the session's own refresh kept the old text for the store's quick fixes
+    assert index.store.history.text_of(cited) == old[cited]
+    assert index.queries.fix_candidates(cited)[0] == "app/calc.py#function-zzz"
+
+
+def test_a_refresh_that_loses_no_chunk_keeps_no_history(tree: Path) -> None:
+    """Adding a file (or a save that keeps every ID) leaves the history unmade:
+    it and the citations module come with the first chunk that leaves."""
+    index = build_index([tree])
+    folder = index.queries.folders[0]
+    (tree / "app/added.py").write_text("def added():\n    return 1\n", encoding="utf-8")
+    assert index.refresh(folder, ["app/added.py"]) == ["app/added.py"]
+    assert index.queries.lookup("app/added.py#function-added")
+    assert "history" not in vars(index.store)
 
 
 def test_history_is_bounded() -> None:

@@ -233,9 +233,11 @@ class Session:
         changed = refresh(store, folder, rel_paths)
         # the IDs the files still have need no lookup (a save usually keeps all but one)
         kept = {chunk.chunk_id for chunk in chunks()}
-        store.history.forget_ids(
-            {cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)}
-        )
+        gone = {
+            cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)
+        }
+        if gone:  # (the history, and the citations module, only once a chunk left)
+            store.history.forget_ids(gone)
         if self.citations:
             store.citations.refresh(folder, rel_paths)
         return changed

@@ -91,6 +91,10 @@ class McpService:
                     yield
                     last = time.perf_counter()
         self.loaded = True
+        # what a missed ID's suggestions need, imported now rather than in the first
+        # call that asks for an ID not indexed yet (an agent polling for a new file)
+        import chunkls.index.suggest  # noqa: F401
+
         queries = session.queries
         for _folder, rel_path, reason in queries.skipped():
             logger.info("chunkls mcp: skipped %s: %s", rel_path, reason)
