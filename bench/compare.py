@@ -1,6 +1,7 @@
 """Two commits' benchmarks in one run: every figure of a base commit beside this tree's.
 
-    uv run python bench/compare.py --base REV [--corpus DIR] [--rounds N] [--json PATH]
+    uv run python bench/compare.py --base REV [--corpus DIR] [--rounds N] [--entry-points]
+                                   [--json PATH]
 
 A refactoring must leave the figures where they were. This checks out ``REV``
 in a temporary worktree, then runs each side's own ``bench/run.py`` (each in its
@@ -8,7 +9,9 @@ own environment, made with ``uv sync --frozen``) in alternation, ``--rounds``
 times (default 1), on the same corpus and machine. It prints every numeric
 figure the two sides share, with the ratio new/base, and writes both sides'
 results to JSON (default ``bench/compare.json``). A figure one side lacks is
-listed once at the end, never compared.
+listed once at the end, never compared. With ``--entry-points``, the same run
+then times both trees' entry points as whole processes, interleaved
+(``bench/entry_points.py --baseline``), and adds their rows.
 """
 
 from __future__ import annotations
@@ -52,6 +55,19 @@ def run_bench(tree: Path, corpus: str | None, out: Path) -> dict[str, Any]:
     return loaded
 
 
+def run_entry_points(base_tree: Path, corpus: str | None, out: Path) -> dict[str, Any]:
+    """This tree's ``bench/entry_points.py`` against ``base_tree``, runs interleaved."""
+    command = ["uv", "run", "--frozen", "--project", str(REPO), "python"]
+    command += [str(REPO / "bench" / "entry_points.py"), "--baseline", str(base_tree)]
+    command += ["--json", str(out)]
+    if corpus:
+        command += ["--corpus", corpus]
+    print(f"$ {' '.join(command)}", file=sys.stderr)
+    subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    loaded: dict[str, Any] = json.loads(out.read_text())
+    return loaded
+
+
 def table(base: list[dict[str, Any]], new: list[dict[str, Any]], rev: str) -> str:
     """The shared figures side by side (medians over rounds), new/base ratio."""
     base_rows = _medians(base)
@@ -83,6 +99,9 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the commit to compare against")
     parser.add_argument("--corpus", help="default: each side's default (the stdlib)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--entry-points", action="store_true", help="also time both trees' entry points"
+    )
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "compare.json")
     args = parser.parse_args()
     rev = subprocess.run(
@@ -107,12 +126,25 @@ def main() -> int:
             base.append(run_bench(tree, args.corpus, work / f"base-{number}.json"))
             print(f"round {number + 1}/{args.rounds}: HEAD", file=sys.stderr)
             new.append(run_bench(REPO, args.corpus, work / f"new-{number}.json"))
+        entry: dict[str, Any] = {}
+        if args.entry_points:
+            entry = run_entry_points(tree, args.corpus, work / "entry.json")
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=REPO, check=False)
         shutil.rmtree(work, ignore_errors=True)
     text = table(base, new, rev)
     print(text)
-    args.json.write_text(json.dumps({"base": rev, "rounds": {"base": base, "new": new}}, indent=2))
+    if entry:
+        sys.path.insert(0, str(REPO / "bench"))
+        from entry_points import report
+
+        print("\n| measurement | HEAD | base | ratio | target | met |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        print("\n".join(report(entry)))
+    saved: dict[str, Any] = {"base": rev, "rounds": {"base": base, "new": new}}
+    if entry:
+        saved["entry_points"] = entry
+    args.json.write_text(json.dumps(saved, indent=2))
     print(f"\n(JSON: {args.json})", file=sys.stderr)
     return 0
 
