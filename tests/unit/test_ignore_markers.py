@@ -8,6 +8,8 @@ import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkls import cli
 from chunkls.chunking.corpus import CONFIG_KEYS, CorpusRules, load_rules, rules_from_mapping
@@ -182,3 +184,43 @@ def test_chunkls_check_reports_a_malformed_check_exclude(tmp_path: Path) -> None
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(["check", "--root", str(tmp_path)], out, err) == 0
     assert "check-exclude must be a list of strings" in err.getvalue()
+
+
+_LINE_PARTS = st.lists(
+    st.sampled_from(
+        [
+            "see a.md#heading-x",
+            "b.md#heading-y",
+            "app/x.py#function-f",
+            "<!-- chunkls: ignore -->",
+            "<!-- chunkls: ignore-next-line -->",
+            "# chunkls: ignore",
+            "# chunkls: ignore-next-line",
+            "text",
+            "",
+        ]
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINE_PARTS.map(" ".join), max_size=12),
+    breaks=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=12, max_size=12),
+    language=st.sampled_from(["markdown", "python"]),
+)
+def test_a_batch_of_references_is_filtered_as_the_whole_text_would_be(
+    lines: list[str], breaks: list[str], language: str
+) -> None:
+    """``unignored`` reads only the markers near a batch of references (a large
+    document is checked a slice at a time): any contiguous batch keeps exactly
+    the references the whole text's markers keep."""
+    text = "".join(line + end for line, end in zip(lines, breaks, strict=False))
+    refs = find_chunk_refs_in(text, language)
+    spans = ignored_spans(text, language)  # every marker of the text
+    kept = [r for r in refs if not any(start <= r.start <= end for start, end in spans)]
+    for first in range(len(refs)):
+        for last in range(first + 1, len(refs) + 1):
+            batch = refs[first:last]
+            assert unignored(text, language, batch) == [r for r in kept if r in batch]

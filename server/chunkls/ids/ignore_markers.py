@@ -24,14 +24,18 @@ class _Located(Protocol):
 Ref = TypeVar("Ref", bound=_Located)
 
 
-def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
-    """The lines (``[start, end]`` offsets, in order) whose IDs a marker leaves out."""
-    if "chunkls:" not in text:
+def ignored_spans(
+    text: str, language: str, lo: int = 0, hi: int | None = None
+) -> list[tuple[int, int]]:
+    """The lines (``[start, end]`` offsets, in order) whose IDs a marker leaves out,
+    of the markers in ``text[lo:hi]`` (default: all of it)."""
+    hi = len(text) if hi is None else hi
+    if text.find("chunkls:", lo, hi) < 0:
         return []
     spans: list[tuple[int, int]] = []
     pattern = _PYTHON_MARKER if language == "python" else _MARKUP_MARKER
-    for marker in pattern.finditer(text):
-        start = max(text.rfind("\n", 0, marker.start()), text.rfind("\r", 0, marker.start())) + 1
+    for marker in pattern.finditer(text, lo, hi):
+        start = _line_start(text, marker.start())
         end = _line_end(text, marker.end())
         if marker[1]:  # ignore-next-line
             if end == len(text):
@@ -44,8 +48,16 @@ def ignored_spans(text: str, language: str) -> list[tuple[int, int]]:
 
 
 def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
-    """The references (in order) that no marker of ``text`` leaves out."""
-    spans = ignored_spans(text, language) if refs else []
+    """The references (in order) that no marker of ``text`` leaves out. Only the
+    markers that can reach them are read: from the line before the first to the
+    end of the last one's line (a large document is checked a slice at a time)."""
+    if not refs:
+        return []
+    first = min(ref.start for ref in refs)
+    last = max(ref.start for ref in refs)
+    # (two characters back: inside the line before, whether it ends "\n" or "\r\n")
+    lo = _line_start(text, max(0, _line_start(text, first) - 2))
+    spans = ignored_spans(text, language, lo, _line_end(text, last))
     if not spans:
         return list(refs)
     starts = [start for start, _ in spans]
@@ -59,7 +71,16 @@ def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
     return kept
 
 
+def _line_start(text: str, offset: int) -> int:
+    """The offset of the start of the line holding ``offset`` (each search stops at
+    the nearest break: a long text without ``\r`` is not read back to its start)."""
+    newline = text.rfind("\n", 0, offset)
+    return max(newline, text.rfind("\r", newline + 1, offset)) + 1
+
+
 def _line_end(text: str, offset: int) -> int:
     """The offset of the line break ending the line at ``offset`` (or the text's end)."""
-    ends = [at for at in (text.find("\n", offset), text.find("\r", offset)) if at >= 0]
-    return min(ends, default=len(text))
+    newline = text.find("\n", offset)
+    stop = len(text) if newline < 0 else newline
+    carriage = text.find("\r", offset, stop)
+    return stop if carriage < 0 else carriage
