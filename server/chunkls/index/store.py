@@ -21,7 +21,6 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
-from chunkls.search.modes import rank
 from chunkls.search.scorer import Hit
 from chunkls.search.tokens import FileTerms
 from chunkls.storage.cache import FolderCache, store_path
@@ -491,6 +490,8 @@ class ChunkStore:
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
+        from chunkls.search.modes import rank  # (a question that is no search skips it)
+
         source = self.postings
         by_position = {folder.position: folder for folder in self.folders}
 
