@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import gc
 import marshal
 import os
@@ -49,7 +50,6 @@ class InPlace:
         """Each file's first document, and the number of documents at the end."""
         self.counts = {rel_path: count for rel_path, count, _ in files if count}
         """The files with chunks, and how many."""
-        self.named = sorted(self.counts)
         self.stats = stats
         """Root-relative path -> (mtime_ns, size) of its row."""
         self.skipped = skipped
@@ -61,6 +61,12 @@ class InPlace:
         """Texts read with their stubs, until asked for (the last few)."""
         self._stored: dict[str, StoredFile] = {}
         self.postings = SavedPostings(self, postings)
+
+    @functools.cached_property
+    def named(self) -> list[str]:
+        """The files with chunks, in path order (sorted when first asked: a search
+        or a lookup never asks)."""
+        return sorted(self.counts)
 
     def close(self) -> None:
         """End the read transaction and close the file."""
@@ -268,8 +274,11 @@ def _current(
     if not all(inside):
         names = [name for name, kept in zip(names, inside, strict=True) if kept]
         rows = [row for row, kept in zip(rows, inside, strict=True) if kept]
+    limit = rules.max_file_size  # (a chunked row within the limit never decides)
     if any(
-        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in rows
+        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4]))
+        for row in rows
+        if row[2] > limit or row[4] is not None
     ):
         return None  # a row made under another size limit
     skipped_entries = _listed(root, names, rows, db)
