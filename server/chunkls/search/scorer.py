@@ -65,8 +65,8 @@ class Kernel(Protocol):
         """A term's scores in its documents (with ``term_score``)."""
 
     def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        """Documents (ascending) with their exact scores (term scores added in query
-        order), every one that can be among the ``top_k`` best (``size``: doc ids)."""
+        """Documents (in any order) with their exact scores (term scores added in
+        query order), every one that can be among the ``top_k`` best (``size``: doc ids)."""
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
         """The (document, score) pairs scoring at least the ``top_k``-th best
@@ -227,13 +227,14 @@ class ListKernel:
         return _ListTerm(postings.docs, scores, max(scores))
 
     def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        sums: dict[int, float] = {}
+        # the first term's scores as they are (0.0 + score is score), then the
+        # others added in query order
+        sums: dict[int, float] = dict(zip(terms[0].docs, terms[0].scores, strict=True))
         get = sums.get
-        for entry in terms:
+        for entry in terms[1:]:
             for doc, score in zip(entry.docs, entry.scores, strict=True):
                 sums[doc] = get(doc, 0.0) + score
-        docs = sorted(sums)
-        return docs, [sums[doc] for doc in docs]
+        return list(sums), list(sums.values())
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
         if not scores:
