@@ -257,13 +257,23 @@ def main(
             reconfigure = getattr(stream, "reconfigure", None)
             if reconfigure is not None:
                 reconfigure(errors="backslashreplace")
-        from chunkls.cli.commands import run_command
-        from chunkls.cli.usage import UsageError
+        import gc
 
+        # The command's imports and an answer read in place make no garbage
+        # cycles: collections would only rescan them. Indexing collects as usual
+        # (``Command.ask``); the caller's setting is back on return.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            return run_command(args, out, err)
+            from chunkls.cli.commands import run_command
+            from chunkls.cli.usage import UsageError
+
+            return run_command(args, out, err, collecting=collecting)
         except UsageError as error:
             problem = str(error)
+        finally:
+            if collecting:
+                gc.enable()
     err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
     print(f"chunkls: error: {problem}", file=err)
     return 2

@@ -9,7 +9,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
@@ -24,18 +23,6 @@ if TYPE_CHECKING:
     from chunkls.index.queries import Queries
 
 T = TypeVar("T")
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a while (as it was, after)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class ProgressBar:
@@ -69,8 +56,13 @@ class ProgressBar:
 class Command:
     """One command's run: its arguments, output streams and session."""
 
-    def __init__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    def __init__(
+        self, args: argparse.Namespace, out: TextIO, err: TextIO, collecting: bool = True
+    ) -> None:
         self.args = args
+        self.collecting = collecting
+        """Whether the cyclic garbage collector runs while indexing (``main``
+        pauses it for the rest of a command)."""
         self.out = out
         self.err = err
         self.skipped = 0
@@ -98,18 +90,14 @@ class Command:
 
     def ask(self, session: Session, question: Callable[[Queries], T]) -> T:
         """The session's answer (``Session.ask``, with a progress bar), then what
-        could not be indexed, reported. The cyclic garbage collector pauses while
-        the cache is read in place and the question is answered (neither makes cycles)."""
-
-        def paused(queries: Queries) -> T:
-            with collection_paused():
-                return question(queries)
-
+        could not be indexed, reported. When a folder is left to index after its
+        cache was tried in place, the cyclic garbage collector runs again."""
         bar = ProgressBar(self.err)
         try:
-            with collection_paused():
-                session.read_in_place_if_current()
-            answer = session.ask(paused, bar.update)
+            session.read_in_place_if_current()
+            if session.waiting and self.collecting:
+                gc.enable()
+            answer = session.ask(question, bar.update)
         finally:
             bar.close()
         self.report(session.queries)
@@ -361,9 +349,10 @@ def chunk_record(chunk: LocatedChunk) -> dict[str, object]:
     }
 
 
-def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Run one of the commands; its exit code (``--strict``: 1 when a file was skipped)."""
-    command = Command(args, out, err)
+def run_command(args: argparse.Namespace, out: TextIO, err: TextIO, collecting: bool = True) -> int:
+    """Run one of the commands; its exit code (``--strict``: 1 when a file was
+    skipped). ``collecting``: whether indexing runs the garbage collector."""
+    command = Command(args, out, err, collecting)
     try:
         code: int = getattr(command, args.command)()
         out.flush()  # a closed pipe shows up here, not in the interpreter's exit
