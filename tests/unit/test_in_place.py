@@ -450,7 +450,16 @@ def test_the_files_digest_is_one_of_each_path_in_turn() -> None:
 
 
 @pytest.mark.parametrize(
-    "damage", ["none", "a file twice", "a file missing", "a generation", "a count", "a skip"]
+    "damage",
+    [
+        "none",
+        "a file twice",
+        "a file twice, in another's place of the same count",
+        "a file missing",
+        "a generation",
+        "a count",
+        "a skip",
+    ],
 )
 def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None:
     """The saved postings must cover exactly the rows with chunks, each at its
@@ -465,6 +474,9 @@ def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None
     rel_path, count, generation = files[at]
     if damage == "a file twice":
         files[at] = files[at - 1]
+    elif damage.startswith("a file twice, "):  # as many chunks as before: only the names tell
+        same = [n for n, (rel_path, _, _) in enumerate(files) if rel_path.startswith("many/same")]
+        files[same[1]] = files[same[0]]
     elif damage == "a file missing":
         del files[at]
     elif damage == "a generation":
@@ -487,8 +499,9 @@ def test_postings_of_other_rows_are_not_trusted(tree: Path, damage: str) -> None
 def test_collections_pause_only_while_the_cache_answers_in_place(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``chunkls`` stops the garbage collector for a question (no cycles are
-    made) and starts it again to index, and when it returns."""
+    """``chunkls`` stops the garbage collector for a command (its imports and a
+    question answered in place make no cycles) and starts it again to index,
+    and when it returns."""
     import gc
 
     from chunkls.index.session import Session
@@ -496,6 +509,11 @@ def test_collections_pause_only_while_the_cache_answers_in_place(
     seen: dict[str, bool] = {}
     real_open = chunkls.storage.in_place.open_current
     real_build = Session.index_folder
+    real_add = Session.add_root
+
+    def add_spy(*args: object, **kwargs: object) -> object:
+        seen["rules"] = gc.isenabled()
+        return real_add(*args, **kwargs)  # type: ignore[arg-type]
 
     def open_spy(*args: object) -> object:
         seen["in place"] = gc.isenabled()
@@ -507,12 +525,13 @@ def test_collections_pause_only_while_the_cache_answers_in_place(
 
     monkeypatch.setattr(chunkls.storage.in_place, "open_current", open_spy)
     monkeypatch.setattr(Session, "index_folder", build_spy)
+    monkeypatch.setattr(Session, "add_root", add_spy)
     assert gc.isenabled()
     assert run("search", "greet", "--root", str(tree))[0] == 0  # a cold cache: indexed
-    assert seen == {"in place": False, "indexing": True} and gc.isenabled()
+    assert seen == {"rules": False, "in place": False, "indexing": True} and gc.isenabled()
     seen.clear()
     assert run("search", "greet", "--root", str(tree))[0] == 0  # answered in place
-    assert seen == {"in place": False} and gc.isenabled()
+    assert seen == {"rules": False, "in place": False} and gc.isenabled()
     assert run("search", "!!!", "--root", str(tree))[0] == 2  # a usage error
     assert gc.isenabled()
     gc.disable()  # a caller's choice is kept

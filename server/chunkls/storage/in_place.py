@@ -39,7 +39,8 @@ class InPlace:
         self,
         db: sqlite3.Connection,
         files: list[tuple[str, int, int]],
-        stats: dict[str, tuple[int, int]],
+        counts: dict[str, int],
+        rows: dict[str, _FileRow],
         postings: dict[str, memoryview[int]],
         skipped: dict[str, str],
     ) -> None:
@@ -48,10 +49,10 @@ class InPlace:
         """The files in the saved postings' document order."""
         self.starts = [0, *accumulate(count for _, count, _ in files)]
         """Each file's first document, and the number of documents at the end."""
-        self.counts = {rel_path: count for rel_path, count, _ in files if count}
-        """The files with chunks, and how many."""
-        self.stats = stats
-        """Root-relative path -> (mtime_ns, size) of its row."""
+        self.counts = counts
+        """Every file of the postings, and how many chunks it has (0: none)."""
+        self.rows = rows
+        """Root-relative path -> its row in ``files`` (``_FILES``'s columns)."""
         self.skipped = skipped
         self.stale: str | None = None
         """Why the cache turned out not to hold what it should, once it did."""
@@ -66,7 +67,7 @@ class InPlace:
     def named(self) -> list[str]:
         """The files with chunks, in path order (sorted when first asked: a search
         or a lookup never asks)."""
-        return sorted(self.counts)
+        return sorted(rel_path for rel_path, count in self.counts.items() if count)
 
     def close(self) -> None:
         """End the read transaction and close the file."""
@@ -75,7 +76,7 @@ class InPlace:
 
     def has(self, rel_path: str) -> bool:
         """Whether a file has chunks."""
-        return rel_path in self.counts
+        return self.counts.get(rel_path, 0) > 0
 
     def holding(self, chunk_id: str) -> list[str]:
         """The files that may have chunks of this ID: a cached file's chunk IDs start
@@ -83,7 +84,7 @@ class InPlace:
         found = []
         at = chunk_id.find("#")
         while at >= 0:
-            if chunk_id[:at] in self.counts:
+            if self.counts.get(chunk_id[:at], 0) > 0:
                 found.append(chunk_id[:at])
             at = chunk_id.find("#", at + 1)
         return found
@@ -107,7 +108,7 @@ class InPlace:
         if known is not None:
             return known
         count = self.counts.get(rel_path)
-        if count is None:
+        if not count:
             return None
         rows = self.fetch(
             "SELECT stubs, texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),)
@@ -127,7 +128,7 @@ class InPlace:
             if len(self._texts) >= 64:
                 del self._texts[next(iter(self._texts))]
             self._texts[rel_path] = texts
-        mtime_ns, size = self.stats[rel_path]
+        _, mtime_ns, size, _, _, _, _ = self.rows[rel_path]
         stored = StoredFile(rel_path, packed, count, None, mtime_ns, size)
         if len(self._stored) >= 64:
             del self._stored[next(iter(self._stored))]
@@ -275,10 +276,9 @@ def _current(
         names = [name for name, kept in zip(names, inside, strict=True) if kept]
         rows = [row for row, kept in zip(rows, inside, strict=True) if kept]
     limit = rules.max_file_size  # (a chunked row within the limit never decides)
+    unusual = [row for row in rows if row[4] is not None or row[2] > limit]
     if any(
-        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4]))
-        for row in rows
-        if row[2] > limit or row[4] is not None
+        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in unusual
     ):
         return None  # a row made under another size limit
     skipped_entries = _listed(root, names, rows, db)
@@ -299,22 +299,25 @@ def _current(
         or not {"ids", "offsets", "docs", "tfs", "starts", "blob"} <= postings.keys()
     ):
         return None
-    # each file of the postings takes its row out: a file named twice, a row
-    # skipped, or another generation or count, and the postings are not the rows'
-    unclaimed = dict(zip(names, rows, strict=True))
-    claim = unclaimed.pop
-    stats: dict[str, tuple[int, int]] = {}
+    # each file of the postings has its own row, not skipped, of its generation and
+    # count, and every row not skipped is one of theirs: else the postings are not
+    # the rows' (a file named twice leaves a row of one unnamed)
+    by_name = dict(zip(names, rows, strict=True))
+    counts: dict[str, int] = {}
     for rel_path, count, generation in files:
-        row = claim(rel_path, None)
+        row = by_name.get(rel_path)
         if row is None or row[4] is not None or row[5] != count or row[6] != generation:
             return None  # the postings are older than some row
-        stats[rel_path] = (row[1], row[2])
-    if any(row[4] is None for row in unclaimed.values()):
-        return None  # a file with chunks the postings do not have
+        counts[rel_path] = count
     skipped = dict(skipped_entries)
-    for name, row in unclaimed.items():  # the rows of skipped files, in order
-        skipped[name] = _from_db(row[4])  # type: ignore[arg-type]
-    return InPlace(db, files, stats, postings, dict(sorted(skipped.items())))
+    skipped_rows = 0
+    for name, row in zip(names, rows, strict=True):
+        if row[4] is not None:  # the rows of skipped files, in order
+            skipped[name] = _from_db(row[4])
+            skipped_rows += 1
+    if len(counts) != len(files) or len(rows) - skipped_rows != len(files):
+        return None  # a file named twice, or one with chunks the postings do not have
+    return InPlace(db, files, counts, by_name, postings, dict(sorted(skipped.items())))
 
 
 def _listed(
