@@ -9,7 +9,8 @@ measurement of a baseline tree (``--baseline``: another checkout with its own
 virtual environment, e.g. main before the change) taken in the same run,
 runs of the two interleaved so that this VM's noise weighs on both alike.
 Each side has its own cache directory, filled (and let settle past the cache's
-racy-file window) before the runs.
+racy-file window) before the runs. The ``--mode bm25`` rows rank as a baseline
+without search modes does (its only ranking), so the two sides do the same work.
 
 ``bench/run.py`` calls ``measure`` and adds these rows to its table.
 """
@@ -81,6 +82,16 @@ class Side:
             self.env.pop(name, None)
         self.answers: list[float] = []
         """Seconds of each ``cli`` run after ``import chunkls.cli`` (the answer)."""
+        usage = subprocess.run(
+            [self.python, "-m", "chunkls", "search", "--help"],
+            cwd=tree,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        self.bm25 = ["--mode", "bm25"] if "--mode" in usage else []
+        """The arguments that rank by ``bm25`` (none: a tree with no other ranking)."""
 
     def cli(self, *argv: str) -> float:
         """Seconds for one ``chunkls`` command, start to exit (the part after
@@ -212,6 +223,14 @@ def measure(corpus: Path, baseline: Path | None, repeat: int, rss: bool = True) 
         rows["search_stdlib"] = _interleaved(
             sides, lambda side: side.cli("search", "parse arguments", "--root", str(corpus)), repeat
         )
+        rows["search_repo_bm25"] = _interleaved(
+            sides, lambda side: side.cli("search", query, *side.bm25, "--root", str(repo)), repeat
+        )
+        rows["search_stdlib_bm25"] = _interleaved(
+            sides,
+            lambda side: side.cli("search", "parse arguments", *side.bm25, "--root", str(corpus)),
+            repeat,
+        )
         rows["check_repo"] = _interleaved(
             sides, lambda side: side.cli("check", "--root", str(repo)), repeat
         )
@@ -233,6 +252,8 @@ def measure(corpus: Path, baseline: Path | None, repeat: int, rss: bool = True) 
 GOALS = {
     "search_repo": ("`chunkls search` end to end, warm, this repository", 0.2),
     "search_stdlib": ("`chunkls search` end to end, warm, stdlib", 0.4),
+    "search_repo_bm25": ("`chunkls search --mode bm25` end to end, warm, this repository", 0.2),
+    "search_stdlib_bm25": ("`chunkls search --mode bm25` end to end, warm, stdlib", 0.4),
     "check_repo": ("`chunkls check` end to end, warm, this repository", 0.25),
     "ids_stdlib": ("`chunkls chunks --format ids` end to end, warm, stdlib", None),
     "serve_first_lens_repo": (
