@@ -22,7 +22,6 @@ from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.scorer import Hit
-from chunkls.search.tokens import FileTerms
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
 
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
+    from chunkls.search.tokens import FileTerms
     from chunkls.storage.in_place import InPlace, SavedPostings
 
 # numpy (the in-memory postings) and the ID grammar (citations) are imported on
