@@ -322,3 +322,23 @@ def test_walk_agrees_with_excluded_reason(
             (root / rel).write_text("X = 1\n")
         walked = {f.rel_path for f in walk_corpus(root, rules).files}
         assert walked == {rel for rel in files if rules.excluded_reason(rel) is None}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["", "a", "b", "gen", "v", "x.py", "y.md", "z"]), max_size=5)
+    ),
+    st.lists(_PATTERN, max_size=3),
+    st.lists(st.sampled_from(["gen", "v", "a", ""]), max_size=2),
+    st.lists(st.sampled_from(["x.py", "y.md", "setup.py"]), max_size=2),
+)
+def test_in_corpus_is_excluded_reason_for_many_paths(
+    paths: list[list[str]], patterns: list[str], dirs: list[str], names: list[str]
+) -> None:
+    """``in_corpus`` (the cache read in place: every row, folders judged once)
+    says of each path what ``excluded_reason`` says, empty parts and a leading
+    ``/`` included."""
+    rules = CorpusRules().extended(exclude_dirs=dirs, exclude_globs=patterns, exclude_files=names)
+    rel_paths = ["/".join(parts) for parts in paths]
+    assert rules.in_corpus(rel_paths) == [rules.excluded_reason(rel) is None for rel in rel_paths]

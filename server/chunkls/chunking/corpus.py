@@ -189,6 +189,37 @@ class CorpusRules:
             return True
         return any(self.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1))
 
+    def in_corpus(self, rel_paths: Iterable[str]) -> list[bool]:
+        """Whether each root-relative file path is in the corpus (``excluded_reason``
+        is ``None``), each folder above them judged once."""
+        folders: dict[str, bool] = {}
+        exclude_dirs, glob_excludes = self.exclude_dirs, self.glob_excludes
+
+        def folder_out(rel_dir: str) -> bool:
+            known = folders.get(rel_dir)
+            if known is None:
+                parent, above, part = rel_dir.rpartition("/")
+                known = (
+                    bool(above and folder_out(parent))
+                    or part in exclude_dirs
+                    or glob_excludes(rel_dir)
+                )
+                folders[rel_dir] = known
+            return known
+
+        found = []
+        for rel_path in rel_paths:
+            folder, above, name = rel_path.rpartition("/")
+            found.append(
+                not (
+                    suffix_of(name) not in SUPPORTED_SUFFIXES
+                    or name in self.exclude_files
+                    or (above and folder_out(folder))
+                    or glob_excludes(rel_path)
+                )
+            )
+        return found
+
     def excluded_reason(self, rel_path: str) -> str | None:
         """Why a root-relative file path is not in the corpus, or ``None`` if it is."""
         parts = rel_path.split("/")

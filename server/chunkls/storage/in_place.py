@@ -271,7 +271,7 @@ def _current(
     names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
     # the rows of these corpus rules' files (those of files they leave out are kept
     # for other settings: not the corpus now, so neither stat'ed nor answered from)
-    inside = [rules.excluded_reason(name) is None for name in names] if rules.adds_excludes else []
+    inside = rules.in_corpus(names) if rules.adds_excludes else []
     if not all(inside):
         names = [name for name, kept in zip(names, inside, strict=True) if kept]
         rows = [row for row, kept in zip(rows, inside, strict=True) if kept]
