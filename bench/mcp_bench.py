@@ -278,53 +278,36 @@ def rows(result: Result) -> list[tuple[str, str, str, str, str, bool | None]]:
                 stats["p50_ms"] < 5,
             )
         )
-    loading = result.get("search_while_loading")
-    if loading is not None:
-        out.append(
-            (
-                "MCP search_chunks while the index loads (the cache read in place), p50 / p95",
-                f"{loading['p50_ms']:.2f} / {loading['p95_ms']:.2f} ms",
-                f"ping {ping:.2f} ms",
-                f"{loading['p50_ms'] / ping:.1f}x",
-                "",
-                None,
+    for key, name in (
+        ("search_while_loading", "while the index loads (the cache read in place)"),
+        ("search_while_loading_bm25", "while the index loads, `bm25` mode"),
+    ):
+        loading = result.get(key)
+        if loading is not None:
+            out.append(
+                (
+                    f"MCP search_chunks {name}, p50 / p95",
+                    f"{loading['p50_ms']:.2f} / {loading['p95_ms']:.2f} ms",
+                    f"ping {ping:.2f} ms",
+                    f"{loading['p50_ms'] / ping:.1f}x",
+                    "",
+                    None,
+                )
             )
-        )
-    loading = result.get("search_while_loading_bm25")
-    if loading is not None:
-        out.append(
-            (
-                "MCP search_chunks while the index loads, `bm25` mode, p50 / p95",
-                f"{loading['p50_ms']:.2f} / {loading['p95_ms']:.2f} ms",
-                f"ping {ping:.2f} ms",
-                f"{loading['p50_ms'] / ping:.1f}x",
-                "",
-                None,
+    floor = result["sdk_import_s"]
+    for key, mode in (("start_s", ""), ("start_bm25_s", ", `bm25` mode")):
+        if key in result:
+            start = result[key]
+            out.append(
+                (
+                    f"MCP process start to first answered search (warm cache){mode}",
+                    f"{start:.2f} s",
+                    f"{floor:.2f} s (python importing the MCP SDK server)",
+                    f"{start / floor:.2f}x",
+                    "< 1 s",
+                    start < 1,
+                )
             )
-        )
-    start, floor = result["start_s"], result["sdk_import_s"]
-    out.append(
-        (
-            "MCP process start to first answered search (warm cache)",
-            f"{start:.2f} s",
-            f"{floor:.2f} s (python importing the MCP SDK server)",
-            f"{start / floor:.2f}x",
-            "< 1 s",
-            start < 1,
-        )
-    )
-    if "start_bm25_s" in result:
-        start = result["start_bm25_s"]
-        out.append(
-            (
-                "MCP process start to first answered search (warm cache), `bm25` mode",
-                f"{start:.2f} s",
-                f"{floor:.2f} s (python importing the MCP SDK server)",
-                f"{start / floor:.2f}x",
-                "< 1 s",
-                start < 1,
-            )
-        )
     fresh = result["freshness"]
     out.append(
         (
