@@ -23,6 +23,8 @@ from chunkls.index.bulk import BulkIndexer
 from chunkls.index.session import Session, build_index
 from chunkls.search import MODES
 from chunkls.search.hybrid import CANDIDATES, hybrid_query
+from chunkls.search.maxscore import NUMPY_KERNEL
+from chunkls.search.scorer import LIST_KERNEL
 from chunkls.storage.cache import cache_dir, store_path
 from chunkls.storage.listing import Listing
 from chunkls.storage.mapped import file_path, read_sections
@@ -82,6 +84,20 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # files written by the test a moment ago would be confirmed by hash (the
     # "racy" rule); the tests write and index them in the same second
     monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", 0)
+
+
+KERNELS = ["lists", "numpy"]
+"""The arrays a cache read in place scores in: Python ints (a CLI query), or numpy
+over the same memory (a server that has imported it)."""
+
+
+@pytest.fixture
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Reading in place with the kernel of the test's ``kernel`` parameter."""
+    name: str = request.param
+    found = None if name == "lists" else NUMPY_KERNEL
+    monkeypatch.setattr(chunkls.storage.in_place, "_imported_numpy_kernel", lambda: found)
+    return name
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -189,12 +205,14 @@ def test_a_search_reads_only_its_terms_and_its_results(
     hits = disk.queries.search("greet name greet", 2, "bm25")
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
     assert rows_read(disk)["postings"] <= 2  # each distinct term's postings, once
-    assert rows_read(disk)["contents"] <= 2  # the files of the results, nothing else
+    assert rows_read(disk)["stubs"] <= 2  # the files of the results, nothing else
+    assert rows_read(disk)["texts"] <= 2
     db = sqlite3.connect(store_path(tree.resolve(), cache_dir()))
     (files,) = db.execute("SELECT count(*) FROM contents").fetchone()
     assert files > 100
     assert disk.queries.lookup("app/typed.py#function-f")
-    assert rows_read(disk)["contents"] <= 3
+    assert rows_read(disk)["stubs"] <= 3
+    assert rows_read(disk)["texts"] <= 3
     disk.close()
 
 
@@ -207,12 +225,36 @@ def test_a_hybrid_search_reads_its_terms_and_forms_and_its_candidates_files(tree
     hits = disk.queries.search("how does it greet a name?", 2, "hybrid")
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
     assert rows_read(disk)["postings"] <= len(query.terms) + len(query.forms)
-    assert 1 <= rows_read(disk)["contents"] <= CANDIDATES  # the candidates' files only
+    assert 1 <= rows_read(disk)["stubs"] <= CANDIDATES  # the candidates' files only
+    assert 1 <= rows_read(disk)["texts"] <= 2  # and the texts of the results' only
     disk.close()
 
 
+def test_scores_kept_in_lists_are_not_used_once_numpy_scores(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("search", "greet", "--root", str(tree))
+    disk = open_current(tree, CorpusRules(), cache_dir())
+    assert disk is not None
+    source = disk.queries.folders[0].in_place.postings  # type: ignore[union-attr]
+    monkeypatch.setattr(chunkls.storage.in_place, "_imported_numpy_kernel", lambda: None)
+    before = [(h.score, h.item.chunk) for h in disk.queries.search("greet name alpha", 10)]
+    assert source.kernel is LIST_KERNEL
+    monkeypatch.setattr(chunkls.storage.in_place, "_imported_numpy_kernel", lambda: NUMPY_KERNEL)
+    # the kernel changed: a kept term's scores (in lists) are scored again (in numpy)
+    after = [(h.score, h.item.chunk) for h in disk.queries.search("greet name alpha", 10)]
+    assert source.kernel is NUMPY_KERNEL
+    assert after == before and before
+    kept = source.scorer.terms(source, ["greet"])
+    assert type(kept[0].scores).__module__ == "numpy"
+    disk.close()
+
+
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
 @pytest.mark.parametrize("mode", MODES)
-def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path, mode: str) -> None:
+def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(
+    tree: Path, mode: str, kernel: str
+) -> None:
     index = build_index([tree], CorpusRules(), None, cache_dir())
     index.close()
     disk = open_current(tree, CorpusRules(), cache_dir())
@@ -241,9 +283,12 @@ def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(tree: Path, mode: st
     disk.close()
 
 
-@pytest.mark.parametrize("damage", ["texts", "stubs", "postings", "snapshot rows", "garbage"])
+@pytest.mark.parametrize("kernel", KERNELS, indirect=True)
+@pytest.mark.parametrize(
+    "damage", ["texts", "stubs", "postings", "some postings", "snapshot rows", "garbage"]
+)
 def test_a_damaged_cache_is_indexed_again_not_trusted(
-    tree: Path, damage: str, monkeypatch: pytest.MonkeyPatch
+    tree: Path, damage: str, monkeypatch: pytest.MonkeyPatch, kernel: str
 ) -> None:
     root = str(tree)
     monkeypatch.chdir(tree)
@@ -275,6 +320,16 @@ def test_a_damaged_cache_is_indexed_again_not_trusted(
             data = bytearray(postings.read_bytes())
             _, at, count = read_sections(data, token, len(data), postings.name)["docs"]
             data[at : at + 4 * count] = b"\xff" * (4 * count)  # documents out of range
+            postings.write_bytes(bytes(data))
+        elif damage == "some postings":  # documents out of range among those in range
+            (token,) = db.execute("SELECT mapped FROM snapshot").fetchone()
+            postings = file_path(path.parent, token)
+            data = bytearray(postings.read_bytes())
+            _, at, count = read_sections(data, token, len(data), postings.name)["docs"]
+            _, _, documents = read_sections(data, token, len(data), postings.name)["lengths"]
+            docs = memoryview(data)[at : at + 4 * count].cast("i")
+            for n in range(1, count, 3):
+                docs[n] = documents + n
             postings.write_bytes(bytes(data))
         else:
             db.execute("UPDATE snapshot SET files = x'00'")

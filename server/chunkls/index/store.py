@@ -107,6 +107,7 @@ class ChunkStore:
         """Answer a folder (the only one, not loaded: ``Session.try_in_place`` checks)
         from its cache read in place."""
         folder.in_place = in_place
+        in_place.decode = self._stubs  # (decoded once: what a search checks, it reads)
         folder.skipped = dict(in_place.skipped)
         self.version += 1
 

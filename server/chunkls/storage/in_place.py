@@ -18,18 +18,20 @@ import gc
 import marshal
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from chunkls.chunking.corpus import CorpusRules, walk_corpus
-from chunkls.search.scorer import LIST_KERNEL, Postings, Scorer
+from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer
 from chunkls.storage import cache
 from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
 from chunkls.storage.listing import Listing, files_digest
 from chunkls.storage.mapped import read_plain
-from chunkls.storage.packed import StoredFile, decode_stubs
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs
 
 
 class InPlace:
@@ -56,11 +58,11 @@ class InPlace:
         self.skipped = skipped
         self.stale: str | None = None
         """Why the cache turned out not to hold what it should, once it did."""
-        self.rows_read: dict[str, int] = {"contents": 0, "postings": 0}
-        """Rows read so far, by table (what a question cost)."""
-        self._texts: dict[str, bytes] = {}
-        """Texts read with their stubs, until asked for (the last few)."""
+        self.rows_read: dict[str, int] = {"stubs": 0, "texts": 0, "postings": 0}
+        """Rows read so far, by what they gave (what a question cost)."""
         self._stored: dict[str, StoredFile] = {}
+        self.decode: Callable[[bytes], tuple[Stub, ...]] = decode_stubs
+        """Stubs from their blob (the store's, which keeps what it decoded)."""
         self.postings = SavedPostings(self, postings)
 
     @functools.cached_property
@@ -110,24 +112,18 @@ class InPlace:
         count = self.counts.get(rel_path)
         if not count:
             return None
-        rows = self.fetch(
-            "SELECT stubs, texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),)
-        )
-        self.rows_read["contents"] += 1
+        rows = self.fetch("SELECT stubs FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        self.rows_read["stubs"] += 1
         if not rows:
             self.spoiled(f"{rel_path}: no chunks in the cache")
             return None
-        packed, texts = rows[0]
+        packed = rows[0][0]
         try:
-            if len(decode_stubs(packed)) != count:
+            if len(self.decode(packed)) != count:
                 raise ValueError("its chunks are not those of the search postings")
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             self.spoiled(f"{rel_path}: {error}")
             return None
-        if isinstance(texts, bytes):
-            if len(self._texts) >= 64:
-                del self._texts[next(iter(self._texts))]
-            self._texts[rel_path] = texts
         _, mtime_ns, size, _, _, _, _ = self.rows[rel_path]
         stored = StoredFile(rel_path, packed, count, None, mtime_ns, size)
         if len(self._stored) >= 64:
@@ -137,17 +133,14 @@ class InPlace:
 
     def texts(self, rel_path: str) -> bytes | None:
         """A file's texts blob (``None``: the row is gone)."""
-        known = self._texts.pop(rel_path, None)
-        if known is not None:
-            return known
         rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
-        self.rows_read["contents"] += 1
+        self.rows_read["texts"] += 1
         return rows[0][0] if rows and isinstance(rows[0][0], bytes) else None
 
     def all_stubs(self) -> Iterator[tuple[str, bytes]]:
         """Every file's (path, stubs blob) in path order: no texts are read."""
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
-        self.rows_read["contents"] += len(rows)
+        self.rows_read["stubs"] += len(rows)
         found = {_from_db(rel_path): blob for rel_path, blob in rows}
         if found.keys() != set(self.order):  # (a file without chunks has a row too)
             self.spoiled("the index cache changed while it was read")
@@ -157,11 +150,10 @@ class InPlace:
 
 
 class SavedPostings:
-    """The folder's saved search postings, read in place from their file: a
-    postings source in Python ints (a query reads a few thousand: no numpy)."""
-
-    kernel = LIST_KERNEL
-    version = 0
+    """The folder's saved search postings, read in place from their file: in
+    Python ints (a CLI query reads a few thousand, and imports no numpy), or in
+    numpy arrays over the same memory once the process has numpy's kernel (a
+    server answering while its index loads)."""
 
     def __init__(self, cache: InPlace, arrays: dict[str, memoryview[int]]) -> None:
         self._cache = cache
@@ -169,8 +161,21 @@ class SavedPostings:
         self._blob = arrays["blob"]
         self._starts = arrays["starts"]
         self._lengths = arrays["lengths"]
+        self._docs = arrays["docs"].cast("B").cast("I")
+        """Unsigned: a damaged negative document is out of range, as a large one is."""
+        self._numpy: tuple[Any, Any, Any] | None = None
         self._total: int | None = None
         self.scorer = Scorer()
+
+    @property
+    def kernel(self) -> Kernel:
+        """numpy's kernel when another part of the process imported it, else lists'."""
+        return _imported_numpy_kernel() or LIST_KERNEL
+
+    @property
+    def version(self) -> int:
+        """Changes with the kernel only (the scores kept are in its arrays)."""
+        return 0 if self.kernel is LIST_KERNEL else 1
 
     @property
     def size(self) -> int:
@@ -196,28 +201,77 @@ class SavedPostings:
     def _term(self, rank: int) -> bytes:
         return bytes(self._blob[self._starts[rank] : self._starts[rank + 1] - 1])
 
-    def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
-        """Each token's documents, frequencies and lengths (``None``: none has it)."""
+    def _rows(self, tokens: Sequence[str]) -> list[tuple[int, int] | None]:
+        """Each token's slice of ``docs`` and ``tfs`` (``None``: not a term)."""
         arrays = self._arrays
-        ids, offsets, docs, tfs = arrays["ids"], arrays["offsets"], arrays["docs"], arrays["tfs"]
-        count = len(ids)
-        found: list[Postings | None] = []
+        ids, offsets, prefixes = arrays["ids"], arrays["offsets"], arrays["prefixes"]
+        rows: list[tuple[int, int] | None] = []
         for token in tokens:
             term = token.encode("utf-8")
-            rank = bisect.bisect_left(range(count), term, key=self._term)
-            if rank == count or self._term(rank) != term:
+            # the terms of its eight-byte prefix key (``TermTable.ranks``), then its own
+            key = int.from_bytes(term[:8].ljust(8, b"\0"), "big")
+            low = bisect.bisect_left(prefixes, key)
+            high = bisect.bisect_right(prefixes, key, low)
+            rank = bisect.bisect_left(range(low, high), term, key=self._term) + low
+            if rank == high or self._term(rank) != term:
+                rows.append(None)
+            else:
+                term_id = ids[rank]
+                rows.append((offsets[term_id], offsets[term_id + 1]))
+        self._cache.rows_read["postings"] += len(tokens)
+        return rows
+
+    def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
+        """Each token's documents, frequencies and lengths (``None``: none has it)."""
+        rows = self._rows(tokens)
+        if self.kernel is not LIST_KERNEL:
+            return self._numpy_postings(rows)
+        docs, tfs, lengths = self._docs, self._arrays["tfs"], self._lengths
+        found: list[Postings | None] = []
+        try:  # (a document out of range has no length)
+            for row in rows:
+                if row is None or row[0] == row[1]:
+                    found.append(None)
+                    continue
+                these = docs[row[0] : row[1]]
+                gathered = itemgetter(*these)(lengths) if len(these) > 1 else [lengths[these[0]]]
+                found.append(Postings(these, tfs[row[0] : row[1]], gathered))
+        except IndexError:
+            return self._damaged(tokens)
+        return found
+
+    def _numpy_postings(self, rows: list[tuple[int, int] | None]) -> list[Postings | None]:
+        if self._numpy is None:
+            import numpy as np  # (imported already: ``kernel``)
+
+            arrays = self._arrays
+            self._numpy = (
+                np.asarray(arrays["docs"]),
+                np.asarray(arrays["tfs"]),
+                np.asarray(self._lengths),
+            )
+        docs, tfs, lengths = self._numpy
+        found: list[Postings | None] = []
+        for row in rows:
+            if row is None or row[0] == row[1]:
                 found.append(None)
                 continue
-            term_id = ids[rank]
-            start, stop = offsets[term_id], offsets[term_id + 1]
-            these = docs[start:stop]
-            if len(these) and (max(these) >= self.size or min(these) < 0):
-                self._cache.spoiled("damaged search postings in the index cache")
-                return [None] * len(tokens)
-            lengths = self._lengths
-            found.append(Postings(these, tfs[start:stop], [lengths[doc] for doc in these]))
-        self._cache.rows_read["postings"] += len(tokens)
+            these = docs[row[0] : row[1]]
+            if these.min() < 0 or these.max() >= len(lengths):
+                return self._damaged(rows)
+            found.append(Postings(these, tfs[row[0] : row[1]], lengths[these]))
         return found
+
+    def _damaged(self, tokens: Sequence[object]) -> list[Postings | None]:
+        self._cache.spoiled("damaged search postings in the index cache")
+        return [None] * len(tokens)
+
+
+def _imported_numpy_kernel() -> Kernel | None:
+    """The numpy kernel, if its module has been imported whole (never imported here)."""
+    module = sys.modules.get("chunkls.search.maxscore")
+    kernel: Kernel | None = getattr(module, "NUMPY_KERNEL", None)
+    return kernel
 
 
 def open_current(
