@@ -209,10 +209,33 @@ class Scorer:
         return in_order(source.kernel.best(docs, scores, top_k), source.order_key)[:top_k]
 
 
-class _ListTerm(NamedTuple):
-    docs: Sequence[int]
-    scores: list[float]
-    best: float
+class _ListTerm:
+    """A term's postings in Python sequences, scored when its scores are asked
+    for (``candidates`` scores and adds up in one pass instead)."""
+
+    __slots__ = ("_scores", "docs", "factors", "lengths", "tfs")
+
+    def __init__(self, postings: Postings, factors: tuple[float, float, float]) -> None:
+        self.docs: Sequence[int] = postings.docs
+        self.tfs: Sequence[int] = postings.tfs
+        self.lengths: Sequence[int] = postings.lengths
+        self.factors = factors
+        """``term_score``'s weight, base and scale."""
+        self._scores: list[float] | None = None
+
+    @property
+    def scores(self) -> list[float]:
+        if self._scores is None:
+            weight, base, scale = self.factors
+            self._scores = [
+                term_score(weight, tf, length, base, scale)
+                for tf, length in zip(self.tfs, self.lengths, strict=True)
+            ]
+        return self._scores
+
+    @property
+    def best(self) -> float:
+        return max(self.scores)
 
 
 class ListKernel:
@@ -220,20 +243,20 @@ class ListKernel:
     document is added up (a query of the CLI reads a few thousand postings)."""
 
     def term(self, weight: float, postings: Postings, base: float, scale: float) -> TermScores:
-        scores = [
-            term_score(weight, tf, length, base, scale)
-            for tf, length in zip(postings.tfs, postings.lengths, strict=True)
-        ]
-        return _ListTerm(postings.docs, scores, max(scores))
+        return _ListTerm(postings, (weight, base, scale))
 
     def candidates(self, terms: Sequence[Any], top_k: int, size: int) -> tuple[Any, Any]:
-        # the first term's scores as they are (0.0 + score is score), then the
-        # others added in query order
-        sums: dict[int, float] = dict(zip(terms[0].docs, terms[0].scores, strict=True))
+        sums: dict[int, float] = {}
         get = sums.get
-        for entry in terms[1:]:
-            for doc, score in zip(entry.docs, entry.scores, strict=True):
-                sums[doc] = get(doc, 0.0) + score
+        for entry in terms:  # in query order; the first's scores as they are (0.0 + s is s)
+            if entry._scores is not None:
+                for doc, score in zip(entry.docs, entry._scores, strict=True):
+                    sums[doc] = get(doc, 0.0) + score
+                continue
+            # ``term_score``, written out: a call per posting costs more than its sum
+            weight, base, scale = entry.factors
+            for doc, tf, length in zip(entry.docs, entry.tfs, entry.lengths, strict=True):
+                sums[doc] = get(doc, 0.0) + weight * tf / (tf + base + scale * length)
         return list(sums), list(sums.values())
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
