@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import dataclasses
 import errno
 import io
@@ -350,6 +352,50 @@ def test_usage_errors_exit_2_with_a_message(tmp_path: Path, argv: list[str], mes
     assert err.startswith("usage: chunkls")
     if argv and argv[0] in ("chunks", "search", "resolve", "check"):
         assert err.startswith(f"usage: chunkls {argv[0]}")  # the subcommand's usage
+
+
+def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[object, str]:
+    """What a parser makes of a command line: its namespace (or exit code), and
+    what it printed."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        try:
+            args, unknown = parser.parse_known_args(argv)
+        except SystemExit as stop:
+            return ("exit", stop.code), printed.getvalue()
+    fields = {name: value for name, value in vars(args).items() if name != "usage"}
+    usage = args.usage() if hasattr(args, "usage") else None
+    return (fields, unknown, usage), printed.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "--root", "r", "--mode", "bm25", "--json", "--top-k", "3", "-q"],
+        ["search", "--help"],
+        ["search", "q", "--top-k", "0"],
+        ["search", "q", "--bogus"],
+        ["chunks", "r", "--format", "ids", "--exclude", "a/**", "--no-cache"],
+        ["chunks", "--help"],
+        ["resolve", "a.py#function-f", "--json", "--strict", "--jobs", "2"],
+        ["resolve", "--help"],
+        ["check", "a.md", "b", "--format", "json"],
+        ["check", "--help"],
+        ["eval", "gold.jsonl", "--run", "run.jsonl", "--mode", "hybrid"],
+        ["eval", "--help"],
+        ["serve", "--tcp", "127.0.0.1:9"],
+        ["serve", "--help"],
+        ["serve", "--bogus"],
+        ["mcp", "--root", "a", "--root", "b", "--exclude", "x"],
+        ["mcp", "--help"],
+    ],
+)
+def test_a_commands_parser_parses_as_the_whole_one(argv: list[str]) -> None:
+    # the parser built for one subcommand leaves the others' arguments out
+    assert set(cli.COMMANDS) >= {argv[0]}
+    assert _parsed(cli._parser(argv[0]), argv) == _parsed(cli._parser(), argv)
+    other = next(name for name in cli.COMMANDS if name != argv[0])
+    assert cli._parser(other).format_help() == cli._parser().format_help()
 
 
 def test_unreadable_root_is_a_usage_error(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

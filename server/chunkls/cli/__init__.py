@@ -36,59 +36,49 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="chunkls",
-        description="Chunk a repository as the RAG tutorial does, search the chunks "
-        "(hybrid or BM25), resolve chunk IDs, or run the language server.",
-    )
-    parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    corpus = argparse.ArgumentParser(add_help=False)
-    corpus.add_argument(
+def _corpus_options() -> argparse.ArgumentParser:
+    """The options of every command that indexes a corpus."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
         "--exclude",
         action="append",
         default=[],
         metavar="GLOB",
         help="leave out files or folders matching this root-relative glob (repeatable)",
     )
-    corpus.add_argument(
+    options.add_argument(
         "--strict", action="store_true", help="exit 1 when any file had to be skipped"
     )
-    corpus.add_argument(
+    options.add_argument(
         "-q",
         "--quiet",
         action="store_true",
         help="say only errors on stderr (not the files skipped, nor configuration notes)",
     )
-    corpus.add_argument(
+    options.add_argument(
         "--no-cache",
         action="store_true",
         help="index from scratch without reading or writing the cache "
         "(kept under $XDG_CACHE_HOME/chunkls)",
     )
-    corpus.add_argument(
+    options.add_argument(
         "--jobs",
         type=_positive_int,
         default=None,
         metavar="N",
         help="worker processes for indexing (default: one per CPU)",
     )
-    rooted = argparse.ArgumentParser(add_help=False, parents=[corpus])
-    rooted.add_argument("--root", default=".", help="corpus root (default: .)")
+    return options
 
-    def command(
-        name: str, summary: str, *parents: argparse.ArgumentParser
-    ) -> argparse.ArgumentParser:
-        """A subcommand whose usage errors print its own usage."""
-        subcommand = commands.add_parser(name, parents=list(parents), help=summary)
-        subcommand.set_defaults(usage=subcommand.format_usage)
-        return subcommand
 
-    search = command(
-        "search", "search the chunks (hybrid ranking; --mode bm25 is the tutorial's demo)", rooted
-    )
+def _rooted_options() -> argparse.ArgumentParser:
+    """The corpus options and ``--root``."""
+    options = argparse.ArgumentParser(add_help=False, parents=[_corpus_options()])
+    options.add_argument("--root", default=".", help="corpus root (default: .)")
+    return options
+
+
+def _search(search: argparse.ArgumentParser) -> None:
     search.add_argument("query", help="free text or code words, e.g. 'chunk_id source_path'")
     search.add_argument(
         "--top-k", type=_positive_int, default=5, metavar="N", help="results (default 5)"
@@ -102,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    chunks = command("chunks", "list every chunk in corpus order", corpus)
+
+def _chunks(chunks: argparse.ArgumentParser) -> None:
     chunks.add_argument("root", nargs="?", default=None, help="corpus root (default: .)")
     chunks.add_argument(
         "--root",
@@ -117,17 +108,15 @@ def _parser() -> argparse.ArgumentParser:
         help="jsonl: one JSON object per chunk (default); ids: one chunk ID per line",
     )
 
-    resolve = command("resolve", "show where a chunk ID points, and its text", rooted)
+
+def _resolve(resolve: argparse.ArgumentParser) -> None:
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
     resolve.add_argument(
         "--json", action="store_true", help="print JSON (ID, path, lines, symbol, text)"
     )
 
-    check = command(
-        "check",
-        "report chunk IDs cited in Markdown, text, JSON and JSONL files that do not resolve",
-        rooted,
-    )
+
+def _check(check: argparse.ArgumentParser) -> None:
     check.add_argument(
         "paths",
         nargs="*",
@@ -139,9 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
 
-    evaluate = command(
-        "eval", "measure each search mode (and another retriever's rankings) on a gold set", rooted
-    )
+
+def _eval(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "gold", metavar="GOLD.jsonl", help='one {"query": ..., "relevant": [chunk IDs]} per line'
     )
@@ -156,11 +144,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--json", action="store_true", help="print the figures as JSON")
 
-    serve = commands.add_parser("serve", help="run the language server (stdio by default)")
+
+def _serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP, for debugging")
 
-    mcp = command("mcp", "run the MCP server for agents (stdio)")
+
+def _mcp_options(mcp: argparse.ArgumentParser) -> None:
     mcp.add_argument(
         "--root",
         action="append",
@@ -170,6 +160,53 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="as for search")
     mcp.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+
+COMMANDS = {
+    "search": (
+        "search the chunks (hybrid ranking; --mode bm25 is the tutorial's demo)",
+        _rooted_options,
+        _search,
+    ),
+    "chunks": ("list every chunk in corpus order", _corpus_options, _chunks),
+    "resolve": ("show where a chunk ID points, and its text", _rooted_options, _resolve),
+    "check": (
+        "report chunk IDs cited in Markdown, text, JSON and JSONL files that do not resolve",
+        _rooted_options,
+        _check,
+    ),
+    "eval": (
+        "measure each search mode (and another retriever's rankings) on a gold set",
+        _rooted_options,
+        _eval,
+    ),
+    "serve": ("run the language server (stdio by default)", None, _serve_options),
+    "mcp": ("run the MCP server for agents (stdio)", None, _mcp_options),
+}
+"""Each subcommand, in ``--help`` order: its summary, the options it shares with
+others, and what adds its own arguments."""
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given ``only``, a subcommand, the others are
+    listed with their summaries but get no arguments: building them all costs
+    more than a search read in place."""
+    parser = argparse.ArgumentParser(
+        prog="chunkls",
+        description="Chunk a repository as the RAG tutorial does, search the chunks "
+        "(hybrid or BM25), resolve chunk IDs, or run the language server.",
+    )
+    parser.add_argument("--version", action="version", version=f"chunkls {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (summary, shared, arguments) in COMMANDS.items():
+        if only is not None and name != only:
+            commands.add_parser(name, help=summary)
+            continue
+        parents = [shared()] if shared is not None else []
+        subcommand = commands.add_parser(name, parents=parents, help=summary)
+        if name != "serve":  # (its usage errors print the whole usage)
+            subcommand.set_defaults(usage=subcommand.format_usage)
+        arguments(subcommand)
     return parser
 
 
@@ -239,7 +276,8 @@ def main(
     """Run the CLI; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser(argv[0] if argv and argv[0] in COMMANDS else None)
     try:
         with redirect_stdout(out), redirect_stderr(err):
             args, unknown = parser.parse_known_args(argv)
