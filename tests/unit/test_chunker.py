@@ -17,7 +17,7 @@ from chunkls.chunking.chunker import (
     normalize_newlines,
 )
 from chunkls.chunking.ingest import chunk_file, chunk_markdown, chunk_python
-from chunkls.chunking.models import Chunk
+from chunkls.chunking.record import Chunk
 from chunkls.chunking.suffixes import file_type_for
 
 

@@ -207,6 +207,8 @@ def test_a_warm_cache_answers_without_numpy_or_the_in_memory_index(
     assert "chunkls.storage.in_place" in loaded
     assert loaded & IN_MEMORY_INDEX == set()
     assert "logging" not in loaded  # imported when there is something to log
+    # nor dataclasses (with inspect, ast and dis: a search's own cost, twice over)
+    assert loaded & {"dataclasses", "inspect", "ast"} == set()
 
 
 @pytest.mark.parametrize("pyproject", [False, True])

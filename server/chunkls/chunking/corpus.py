@@ -14,7 +14,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -97,27 +96,80 @@ def _translate_glob(pattern: str) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True)
-class CorpusRules:
-    """The rules that decide which files of a tree become chunks."""
+_RULES = ("exclude_dirs", "exclude_files", "exclude_globs", "max_file_size", "check_exclude")
+"""The fields of ``CorpusRules`` that its equality compares (not its search mode)."""
 
-    exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRECTORIES
+
+class CorpusRules:
+    """The rules that decide which files of a tree become chunks (immutable;
+    a plain class, not a dataclass: a search read in place imports no
+    ``dataclasses``, which brings ``inspect`` and ``ast``)."""
+
+    __slots__ = (
+        "_check_glob",
+        "_glob",
+        "check_exclude",
+        "exclude_dirs",
+        "exclude_files",
+        "exclude_globs",
+        "max_file_size",
+        "search_mode",
+    )
+    exclude_dirs: frozenset[str]
     """Directory names left out at any depth (the tutorial's, plus configured)."""
-    exclude_files: frozenset[str] = DEFAULT_EXCLUDED_FILES
-    exclude_globs: tuple[str, ...] = ()
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    check_exclude: tuple[str, ...] = ()
+    exclude_files: frozenset[str]
+    exclude_globs: tuple[str, ...]
+    max_file_size: int
+    check_exclude: tuple[str, ...]
     """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
     checked (by ``chunkls check`` and diagnostics); they are still chunked."""
-    search_mode: str | None = field(default=None, compare=False)
+    search_mode: str | None
     """How searches rank when no mode is asked for (``None``: the default
     mode); not a rule of which files, so rules differing only in it are equal."""
-    _glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
-    _check_glob: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _glob: re.Pattern[str] | None
+    _check_glob: re.Pattern[str] | None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_glob", compile_globs(self.exclude_globs))
-        object.__setattr__(self, "_check_glob", compile_globs(self.check_exclude))
+    def __init__(
+        self,
+        exclude_dirs: frozenset[str] = DEFAULT_EXCLUDED_DIRECTORIES,
+        exclude_files: frozenset[str] = DEFAULT_EXCLUDED_FILES,
+        exclude_globs: tuple[str, ...] = (),
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        check_exclude: tuple[str, ...] = (),
+        search_mode: str | None = None,
+    ) -> None:
+        values = (exclude_dirs, exclude_files, exclude_globs, max_file_size, check_exclude)
+        for name, value in zip(_RULES, values, strict=True):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "search_mode", search_mode)
+        object.__setattr__(self, "_glob", compile_globs(exclude_globs))
+        object.__setattr__(self, "_check_glob", compile_globs(check_exclude))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CorpusRules is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"CorpusRules is immutable: cannot delete {name!r}")
+
+    def _rules(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in _RULES)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, CorpusRules)
+        return self._rules() == other._rules()
+
+    def __hash__(self) -> int:
+        return hash(self._rules())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (*_RULES, "search_mode"))
+        return f"CorpusRules({fields})"
+
+    def __reduce__(self) -> tuple[type[CorpusRules], tuple[object, ...]]:
+        """Pickled as its arguments (worker processes get the rules)."""
+        return CorpusRules, (*self._rules(), self.search_mode)
 
     def extended(
         self,

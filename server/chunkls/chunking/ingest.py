@@ -29,7 +29,8 @@ from chunkls.chunking.corpus import (
     read_corpus_file,
     walk_corpus,
 )
-from chunkls.chunking.models import Chunk, LocatedChunk
+from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.record import Chunk
 from chunkls.chunking.suffixes import file_type_for, suffix_of
 
 

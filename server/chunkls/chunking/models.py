@@ -1,20 +1,12 @@
-"""The chunk record of the tutorial, and the located chunk the editor needs."""
+"""The located chunk the editor needs (the tutorial's record is
+``chunking.record.Chunk``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-
-@dataclass(frozen=True)
-class Chunk:
-    """A source unit that can be indexed and cited."""
-
-    chunk_id: str
-    text: str
-    source_path: str
-    file_type: str
-    symbol: str | None = None
+if TYPE_CHECKING:
+    from chunkls.chunking.record import Chunk
 
 
 class LocatedChunk(NamedTuple):
@@ -43,4 +35,6 @@ class LocatedChunk(NamedTuple):
 
     def to_chunk(self) -> Chunk:
         """The tutorial's record for this chunk."""
+        from chunkls.chunking.record import Chunk  # (dataclasses: not for a search)
+
         return Chunk(self.chunk_id, self.text, self.source_path, self.file_type, self.symbol)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,39 +24,46 @@ if TYPE_CHECKING:
     from chunkls.storage.packed import StoredFile
 
 
-@dataclass(eq=False)
 class Folder:
-    """One workspace folder (corpus root) and its chunks."""
+    """One workspace folder (corpus root) and its chunks (equal to itself only)."""
 
-    root: Path
-    """The folder as the user gave it; chunk IDs are relative to it."""
-    rules: CorpusRules
-    """Corpus rules: the tutorial's plus ``[tool.chunkls]`` plus editor settings."""
-    position: int = 0
-    """Its place among the workspace folders (first in corpus order is 0)."""
-    config_problems: list[ConfigProblem] = field(default_factory=list)
-    files: dict[str, StoredFile] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    """Root-relative path -> why the file could not be chunked."""
-    by_id: IdMap = field(default_factory=IdMap)
-    """Chunk ID -> the files that may have chunks of it (a lookup checks their stubs)."""
-    by_source: dict[str, list[str]] = field(default_factory=dict)
-    cache: FolderCache | None = None
-    generations: dict[str, int] = field(default_factory=dict)
-    """Root-relative path -> generation of its cache row."""
-    snapshot_stale: bool = True
-    """Whether the cache's search snapshot misses changes made since."""
-    touched: set[str] | None = None
-    """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
-    deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
-    """While files are chunked in bulk: their search terms, indexed at the end."""
-    listing: Listing | None = None
-    """The folders of its last whole walk, until its cache records them."""
-    in_place: InPlace | None = None
-    """Its cache read in place, while it is answered from there (not loaded)."""
+    def __init__(
+        self,
+        root: Path,
+        rules: CorpusRules,
+        position: int = 0,
+        config_problems: list[ConfigProblem] | None = None,
+    ) -> None:
+        self.root = root
+        """The folder as the user gave it; chunk IDs are relative to it."""
+        self.root_resolved = root.resolve()
+        self.rules = rules
+        """Corpus rules: the tutorial's plus ``[tool.chunkls]`` plus editor settings."""
+        self.position = position
+        """Its place among the workspace folders (first in corpus order is 0)."""
+        self.config_problems: list[ConfigProblem] = config_problems or []
+        self.files: dict[str, StoredFile] = {}
+        self.skipped: dict[str, str] = {}
+        """Root-relative path -> why the file could not be chunked."""
+        self.by_id = IdMap()
+        """Chunk ID -> the files that may have chunks of it (a lookup checks their stubs)."""
+        self.by_source: dict[str, list[str]] = {}
+        self.cache: FolderCache | None = None
+        self.generations: dict[str, int] = {}
+        """Root-relative path -> generation of its cache row."""
+        self.snapshot_stale = True
+        """Whether the cache's search snapshot misses changes made since."""
+        self.touched: set[str] | None = None
+        """While the folder is being indexed: the paths ``refresh`` re-read meanwhile."""
+        self.deferred: dict[str, tuple[StoredFile, FileTerms]] | None = None
+        """While files are chunked in bulk: their search terms, indexed at the end."""
+        self.listing: Listing | None = None
+        """The folders of its last whole walk, until its cache records them."""
+        self.in_place: InPlace | None = None
+        """Its cache read in place, while it is answered from there (not loaded)."""
 
-    def __post_init__(self) -> None:
-        self.root_resolved = self.root.resolve()
+    def __repr__(self) -> str:
+        return f"Folder({self.root!r}, position={self.position})"
 
     @property
     def name(self) -> str:
