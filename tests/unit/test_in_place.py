@@ -100,6 +100,35 @@ def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     return name
 
 
+@pytest.fixture(params=["descriptor", "paths"])
+def stats(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Files and folders stat'ed through a descriptor of the root, or (as where
+    the platform takes none) through joined paths."""
+    if request.param == "paths":
+        monkeypatch.setattr(os, "supports_dir_fd", set())
+    elif os.stat not in os.supports_dir_fd:
+        pytest.skip("no stat through a folder's descriptor here")
+    return str(request.param)
+
+
+def test_stats_under_the_root_are_those_of_its_paths(tree: Path, stats: str) -> None:
+    with chunkls.storage.in_place._Under(tree) as under:
+        assert (under.fd is not None) == (stats == "descriptor")
+        for rel_dir in ("", "app"):
+            assert under.stat(rel_dir) == os.stat(tree / rel_dir)
+        names = ["app/greet.py", "README.md"]
+        rows = [(name, *_row_of(tree / name)) for name in names]
+        assert chunkls.storage.in_place._rows_hold(under, names, rows)
+        assert not chunkls.storage.in_place._rows_hold(under, ["app/gone.py"], rows[:1])
+    assert under.fd is None  # closed
+
+
+def _row_of(path: Path) -> tuple[int, int, int, None, int, int]:
+    """A ``files`` row that holds a file as it is (checked well after its times)."""
+    info = path.lstat()
+    return info.st_mtime_ns, info.st_size, info.st_mtime_ns + 10**12, None, 1, 1
+
+
 def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(list(argv), out, err)
@@ -379,7 +408,7 @@ def test_a_current_listing_stands_in_for_the_walk(tree: Path, walks: list[Path])
     ["add nested", "delete nested", "rename", "new folder", "file to folder", "symlink"],
 )
 def test_a_changed_folder_is_seen_without_a_walk_and_then_walked(
-    tree: Path, walks: list[Path], change: str
+    tree: Path, walks: list[Path], change: str, stats: str
 ) -> None:
     """Any entry added, removed or replaced changes its folder's times: the
     listing is not trusted, the walk finds the change, the folder is indexed."""
@@ -454,7 +483,7 @@ def test_a_corpus_with_a_symlinked_file_records_no_listing(tree: Path) -> None:
     "change", ["none", "same size, mtime put back", "same size, new mtime", "size only", "racy"]
 )
 def test_every_file_is_held_to_its_row_by_stat(
-    tree: Path, change: str, monkeypatch: pytest.MonkeyPatch
+    tree: Path, change: str, monkeypatch: pytest.MonkeyPatch, stats: str
 ) -> None:
     """A file rewritten in place is seen by its size, its mtime or its change
     time (``FolderCache.unchanged``'s rule, compared in line for every file),

@@ -383,22 +383,21 @@ def _listed(
     listing = None if found is None else Listing.decode(found[0])
     if listing is None or files_digest(sorted(names)) != listing.files:
         return None
-    top = os.fspath(root)
-    prefix = top.rstrip(os.sep) + os.sep  # (a join per path costs as much as its stat)
     trusted_before = listing.taken_ns - cache.RACY_NS
-    for rel_dir, mtime_ns, ctime_ns in listing.folders:
-        try:
-            info = os.stat(prefix + rel_dir if rel_dir else top)
-        except OSError:
+    with _Under(root) as under:
+        for rel_dir, mtime_ns, ctime_ns in listing.folders:
+            try:
+                info = under.stat(rel_dir)
+            except OSError:
+                return None
+            if (
+                info.st_mtime_ns != mtime_ns
+                or info.st_ctime_ns != ctime_ns
+                or max(mtime_ns, ctime_ns) >= trusted_before
+            ):
+                return None
+        if not _rows_hold(under, names, rows):
             return None
-        if (
-            info.st_mtime_ns != mtime_ns
-            or info.st_ctime_ns != ctime_ns
-            or max(mtime_ns, ctime_ns) >= trusted_before
-        ):
-            return None
-    if not _rows_hold([prefix + name for name in names], rows):
-        return None
     return [(rel_path, reason) for rel_path, reason in listing.skipped]
 
 
@@ -414,22 +413,54 @@ def _walked(
     found = [by_name.get(file.rel_path) for file in walk.files]
     if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
         return None  # new, or a symlink (never cached: chunked on every run)
-    if not _rows_hold([file.path for file in walk.files], found):
-        return None
+    with _Under(root) as under:
+        if not _rows_hold(under, [file.rel_path for file in walk.files], found):
+            return None
     return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
 
 
-def _rows_hold(paths: list[str], rows: Sequence[_FileRow | None]) -> bool:
+class _Under:
+    """Stats of root-relative paths (``/``-separated, as the rows name them):
+    through a descriptor of the root where the platform takes one (the root's
+    own path is not looked up again for each), else through joined paths."""
+
+    def __init__(self, root: Path) -> None:
+        self.top = os.fspath(root)
+        self.prefix = self.top.rstrip(os.sep) + os.sep  # (a join costs as much as a stat)
+        self.fd: int | None = None
+
+    def __enter__(self) -> _Under:
+        if os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
+            with contextlib.suppress(OSError):
+                self.fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def stat(self, rel_dir: str) -> os.stat_result:
+        """A folder's stat, symlinks followed (``""``: the root's)."""
+        if not rel_dir:
+            return os.stat(self.top)
+        if self.fd is not None:
+            return os.stat(rel_dir, dir_fd=self.fd)
+        return os.stat(self.prefix + rel_dir)
+
+
+def _rows_hold(under: _Under, names: list[str], rows: Sequence[_FileRow | None]) -> bool:
     """Whether every file is as its row says by ``lstat`` (``FolderCache.unchanged``
-    True, compared in line)."""
+    True, compared in line: tens of thousands of files)."""
     racy = cache.RACY_NS
-    lstat = os.lstat
+    lstat, fd = os.lstat, under.fd
+    paths = names if fd is not None else [under.prefix + name for name in names]
     for path, row in zip(paths, rows, strict=True):
         if row is None:
             return False
         _, mtime_ns, size, checked_ns, _, _, _ = row
         try:
-            info = lstat(path)
+            info = lstat(path, dir_fd=fd)
         except OSError:
             return False
         if (
