@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chunkls.index.session import build_index
-from chunkls.search import DEFAULT_MODE, MODES, hybrid
+from chunkls.search import DEFAULT_MODE, MODES, english, hybrid
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
 from chunkls.search.modes import mode_problem, query_problem
 
@@ -57,6 +59,17 @@ def test_strip_roles(text: str, expected: str) -> None:
 )
 def test_every_form_of_a_word_has_one_stem(words: list[str], root: str) -> None:
     assert {stem(word) for word in words} == {root}
+
+
+@given(st.text(alphabet="abcdeginorstyl", max_size=12))
+def test_the_stem_is_the_first_ending_of_the_list_taken_off(word: str) -> None:
+    # the endings looked up by last letter: the same stem as trying each in order
+    expected = word
+    for suffix in english._SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= english.MIN_STEM:
+            expected = word[: -len(suffix)]
+            break
+    assert stem(word) == expected
 
 
 def test_other_forms_come_from_the_stem_and_leave_out_the_word() -> None:

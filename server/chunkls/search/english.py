@@ -5,6 +5,7 @@ fixed on purpose: used on a query's words and a result's name, never the corpus.
 
 from __future__ import annotations
 
+import functools
 import re
 
 STOP_WORDS = frozenset(
@@ -30,6 +31,12 @@ _SUFFIXES = (
     "ies", "ied", "es", "ed", "s", "e", "y", "ly",
 )  # fmt: skip
 """Endings taken off a word for its stem, longest first (one is taken)."""
+_SUFFIXES_BY_LAST = {
+    last: tuple(suffix for suffix in _SUFFIXES if suffix[-1] == last)
+    for last in {suffix[-1] for suffix in _SUFFIXES}
+}
+"""The endings by their last letter, in ``_SUFFIXES``' order (a word's last
+letter rules out the others)."""
 _ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ion", "ions", "ation", "y", "ies")
 """Endings put on a stem for the other forms of a word."""
 MIN_STEM = 3
@@ -41,10 +48,11 @@ def strip_roles(text: str) -> str:
     return _ROLE.sub(" ", text)
 
 
+@functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A lowercase word without its ending (``parsing``, ``parser``, ``parse``
     give ``pars``); crude but the same for every form it is asked of."""
-    for suffix in _SUFFIXES:
+    for suffix in _SUFFIXES_BY_LAST.get(word[-1:], ()):
         if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
             return word[: -len(suffix)]
     return word
