@@ -249,10 +249,6 @@ class ListKernel:
         sums: dict[int, float] = {}
         get = sums.get
         for entry in terms:  # in query order; the first's scores as they are (0.0 + s is s)
-            if entry._scores is not None:
-                for doc, score in zip(entry.docs, entry._scores, strict=True):
-                    sums[doc] = get(doc, 0.0) + score
-                continue
             # ``term_score``, written out: a call per posting costs more than its sum
             weight, base, scale = entry.factors
             for doc, tf, length in zip(entry.docs, entry.tfs, entry.lengths, strict=True):
