@@ -60,20 +60,17 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
     mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
     if query_problem(args.query, mode) is not None:
         return []
-    results = []
-    for hit in ls.queries.search(args.query, max(1, min(args.top_k, MAX_TOP_K)), mode):
-        chunk = hit.item.chunk
-        results.append(
-            {
-                "chunkId": chunk.chunk_id,
-                "score": round(hit.score, 6),
-                "mode": mode,
-                "uri": chunk_uri(hit.item),
-                "range": chunk_range(chunk, None, ls.encoding),
-                "preview": chunk.first_line[:200],
-            }
-        )
-    return results
+    return [
+        {
+            "chunkId": hit.item.chunk.chunk_id,
+            "score": round(hit.score, 6),
+            "mode": mode,
+            "uri": chunk_uri(hit.item),
+            "range": chunk_range(hit.item.chunk, None, ls.encoding),
+            "preview": hit.item.chunk.first_line[:200],
+        }
+        for hit in ls.queries.search(args.query, max(1, min(args.top_k, MAX_TOP_K)), mode)
+    ]
 
 
 async def reindex(ls: ChunkServer) -> dict[str, int]:

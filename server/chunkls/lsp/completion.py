@@ -78,11 +78,10 @@ def text_document_completion(
 
 
 def _identity_item(chunk: LocatedChunk, replace: types.Range) -> types.CompletionItem:
-    first_line = chunk.first_line
     return types.CompletionItem(
         label=chunk.identity,
         kind=_KINDS.get(chunk.identity.split("-", 1)[0], types.CompletionItemKind.Reference),
-        detail=first_line[:120],
+        detail=chunk.first_line[:120],
         text_edit=types.TextEdit(replace, chunk.identity),
         sort_text=f"{chunk.start_line:08d}",
     )

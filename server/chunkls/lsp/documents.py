@@ -170,10 +170,9 @@ def get_buffer(ls: ChunkServer, context: DocumentContext) -> Buffer | None:
     try:
         chunks = chunk_source(normalize_newlines(context.text), context.rel_path, name)
         buffer = Buffer(doc.version, chunks, None)
-    except ChunkingError as error:
-        buffer = Buffer(doc.version, cached.chunks if cached else [], error.reason)
-    except (RecursionError, MemoryError) as error:
-        buffer = Buffer(doc.version, cached.chunks if cached else [], repr(error))
+    except (ChunkingError, RecursionError, MemoryError) as error:
+        reason = error.reason if isinstance(error, ChunkingError) else repr(error)
+        buffer = Buffer(doc.version, cached.chunks if cached else [], reason)
     if is_open(ls, context.uri):
         ls.buffers[context.uri] = buffer
     return buffer
@@ -191,10 +190,7 @@ def chunk_at_line(ls: ChunkServer, uri: str, line: int) -> LocatedChunk | None:
     buffer = get_buffer(ls, context) if context is not None else None
     if buffer is None:
         return None
-    for chunk in buffer.chunks:
-        if chunk.start_line <= line + 1 <= chunk.end_line:
-            return chunk
-    return None
+    return next((c for c in buffer.chunks if c.start_line <= line + 1 <= c.end_line), None)
 
 
 def loose_folder(context: DocumentContext) -> Folder | None:

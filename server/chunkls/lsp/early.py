@@ -215,11 +215,9 @@ class AnswerFilter(early_reader.AnswerFilter):
 
     @staticmethod
     def key_of(message: dict[str, Any], first: bool) -> str | None:
-        return (
-            answer_key(message.get("params"))
-            if first and message.get("method") == "initialize"
-            else None
-        )
+        if first and message.get("method") == "initialize":
+            return answer_key(message.get("params"))
+        return None
 
     @staticmethod
     def body(data: bytes) -> bytes:

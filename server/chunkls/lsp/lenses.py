@@ -47,14 +47,9 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
             continue
         cited = citation_locations(ls.queries.citing(lens.chunk_id), ls.encoding)
         if cited:
-            lenses.append(
-                types.CodeLens(
-                    range=at,
-                    command=types.Command(
-                        title=f"cited by {len(cited)}",
-                        command=SHOW_REFERENCES,
-                        arguments=[context.uri, at.start, cited],
-                    ),
-                )
+            title = f"cited by {len(cited)}"
+            cited_by = types.Command(
+                title, SHOW_REFERENCES, arguments=[context.uri, at.start, cited]
             )
+            lenses.append(types.CodeLens(range=at, command=cited_by))
     return lenses

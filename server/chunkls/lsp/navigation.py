@@ -63,8 +63,7 @@ def text_document_definition(
 def _definition(
     ls: ChunkServer, context: DocumentContext, ref: ChunkRef
 ) -> list[types.Location] | None:
-    entries = resolve_ref(ls, context, ref)
-    return [location(entry, ls.encoding) for entry in entries] or None
+    return [location(entry, ls.encoding) for entry in resolve_ref(ls, context, ref)] or None
 
 
 def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hover | None:
@@ -122,17 +121,10 @@ def text_document_document_link(
         entries = resolve_ref(ls, context, ref)
         if not entries:
             continue
-        entry = entries[0]
+        chunk = entries[0].chunk
+        target = f"{chunk_uri(entries[0])}#L{chunk.start_line}"
+        tooltip = f"Go to {chunk.chunk_id} (lines {chunk.start_line}-{chunk.end_line})"
         links.append(
-            types.DocumentLink(
-                range=ref_range(context, ref),
-                target=f"{chunk_uri(entry)}#L{entry.chunk.start_line}",
-                tooltip=(
-                    f"Go to {entry.chunk.chunk_id} (lines {entry.chunk.start_line}-"
-                    f"{entry.chunk.end_line})"
-                    if tooltips
-                    else None
-                ),
-            )
+            types.DocumentLink(ref_range(context, ref), target, tooltip if tooltips else None)
         )
     return links

@@ -195,10 +195,7 @@ class ChunkProtocol(LanguageServerProtocol):
     def send_error(self, message_id: Any, code: int, text: str) -> None:
         """Send an error response (``message_id`` ``None``: to no request in particular)."""
         logger.warning("refusing request %r: %r", message_id, text)  # %r: no lone surrogate
-        error = types.ResponseErrorMessage(
-            id=message_id, error=types.ResponseError(code=code, message=text)
-        )
-        self.send(error)
+        self.send(types.ResponseErrorMessage(id=message_id, error=types.ResponseError(code, text)))
 
     def send(self, message: Any) -> None:
         """Write one message (an lsprotocol object), framed as pygls frames it."""

@@ -126,19 +126,16 @@ class ChunkServer(LanguageServer):
     @property
     def encoding(self) -> Encoding:
         """The negotiated position encoding (fixed once ``initialize`` is done)."""
-        if self._encoding is not None:
-            return self._encoding
-        try:
-            kind = self.workspace.position_encoding
-        except Exception:  # no workspace before ``initialize``
-            return "utf-16"
-        encoding: Encoding = "utf-16"
-        if kind in (types.PositionEncodingKind.Utf8, "utf-8"):
-            encoding = "utf-8"
-        elif kind in (types.PositionEncodingKind.Utf32, "utf-32"):
-            encoding = "utf-32"
-        self._encoding = encoding
-        return encoding
+        if self._encoding is None:
+            try:
+                kind = self.workspace.position_encoding
+            except Exception:  # no workspace before ``initialize``
+                return "utf-16"
+            # ``PositionEncodingKind`` is a ``str`` enum: equal to its value
+            self._encoding = (
+                "utf-8" if kind == "utf-8" else "utf-32" if kind == "utf-32" else "utf-16"
+            )
+        return self._encoding
 
     def capability(self, *path: str) -> Any:
         """A client capability by attribute path, or ``None``."""
@@ -177,8 +174,7 @@ class ChunkServer(LanguageServer):
                 last_yield = time.perf_counter()
                 last_percent = -1
                 for done, total in self.session.iter_index_folder(folder):
-                    now = time.perf_counter()
-                    if now - last_yield >= _YIELD_EVERY:
+                    if time.perf_counter() - last_yield >= _YIELD_EVERY:
                         percent = done * 100 // total if total else 100
                         if token is not None and percent != last_percent:
                             last_percent = percent

@@ -24,7 +24,6 @@ SearchMode = Literal["auto", "hybrid", "bm25"]
 search-mode``, else the default mode; the rest are ``chunkls.search.MODES``)."""
 Severity = Literal["error", "warning", "information", "hint"]
 """What ``diagnostics.severity`` may be."""
-SEVERITIES: tuple[str, ...] = get_args(Severity)
 DEFAULT_NAVIGATION_LANGUAGES = ("json", "jsonc", "jsonl", "markdown", "plaintext", "python")
 
 SECTION = "chunkls"
@@ -201,8 +200,7 @@ def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
         try:
             settings: Settings = SETTINGS_CONVERTER.structure(value, Settings)
         except ClassValidationError as error:
-            failures = list(_failures(error, Settings, ()))
-            for path, tp in failures:
+            for path, tp in _failures(error, Settings, ()):
                 problems.append(_message(path, tp))
                 value = _without(value, path)
         else:

@@ -19,7 +19,7 @@ import re
 import stat
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -189,12 +189,7 @@ class Framing(asyncio.Protocol):
             self.transport.close()
 
 
-def serve_stdio(
-    server: LanguageServer,
-    stdin: BinaryIO | None = None,
-    stdout: BinaryIO | None = None,
-    early: EarlyReader | None = None,
-) -> None:
+def serve_stdio(server: LanguageServer, early: EarlyReader | None = None) -> None:
     """Serve until ``exit`` or end of input, first taking over what ``early`` read.
 
     ``exit`` without ``shutdown`` ends the process with code 1, as LSP asks
@@ -202,7 +197,7 @@ def serve_stdio(
     """
     code: int | str | None = None
     stop = threading.Event()
-    writer: Any = StdoutWriter(stdout or sys.stdout.buffer)
+    writer: Any = StdoutWriter(sys.stdout.buffer)
     prelude = None
     if early is not None:
         from chunkls.lsp.early import early_summary, take_over
@@ -215,7 +210,7 @@ def serve_stdio(
         server.window_log_message(types.LogMessageParams(types.MessageType.Info, message))
 
     async def main() -> None:
-        source = stdin or sys.stdin.buffer
+        source = sys.stdin.buffer
         if sys.platform != "win32":
             loop = asyncio.get_running_loop()
             try:

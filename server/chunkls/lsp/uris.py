@@ -48,6 +48,4 @@ def folder_uris(folders: Sequence[str] | None, root_uri: str | None) -> list[str
     """The workspace folders of an ``initialize`` request, each once: its
     workspace folders' URIs, else its root URI (as pygls takes them)."""
     uris = list(dict.fromkeys(folders or ()))
-    if not uris and root_uri:
-        uris = [root_uri]
-    return uris
+    return uris or ([root_uri] if root_uri else [])
