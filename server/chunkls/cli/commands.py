@@ -249,9 +249,8 @@ class Command:
         unreadable: list[tuple[str, str | None]] = []
         for shown, path, confine in check_targets(root, args.paths, folder.rules.glob_excludes):
             real = os.path.realpath(path)  # once: the confinement and the relative path
-            text = None
-            if confine is None or real_inside(real, confine):
-                text = read_text_file(Path(real))
+            inside = confine is None or real_inside(real, confine)
+            text = read_text_file(Path(real)) if inside else None
             rel_path = real_relative(real, folder.root_resolved) or folder.relative(path)
             if text is None:  # skipped, named once (below); the rest is checked
                 unreadable.append((shown, rel_path))
@@ -361,6 +360,4 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO, collecting: 
 
         discard_output(out)
         code = command.code
-    if code == 0 and args.strict and command.skipped:
-        return 1
-    return code
+    return 1 if code == 0 and args.strict and command.skipped else code

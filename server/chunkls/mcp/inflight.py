@@ -118,24 +118,22 @@ class TrackingOutput:
 
     def write(self, text: str) -> int:
         self._unflushed.append(text)
-        if not self.closed:
-            try:
-                self.out.write(text)
-            except OSError:
-                self._client_gone()
+        self._unless_gone(self.out.write, text)
         return len(text)
 
     def flush(self) -> None:
-        if not self.closed:
-            try:
-                self.out.flush()
-            except OSError:
-                self._client_gone()
+        self._unless_gone(self.out.flush)
         lines, self._unflushed = self._unflushed, []
         for line in lines:
             self.inflight.written(line)
 
-    def _client_gone(self) -> None:
-        self.closed = True
-        logger.info("chunkls mcp: the client closed stdout: answers have nowhere to go")
-        self.gone()
+    def _unless_gone(self, action: Callable[..., object], *args: str) -> None:
+        """Write or flush, unless the client has gone; an ``OSError`` says it just went."""
+        if self.closed:
+            return
+        try:
+            action(*args)
+        except OSError:
+            self.closed = True
+            logger.info("chunkls mcp: the client closed stdout: answers have nowhere to go")
+            self.gone()

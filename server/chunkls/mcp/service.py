@@ -77,9 +77,7 @@ class McpService:
                 return None  # the cache read in place was stale: the load answers
             answer = Tools(session.queries).call(name, arguments)
         answer = checked(name, answer, session.queries, self.roots)
-        if not self.loaded:
-            return loading(answer)
-        return answer
+        return answer if self.loaded else loading(answer)
 
     def load(self) -> Iterator[None]:
         """Index every root, a step at a time: the caller answers calls between."""

@@ -497,12 +497,8 @@ class Tools:
         for _folder, skipped, reason in self.index.skipped():
             if skipped == rel_path:
                 return f"outline: {rel_path} could not be chunked: {reason}"
-        near = list(
-            dict.fromkeys(
-                suggestion.partition("#")[0]
-                for suggestion in self.index.suggest(f"{rel_path}#module-1", limit=10)
-            )
-        )[:3]
+        suggested = self.index.suggest(f"{rel_path}#module-1", limit=10)
+        near = list(dict.fromkeys(suggestion.partition("#")[0] for suggestion in suggested))[:3]
         hint = f"; did you mean: {', '.join(near)}" if near else ""
         return (
             f"outline: no chunks for {rel_path} (only Python and Markdown files inside the "
@@ -554,9 +550,7 @@ def _string(arguments: Mapping[str, Any], name: str, limit: int) -> str:
 
 
 def _optional_string(arguments: Mapping[str, Any], name: str, limit: int) -> str | None:
-    if arguments.get(name) is None:
-        return None
-    return _string(arguments, name, limit)
+    return None if arguments.get(name) is None else _string(arguments, name, limit)
 
 
 def _integer(arguments: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:

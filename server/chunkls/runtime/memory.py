@@ -41,14 +41,10 @@ def _libc() -> ctypes.CDLL | None:
 def tune_allocator() -> bool:
     """Fix the mmap threshold (no dynamic growth); returns whether it could."""
     libc = _libc()
-    if libc is None:
-        return False
-    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def release_memory() -> bool:
     """Return free heap pages to the system; returns whether any were."""
     libc = _libc()
-    if libc is None:
-        return False
-    return bool(libc.malloc_trim(0))
+    return libc is not None and bool(libc.malloc_trim(0))
