@@ -275,13 +275,14 @@ class BulkIndexer:
                 store.link(folder, rel_path, None)
                 folder.skipped[rel_path] = row.skipped
                 continue
+            packed = row.stubs or b""
             try:
-                stubs = decode_stubs(row.stubs or b"")
+                stubs = decode_stubs(packed)
             except ValueError:
                 cache.delete(rel_path)
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
                 continue
-            stored = StoredFile.of(rel_path, stubs, None, row.mtime_ns, row.size, row.stubs)
+            stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
             store.link(folder, rel_path, stored, None, False, stubs=stubs)
             searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]

@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -148,15 +148,15 @@ def walk_citation_files(
     return found
 
 
-def citation_scope_excludes(rel_path: str, folder: Folder | None = None) -> bool:
-    """Whether a root-relative path is outside the citation scan."""
+def citation_scope_excludes(rel_path: str, folder: Folder) -> bool:
+    """Whether a root-relative path of a folder is outside the citation scan."""
     parts = rel_path.split("/")
-    if suffix_of(parts[-1]) not in CITATION_SUFFIXES:
-        return True
-    if any(part in SKIPPED_DIRECTORIES for part in parts[:-1]):
-        return True
-    return folder is not None and any(
-        folder.rules.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1)
+    return (
+        suffix_of(parts[-1]) not in CITATION_SUFFIXES
+        or any(part in SKIPPED_DIRECTORIES for part in parts[:-1])
+        or any(
+            folder.rules.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1)
+        )
     )
 
 
@@ -187,13 +187,8 @@ def read_text_file(path: Path, root_resolved: Path | None = None) -> str | None:
         return None
     try:
         data = read_regular(os.fspath(path), MAX_CITATION_FILE)[0]
-    except (FileSkipped, OSError):
-        return None
-    if b"\0" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
+        return None if b"\0" in data else data.decode("utf-8")
+    except (FileSkipped, OSError, UnicodeDecodeError):
         return None
 
 
@@ -224,17 +219,14 @@ class CitationIndex:
     def scan_file(self, folder: Folder, rel_path: str) -> None:
         """(Re-)read one file from disk."""
         text = read_text_file(folder.absolute(rel_path), folder.root_resolved)
-        if text is None:
-            self.set_file(folder, rel_path, None)
-            return
-        name = rel_path.rsplit("/", 1)[-1]
-        self.set_file(folder, rel_path, scan_text(folder, rel_path, text, language_of(name)))
+        language = language_of(rel_path.rsplit("/", 1)[-1])
+        found = None if text is None else scan_text(folder, rel_path, text, language)
+        self.set_file(folder, rel_path, found)
 
     def scan_folder(self, folder: Folder) -> Iterator[None]:
         """Scan a whole folder, a file at a time (yields so a server can answer)."""
         seen = set(walk_citation_files(folder.root, excluded=folder.rules.glob_excludes))
-        for key in [key for key in self.files if key[0] is folder and key[1] not in seen]:
-            self.set_file(folder, key[1], None)
+        self._forget(folder, keep=seen)
         for rel_path in sorted(seen):
             self.scan_file(folder, rel_path)
             yield
@@ -243,13 +235,7 @@ class CitationIndex:
         """Re-read changed paths (files or whole folders, created or deleted)."""
         for rel_path in rel_paths:
             path = folder.absolute(rel_path)
-            below = [
-                key[1]
-                for key in self.files
-                if key[0] is folder and key[1].startswith(rel_path + "/")
-            ]
-            for gone in below:
-                self.set_file(folder, gone, None)
+            self._forget(folder, rel_path + "/")
             if os.path.isdir(path) and not os.path.islink(path):  # False on any error
                 if not citation_scope_excludes(rel_path + "/x.md", folder):
                     for found in walk_citation_files(
@@ -261,8 +247,14 @@ class CitationIndex:
 
     def remove_folder(self, folder: Folder) -> None:
         """Forget a folder's citations."""
-        for key in [key for key in self.files if key[0] is folder]:
-            self.set_file(folder, key[1], None)
+        self._forget(folder)
+
+    def _forget(self, folder: Folder, under: str = "", keep: Container[str] = ()) -> None:
+        """Forget the citations of a folder's files whose path starts with ``under``
+        (all of them by default), but those in ``keep``."""
+        for _, rel_path in [key for key in self.files if key[0] is folder]:
+            if rel_path.startswith(under) and rel_path not in keep:
+                self.set_file(folder, rel_path, None)
 
     def citing(self, chunk_id: str) -> list[Citation]:
         """Citations that may mean this chunk ID, in file order."""
@@ -371,9 +363,7 @@ def fix_candidates(
             old_text = history.text_of(chunk_id) if history is not None else None
             code = [c for c in same_file if c.identity.split("-", 1)[0] in ("function", "class")]
             if old_text is not None:
-                scored = sorted(
-                    ((-_similarity(old_text, chunk.text), chunk.chunk_id) for chunk in code),
-                )
+                scored = sorted((-_similarity(old_text, c.text), c.chunk_id) for c in code)
                 ranked += [cid for _, cid in scored]
             ranked += _by_name(name, [c.chunk_id for c in code if c.identity.startswith(kind)])
             ranked += _by_name(name, [c.chunk_id for c in code])
@@ -411,7 +401,6 @@ def _heading_variants(identity: str) -> list[str]:
     bare = identity.removeprefix("heading-")
     slug = re.sub(r"[^a-z0-9]+", "-", bare.lower()).strip("-") or "section"
     variants = [f"heading-{slug}"]
-    repeat = re.fullmatch(r"(.+)-(\d+)", slug)
-    if repeat is not None:
-        variants.append(f"heading-{repeat.group(1)}")
-    return list(dict.fromkeys(variants))
+    if (repeat := re.fullmatch(r"(.+)-(\d+)", slug)) is not None:
+        variants.append(f"heading-{repeat.group(1)}")  # (shorter: never the slug itself)
+    return variants

@@ -82,8 +82,7 @@ class Folder:
             text = PurePosixPath(rel).as_posix()
             if text in ("", ".") or text.startswith("../"):
                 return None
-            parent = text.rpartition("/")[0]
-            if parent:
+            if parent := text.rpartition("/")[0]:
                 expected = os.path.join(self.root_resolved, *parent.split("/"))
                 if os.path.normcase(os.path.realpath(expected)) != os.path.normcase(expected):
                     return None

@@ -55,11 +55,7 @@ def _refresh_file(store: ChunkStore, folder: Folder, rel_path: str) -> list[str]
             store.forget_file(folder, rel_path)
             return [rel_path]
         return []
-    try:
-        is_symlink = path.is_symlink()
-    except OSError:
-        is_symlink = False
-    file = CorpusFile(rel_path, os.fspath(path), is_symlink)
+    file = CorpusFile(rel_path, os.fspath(path), os.path.islink(path))  # (False on any error)
     apply(store, folder, chunk_one(folder.root_resolved, file, folder.rules))
     return [rel_path]
 
@@ -71,12 +67,8 @@ def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
         store.skip_file(folder, result.rel_path, reason)
         if folder.cache is not None and result.stat is not None and not result.link:
             path = os.fspath(folder.absolute(result.rel_path))
-            folder.cache.put(
-                result.rel_path,
-                None,
-                digest_of(path, folder.rules.max_file_size),
-                skipped=(reason, *result.stat),
-            )
+            digest = digest_of(path, folder.rules.max_file_size)
+            folder.cache.put(result.rel_path, None, digest, skipped=(reason, *result.stat))
     else:
         store.set_file(
             folder,

@@ -22,7 +22,6 @@ from chunkls.index.store import ChunkStore
 from chunkls.runtime.log import logger
 
 if TYPE_CHECKING:
-    from chunkls.chunking.models import LocatedChunk
     from chunkls.index.bulk import BulkIndexer, Progress
 
 # the indexing side (numpy, multiprocessing) is imported when something is indexed
@@ -224,15 +223,10 @@ class Session:
 
         store = self.store
         rel_paths = list(rel_paths)
-
-        def chunks() -> Iterator[LocatedChunk]:
-            for rel_path in rel_paths:
-                yield from store.file_chunks(folder, rel_path)
-
-        before = {chunk.chunk_id: chunk.text for chunk in chunks()}
+        before = {c.chunk_id: c.text for p in rel_paths for c in store.file_chunks(folder, p)}
         changed = refresh(store, folder, rel_paths)
         # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = {chunk.chunk_id for chunk in chunks()}
+        kept = {c.chunk_id for p in rel_paths for c in store.file_chunks(folder, p)}
         gone = {
             cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)
         }

@@ -395,11 +395,7 @@ class ChunkStore:
                 yield folder, rel_path, folder.skipped[rel_path]
 
     def skip_reason(self, rel_path: str) -> str | None:
-        for folder in self.folders:
-            reason = folder.skipped.get(rel_path)
-            if reason is not None:
-                return reason
-        return None
+        return next((f.skipped[rel_path] for f in self.folders if rel_path in f.skipped), None)
 
     def has_id(self, chunk_id: str) -> bool:
         for folder in self.folders:

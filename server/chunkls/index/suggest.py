@@ -149,9 +149,8 @@ def _trigrams(text: str) -> set[str]:
 def _closest(
     target: str, candidates: list[str], limit: int, key: Callable[[str], str] = str
 ) -> list[str]:
-    scored = []
-    for candidate in candidates:
-        matcher = difflib.SequenceMatcher(None, target, key(candidate), autojunk=False)
-        scored.append((-matcher.ratio(), candidate))
-    scored.sort()
+    scored = sorted(
+        (-difflib.SequenceMatcher(None, target, key(candidate), autojunk=False).ratio(), candidate)
+        for candidate in candidates
+    )
     return [candidate for _, candidate in scored[:limit]]

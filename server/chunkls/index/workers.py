@@ -103,12 +103,10 @@ def process_context() -> BaseContext | None:
     methods = multiprocessing.get_all_start_methods()
     # fork is fastest, but forking a process that runs other threads (a language
     # server) can copy a lock held mid-operation; forkserver starts clean.
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        return multiprocessing.get_context("forkserver")
-    if "spawn" in methods:
-        return multiprocessing.get_context("spawn")
+    single = threading.active_count() == 1
+    for method in ("fork", "forkserver", "spawn"):
+        if method in methods and (method != "fork" or single):
+            return multiprocessing.get_context(method)
     return None
 
 

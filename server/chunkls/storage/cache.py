@@ -23,6 +23,7 @@ from chunkls.storage.packed import StoredFile
 
 if TYPE_CHECKING:
     import logging
+    from collections.abc import Callable
 
     from chunkls.search.postings import Snapshot
     from chunkls.storage.listing import Listing
@@ -187,6 +188,10 @@ class FolderCache:
     # -- opening ------------------------------------------------------------------
 
     def _fail(self, what: str, error: BaseException, rebuild: bool) -> None:
+        """A failed open, read or write: a lock held by another process is waited
+        out (the cache bypassed), anything else rebuilds it when ``rebuild``."""
+        if _locked(error):
+            what, rebuild = "locked by another process", False
         message = f"index cache {self.path}: {what} ({error}); " + (
             "rebuilding it" if rebuild else "indexing without it"
         )
@@ -205,11 +210,9 @@ class FolderCache:
             self._disabled = True
 
     def _connect(self) -> sqlite3.Connection | None:
-        if self._disabled:
-            return None
-        if self._db is not None:
-            return self._db
         for attempt in (1, 2):
+            if self._disabled or self._db is not None:
+                return self._db  # (``None`` once disabled: ``_fail`` closed it)
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 # one user at a time, but maybe not always the thread that opened it
@@ -236,12 +239,8 @@ class FolderCache:
                     db.executescript(_TABLES)
                 return db
             except (sqlite3.Error, OSError) as error:
-                if _locked(error):
-                    self._fail("locked by another process", error, rebuild=False)
-                    return None
                 self._fail("unreadable", error, rebuild=attempt == 1)
-        self._disabled = True
-        return None
+        return None  # (disabled: the second failure did not rebuild)
 
     def close(self) -> None:
         """Close the file (pending writes are dropped: ``flush`` first)."""
@@ -273,10 +272,7 @@ class FolderCache:
 
                 return Loaded(rows, *saved_postings.load(db, self.path.parent))
             except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
-                if _locked(error):
-                    self._fail("locked by another process", error, rebuild=False)
-                    return _EMPTY
-                self._fail("corrupt", error, rebuild=attempt == 1)
+                self._fail("corrupt", error, rebuild=attempt == 1)  # (locked: bypassed)
         return _EMPTY
 
     @staticmethod
@@ -367,7 +363,7 @@ class FolderCache:
                     ],
                 )
         except (sqlite3.Error, OSError) as error:
-            self._write_failed(error)
+            self._fail("cannot be written", error, rebuild=True)
             return {}
         return {
             rel_path: row.generation
@@ -407,38 +403,26 @@ class FolderCache:
                 return None
         return self._reader
 
-    def _write_failed(self, error: sqlite3.Error | OSError) -> None:
-        """A failed write: a lock held elsewhere is waited out, anything else rebuilds."""
-        if _locked(error):
-            self._fail("locked by another process", error, rebuild=False)
-        else:
-            self._fail("cannot be written", error, rebuild=True)
-
-    def save_listing(self, listing: Listing) -> None:
-        """Record the folders of the last whole walk (after ``flush``)."""
+    def _write(self, write: Callable[[sqlite3.Connection], object]) -> None:
+        """Run ``write`` on the file, if it is in use (a failure is ``_fail``'s)."""
         db = self._connect()
         if db is None:
             return
         try:
-            with db:
-                db.execute(
-                    "INSERT OR REPLACE INTO listing (id, walk) VALUES (1, ?)",
-                    (listing.encode(),),
-                )
+            write(db)
         except (sqlite3.Error, OSError) as error:
-            self._write_failed(error)
+            self._fail("cannot be written", error, rebuild=True)
+
+    def save_listing(self, listing: Listing) -> None:
+        """Record the folders of the last whole walk (after ``flush``)."""
+        sql = "INSERT OR REPLACE INTO listing (id, walk) VALUES (1, ?)"
+        self._write(lambda db: db.execute(sql, (listing.encode(),)))  # (autocommitted)
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""
         from chunkls.storage import snapshot as saved_postings
 
-        db = self._connect()
-        if db is None:
-            return
-        try:
-            saved_postings.save(db, self.path.parent, snapshot, generations)
-        except (sqlite3.Error, OSError) as error:
-            self._write_failed(error)
+        self._write(lambda db: saved_postings.save(db, self.path.parent, snapshot, generations))
 
 
 def _locked(error: BaseException) -> bool:

@@ -134,10 +134,9 @@ class MappedWriter:
     def abandon(self) -> None:
         """Drop the file (a save that failed)."""
         self._close()
-        with contextlib.suppress(OSError):
-            os.remove(self.temporary)
-        with contextlib.suppress(OSError):
-            os.remove(file_path(self.directory, self.token))
+        for path in (self.temporary, file_path(self.directory, self.token)):
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def remove_others(directory: Path, token: str | None) -> None:
@@ -235,6 +234,5 @@ def read_plain(directory: Path, token: str) -> dict[str, memoryview[int]]:
     for name, (dtype, at, length) in found.items():
         if dtype[0] not in (native, "|"):
             raise ValueError(f"{path.name}: another byte order")
-        kind = dtype[1:]
-        plain[name] = view[at : at + length * _item_size(dtype)].cast(_CODES[kind])  # type: ignore[call-overload]
+        plain[name] = view[at : at + length * _item_size(dtype)].cast(_CODES[dtype[1:]])  # type: ignore[call-overload]
     return plain

@@ -49,20 +49,6 @@ class StoredFile(NamedTuple):
         """The file's chunk IDs, in order."""
         return [stub[0] for stub in self.stubs]
 
-    @classmethod
-    def of(
-        cls,
-        rel_path: str,
-        stubs: tuple[Stub, ...],
-        texts: bytes | None,
-        mtime_ns: int,
-        size: int,
-        packed: bytes | None = None,
-    ) -> StoredFile:
-        """A file from its stubs (``packed``: their blob, when it is at hand)."""
-        blob = encode_stubs(stubs) if packed is None else packed
-        return cls(rel_path, blob, len(stubs), texts, mtime_ns, size)
-
 
 def pack(entry: FileChunks) -> StoredFile:
     """A file's chunks as stubs plus one compressed blob of their texts."""
@@ -79,7 +65,9 @@ def pack(entry: FileChunks) -> StoredFile:
         for chunk in entry.chunks
     )
     texts = zlib.compress(marshal.dumps(tuple(chunk.text for chunk in entry.chunks)), LEVEL)
-    return StoredFile.of(entry.rel_path, stubs, texts, entry.mtime_ns, entry.size)
+    return StoredFile(
+        entry.rel_path, encode_stubs(stubs), len(stubs), texts, entry.mtime_ns, entry.size
+    )
 
 
 def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ...]:
