@@ -9,7 +9,7 @@ from lsprotocol import types
 from chunkls.lsp.chunk_lenses import chunk_lenses
 from chunkls.lsp.contract import SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
-from chunkls.lsp.ranges import citation_locations, line_start
+from chunkls.lsp.ranges import citation_locations
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -38,18 +38,17 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
     chunks = buffer.chunks if buffer is not None else []
     error = buffer.error if buffer is not None else None
     lenses: list[types.CodeLens] = []
-    for lens in chunk_lenses(context.rel_path, excluded, chunks, error):
-        at = line_start(lens.line)
-        arguments = None if lens.chunk_id is None else [lens.chunk_id]
-        command = types.Command(title=lens.title, command=lens.command, arguments=arguments)
-        lenses.append(types.CodeLens(range=at, command=command))
-        if lens.chunk_id is None:
+    citing, encoding = ls.queries.citing, ls.encoding
+    for line, title, command, chunk_id in chunk_lenses(context.rel_path, excluded, chunks, error):
+        start = types.Position(line, 0)  # (built here, not by ``line_start``: a big file's
+        at = types.Range(start, start)  # hundreds of lenses each pay a call less)
+        arguments = None if chunk_id is None else [chunk_id]
+        lenses.append(types.CodeLens(at, types.Command(title, command, arguments=arguments)))
+        if chunk_id is None:
             continue
-        cited = citation_locations(ls.queries.citing(lens.chunk_id), ls.encoding)
+        cited = citation_locations(citing(chunk_id), encoding)
         if cited:
             title = f"cited by {len(cited)}"
-            cited_by = types.Command(
-                title, SHOW_REFERENCES, arguments=[context.uri, at.start, cited]
-            )
-            lenses.append(types.CodeLens(range=at, command=cited_by))
+            cited_by = types.Command(title, SHOW_REFERENCES, arguments=[context.uri, start, cited])
+            lenses.append(types.CodeLens(at, cited_by))
     return lenses
