@@ -9,7 +9,7 @@ from lsprotocol import types
 from chunkls.lsp.chunk_lenses import chunk_lenses
 from chunkls.lsp.contract import SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
-from chunkls.lsp.ranges import citation_locations
+from chunkls.lsp.ranges import citation_locations, line_start
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -40,8 +40,7 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
     lenses: list[types.CodeLens] = []
     citing, encoding = ls.queries.citing, ls.encoding
     for line, title, command, chunk_id in chunk_lenses(context.rel_path, excluded, chunks, error):
-        start = types.Position(line, 0)  # (built here, not by ``line_start``: a big file's
-        at = types.Range(start, start)  # hundreds of lenses each pay a call less)
+        at = line_start(line)
         arguments = None if chunk_id is None else [chunk_id]
         lenses.append(types.CodeLens(at, types.Command(title, command, arguments=arguments)))
         if chunk_id is None:
@@ -49,6 +48,8 @@ def text_document_code_lens(ls: ChunkServer, params: types.CodeLensParams) -> li
         cited = citation_locations(citing(chunk_id), encoding)
         if cited:
             title = f"cited by {len(cited)}"
-            cited_by = types.Command(title, SHOW_REFERENCES, arguments=[context.uri, start, cited])
+            cited_by = types.Command(
+                title, SHOW_REFERENCES, arguments=[context.uri, at.start, cited]
+            )
             lenses.append(types.CodeLens(at, cited_by))
     return lenses
