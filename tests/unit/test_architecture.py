@@ -305,6 +305,83 @@ def test_no_two_modules_share_a_name_but_the_front_doors_mirrors() -> None:
     assert repeated == {}
 
 
+ENGINE = ("chunkls.index", "chunkls.search", "chunkls.storage")
+"""The packages whose classes answer the questions (the store, the postings)."""
+
+
+def _engine_classes(root: Path) -> set[str]:
+    """The names of the classes the engine packages define."""
+    return {
+        node.name
+        for module, path in module_files(root).items()
+        if module.startswith(tuple(p.replace("chunkls", root.name, 1) for p in ENGINE))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+            every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            yield from (a.annotation for a in every if a.annotation is not None)
+            if node.returns is not None:
+                yield node.returns
+        elif isinstance(node, ast.AnnAssign):
+            yield node.annotation
+
+
+def engine_unions(root: Path) -> list[str]:
+    """Annotations that join two engine classes with ``|``: a question answered
+    by either of two classes has one Protocol instead."""
+    engine = _engine_classes(root)
+    found = []
+    for module, path in module_files(root).items():
+        for annotation in _annotations(ast.parse(path.read_text(encoding="utf-8"))):
+            for union in ast.walk(annotation):
+                if len({_head(each) for each in _alternatives(union)} & engine) > 1:
+                    found.append(f"{module}: {ast.unparse(union)}")
+                    break
+    return found
+
+
+def _alternatives(node: ast.expr) -> list[ast.expr]:
+    """The types a ``|`` union joins (none: ``node`` is no union)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)):
+        return []
+    return [each for side in (node.left, node.right) for each in (_alternatives(side) or [side])]
+
+
+def _head(node: ast.expr) -> str | None:
+    """The class a type names (``BM25Index`` of ``BM25Index[int]``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split("[", 1)[0].rsplit(".", 1)[-1]
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def test_no_annotation_is_a_union_of_engine_classes() -> None:
+    """One query API, one postings Protocol: no ``A | B`` of the engine's classes."""
+    assert engine_unions(PACKAGE) == []
+
+
+def test_the_union_check_sees_one(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "index/__init__.py": "",
+            "index/store.py": "class Store: ...\nclass Disk: ...\n",
+            "cli.py": "def f(x: 'int') -> Store | Disk | None: ...\n",
+        },
+    )
+    assert engine_unions(root) == ["pkg.cli: Store | Disk | None"]
+
+
 def test_modules_are_small() -> None:
     """No module is much over 600 lines (those being split aside)."""
     too_long = {

@@ -21,7 +21,7 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
-from chunkls.search.scorer import Hit
+from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
-    from chunkls.storage.in_place import InPlace, SavedPostings
+    from chunkls.storage.in_place import InPlace
 
 # numpy (the in-memory postings) and the ID grammar (citations) are imported on
 # first use: a store that reads its folder in place for a search imports neither
@@ -94,7 +94,7 @@ class ChunkStore:
         return BM25Index()
 
     @property
-    def postings(self) -> BM25Index[int] | SavedPostings:
+    def postings(self) -> PostingsSource:
         """The postings searches read: a folder's read in place, else the in-memory index."""
         for folder in self.folders:
             if folder.in_place is not None:
