@@ -147,10 +147,10 @@ class Client:
                 if predicate(message):
                     return message
             seen = len(self.notifications)
-            message = self._next_message(deadline)
-            if message is None:
+            came = self._next_message(deadline)
+            if came is None:
                 raise TimeoutError("notification did not come")
-            self._take(message, time.perf_counter())
+            self._take(came, time.perf_counter())
 
     def wait_indexed(self, timeout: float) -> dict[str, Any]:
         """The first ``chunkls/status`` saying the index is built and has chunks."""

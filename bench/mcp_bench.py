@@ -217,8 +217,9 @@ def measure_freshness(files: int, env: dict[str, str]) -> Result:
         session = Session(tree, env)
         session.tool("search_chunks", {"query": "work"})
         lags = []
+        folders = -(-files // 50)  # (``make_tree``'s; each write goes to one of them)
         for n in range(LAG_WRITES):
-            path = tree / f"pkg{n:03d}" / f"fresh{n}.py"
+            path = tree / f"pkg{n % folders:03d}" / f"fresh{n}.py"
             started = time.perf_counter()
             path.write_text(f"def fresh_{n}():\n    return {n}\n")
             while session.tool(
