@@ -376,10 +376,13 @@ def test_the_union_check_sees_one(tmp_path: Path) -> None:
         {
             "index/__init__.py": "",
             "index/store.py": "class Store: ...\nclass Disk: ...\n",
-            "cli.py": "def f(x: 'int') -> Store | Disk | None: ...\n",
+            "cli.py": (
+                "def f(x: dict[str, tuple[Store, Disk]] | None) -> Store | None: ...\n"
+                "def g(y: 'int') -> store.Disk[int] | Store | None: ...\n"
+            ),
         },
     )
-    assert engine_unions(root) == ["pkg.cli: Store | Disk | None"]
+    assert engine_unions(root) == ["pkg.cli: store.Disk[int] | Store | None"]
 
 
 def test_modules_are_small() -> None:
