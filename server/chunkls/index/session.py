@@ -223,10 +223,14 @@ class Session:
 
         store = self.store
         rel_paths = list(rel_paths)
-        before = {c.chunk_id: c.text for p in rel_paths for c in store.file_chunks(folder, p)}
+
+        def texts() -> dict[str, str]:
+            return {c.chunk_id: c.text for p in rel_paths for c in store.file_chunks(folder, p)}
+
+        before = texts()
         changed = refresh(store, folder, rel_paths)
         # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = {c.chunk_id for p in rel_paths for c in store.file_chunks(folder, p)}
+        kept = texts()
         gone = {
             cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)
         }
