@@ -28,6 +28,7 @@ from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
+    from chunkls.index.browse import Page, Place
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
@@ -510,6 +511,16 @@ class ChunkStore:
                 if found[2] < len(chunks):
                     hits.append(Hit(score, IndexedChunk(found[0], chunks[found[2]])))
         return hits
+
+    def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
+        from chunkls.index.browse import chunk_page
+
+        return chunk_page(self, start, limit, under)
+
+    def propose_ids(self, typed: str, limit: int) -> tuple[list[str], bool]:
+        from chunkls.index.browse import propose_ids
+
+        return propose_ids(self, typed, limit)
 
     def source_paths(self) -> set[str]:
         return {path for folder in self.folders for path in folder.source_paths()}
