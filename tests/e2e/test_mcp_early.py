@@ -111,7 +111,7 @@ def without_notice(answer: Any) -> Any:
     if isinstance(structured, dict):
         structured = {k: v for k, v in structured.items() if k != "notice"}
     text = result["content"][0]["text"].replace(f"\n\n({LOADING_NOTICE})", "")
-    content = [{**result["content"][0], "text": text}]
+    content = [{**result["content"][0], "text": text}, *result["content"][1:]]  # (its links)
     return {**answer, "result": {**result, "content": content, "structuredContent": structured}}
 
 
