@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from chunkls.cli import main as cli
+from chunkls.mcp import resources
 from chunkls.mcp.server import Loader
 from chunkls.mcp.service import McpService
 from chunkls.mcp.tools import LOADING_NOTICE
@@ -166,3 +167,29 @@ async def test_several_roots_wait_for_the_index(tmp_path: Path, tree: Path) -> N
         assert answer.structured is not None and "notice" not in answer.structured
     finally:
         await _stop(loader)
+
+
+RESOURCE_QUESTIONS: list[Callable[[Any], Any]] = [
+    lambda index: resources.list_page(index, None),
+    lambda index: resources.read(index, resources.chunk_uri("app/greet.py#function-greet")),
+    lambda index: resources.complete(index, resources.TEMPLATE, resources.VARIABLE, "greet"),
+]
+
+
+async def test_resources_are_answered_in_place_while_the_index_loads(
+    tree: Path, started: Loader, held: threading.Event
+) -> None:
+    """A resource request while the index loads is answered from the cache read
+    in place, and the server knows to say so (``loading``)."""
+    answers = [
+        await asyncio.wait_for(started.ask(question), TIMEOUT) for question in RESOURCE_QUESTIONS
+    ]
+    assert _in_place(started) and all(loading for _answer, loading in answers)
+    held.set()
+    loader = await _start([tree], cache=False)
+    try:
+        loaded = [await loader.ask(question) for question in RESOURCE_QUESTIONS]
+    finally:
+        await _stop(loader)
+    assert [answer for answer, _ in answers] == [answer for answer, _ in loaded]
+    assert not any(loading for _answer, loading in loaded)
