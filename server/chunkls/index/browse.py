@@ -131,8 +131,9 @@ def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], b
             return list(found)[:limit], True
     mode = store.search_mode()
     if not found and "#" not in typed and query_problem(typed, mode) is None:
-        for hit in store.search(typed, limit + 1, mode):
-            found[hit.item.chunk.chunk_id] = None
+        hits = store.search(typed, limit, mode)  # (as many as workspace/symbol asks for)
+        found = dict.fromkeys(hit.item.chunk.chunk_id for hit in hits)
+        return list(found), len(hits) == limit  # (then there may be more)
     if not found:
         found = dict.fromkeys(store.suggest(typed, limit))
     return list(found)[:limit], len(found) > limit
