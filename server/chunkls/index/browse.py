@@ -9,9 +9,10 @@ what was typed, then the store's suggestions when nothing else matched.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+from weakref import WeakKeyDictionary
 
 from chunkls.search.modes import query_problem
 
@@ -38,6 +39,39 @@ class Page(NamedTuple):
 
     stubs: list[tuple[Folder, Stub]]
     next: Place | None
+
+
+_SORTED: WeakKeyDictionary[object, tuple[object, list[str]]] = WeakKeyDictionary()
+"""Sorted paths, kept until the store changes (a page or a completion would
+sort thousands of paths each time)."""
+
+
+def _kept(owner: object, key: object, paths: Callable[[], Iterator[str] | list[str]]) -> list[str]:
+    kept = _SORTED.get(owner)
+    if kept is None or kept[0] != key:
+        kept = _SORTED[owner] = (key, sorted(paths()))
+    return kept[1]
+
+
+def _state(store: ChunkStore) -> object:
+    """What changes whenever a folder's paths may have changed."""
+    return (store.version, store.folders_version, [f.in_place is None for f in store.folders])
+
+
+def sorted_paths(store: ChunkStore, folder: Folder) -> list[str]:
+    """A folder's files with chunks, sorted (``Folder.paths``, kept)."""
+    return _kept(folder, _state(store), folder.paths)
+
+
+def sources_starting(store: ChunkStore, prefix: str) -> list[str]:
+    """The source paths that start with ``prefix``, sorted (kept sorted: a bisection)."""
+    every = _kept(store, _state(store), lambda: iter(store.source_paths()))
+    found = []
+    for path in every[bisect_left(every, prefix) :]:
+        if not path.startswith(prefix):
+            break
+        found.append(path)
+    return found
 
 
 def prefixes_under(folder: Folder, under: Sequence[Path]) -> list[str] | None:
@@ -77,7 +111,7 @@ def chunk_page(
             if (part, folder.position) < (begin.part, begin.position):
                 continue
             prefixes = prefixes_under(folder, under) if under else None
-            paths = folder.paths()
+            paths = sorted_paths(store, folder)
             at = 0
             index = 0
             if (part, folder.position) == (begin.part, begin.position):
@@ -102,7 +136,7 @@ def _path_ids(store: ChunkStore, typed: str) -> Iterator[str]:
     """The IDs of the files whose path starts with ``typed`` (or, with a ``#``,
     of that file whose identity starts with what follows it), in corpus order."""
     path, hash_sign, _ = typed.partition("#")
-    paths = [path] if hash_sign else store.source_paths_starting(path)
+    paths = [path] if hash_sign else sources_starting(store, path)
     for source_path in paths:
         for folder in sorted(store.folders, key=lambda folder: folder.position):
             for rel_path in folder.sources(source_path):
@@ -131,9 +165,8 @@ def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], b
             return list(found)[:limit], True
     mode = store.search_mode()
     if not found and "#" not in typed and query_problem(typed, mode) is None:
-        hits = store.search(typed, limit, mode)  # (as many as workspace/symbol asks for)
-        found = dict.fromkeys(hit.item.chunk.chunk_id for hit in hits)
-        return list(found), len(hits) == limit  # (then there may be more)
+        hits = store.search_ids(typed, limit, mode)  # (as many as workspace/symbol asks)
+        return list(dict.fromkeys(hits)), len(hits) == limit  # (then there may be more)
     if not found:
         found = dict.fromkeys(store.suggest(typed, limit))
     return list(found)[:limit], len(found) > limit

@@ -118,6 +118,10 @@ class Queries(Protocol):
         """The best chunks for a query, best first, ties in corpus order; ``where``
         filters by ``source_path``."""
 
+    def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
+        """The chunk IDs of ``search``'s hits, in its order, without reading any
+        chunk's text (a file's repeated ID comes once per chunk)."""
+
     # -- citations -------------------------------------------------------------------
 
     def check(

@@ -44,6 +44,8 @@ RESOURCE_NOT_FOUND = -32002
 """The JSON-RPC error code the MCP specification gives an unknown resource."""
 INVALID_PARAMS = -32602
 _DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+_PLAIN = re.compile(r"[A-Za-z0-9_.~/#-]*")
+"""An ID whose only character to encode is ``#`` (most: encoded at once)."""
 
 
 class ResourceProblem(Exception):
@@ -58,6 +60,8 @@ class ResourceProblem(Exception):
 
 def chunk_uri(chunk_id: str) -> str:
     """A chunk's resource URI (``chunkls:///app/x.py%23function-f``)."""
+    if _PLAIN.fullmatch(chunk_id):
+        return PREFIX + chunk_id.replace("#", "%23")
     return PREFIX + quote(chunk_id, safe="/")
 
 
