@@ -119,12 +119,18 @@ async def test_every_chunk_is_listed_page_by_page_in_corpus_order(workspace: Pat
 
 
 async def test_the_clients_roots_come_first(workspace: Path) -> None:
-    async with session_of(workspace, roots=[workspace / "app"]) as session:
+    roots = [workspace / "app"]
+    async with session_of(workspace, roots=roots) as session:
         listed, _ = await every_page(session)
-    names = [resource.name for resource in listed]
-    first = [name for name in cli_ids(workspace) if name.startswith("app/")]
-    assert first and names[: len(first)] == first and names[0] != cli_ids(workspace)[0]
-    assert sorted(names) == sorted(cli_ids(workspace))
+        roots[:] = [workspace / "notes"]  # the client's roots change: it says so
+        await session.send_roots_list_changed()
+        relisted, _ = await every_page(session)
+    ids = cli_ids(workspace)
+    for pages, folder in ((listed, "app/"), (relisted, "notes/")):
+        names = [resource.name for resource in pages]
+        first = [name for name in ids if name.startswith(folder)]
+        assert first and names[: len(first)] == first and names[0] != ids[0]
+        assert sorted(names) == sorted(ids)
 
 
 @pytest.mark.parametrize("chunk_id", [None, *ODD])

@@ -266,3 +266,24 @@ def test_completion_of_another_template_or_argument_is_empty(
     index: Queries, ref: str, argument: str
 ) -> None:
     assert resources.complete(index, ref, argument, "app/") == {"values": []}
+
+
+def test_a_link_goes_to_the_chunk_or_to_lines_of_its_file(index: Queries, root: Path) -> None:
+    """The link builder: the chunk's URI for its own range (the default), the
+    file's lines for another (a search's best lines inside a long chunk)."""
+    (found,) = index.lookup("app/greet.py#class-Greeter")
+    chunk = found.chunk
+    link = resources.chunk_link(found)
+    assert link == resources.chunk_link(found, (chunk.start_line, chunk.end_line))
+    assert link == {
+        "type": "resource_link",
+        "uri": chunk_uri(chunk.chunk_id),
+        "name": chunk.chunk_id,
+        "description": f"app/greet.py:{chunk.start_line}-{chunk.end_line} Greeter",
+        "mimeType": "text/x-python",
+    }
+    lines = resources.chunk_link(found, (chunk.start_line + 1, chunk.end_line))
+    file_uri = (root.resolve() / "app" / "greet.py").as_uri()
+    assert lines["uri"] == f"{file_uri}#L{chunk.start_line + 1}-L{chunk.end_line}"
+    assert lines["name"] == chunk.chunk_id
+    assert lines["description"].startswith(f"app/greet.py:{chunk.start_line + 1}-")

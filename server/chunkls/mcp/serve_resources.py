@@ -142,6 +142,11 @@ class Resources:
                 for item in contents
             ]
 
+        async def roots_changed(_notification: types.RootsListChangedNotification) -> None:
+            self.roots = None  # asked again at the next page
+
+        server.notification_handlers[types.RootsListChangedNotification] = roots_changed
+
         @server.completion()  # type: ignore[untyped-decorator, no-untyped-call]
         async def completion(
             ref: types.PromptReference | types.ResourceTemplateReference,
