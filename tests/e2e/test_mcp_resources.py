@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,7 +26,7 @@ from pydantic import AnyUrl, FileUrl
 
 from chunkls.mcp.resources import MAX_VALUES, PAGE_SIZE, PREFIX, TEMPLATE, chunk_uri
 
-from .test_mcp import ENV, TIMEOUT, call, eventually, run_cli, text_of
+from .test_mcp import ENV, TIMEOUT, _receive, _send, call, eventually, run_cli, text_of
 
 REF = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
 ODD = {
@@ -300,3 +301,41 @@ async def test_a_client_that_never_asks_for_resources_sees_nothing_new(workspace
         await asyncio.sleep(0.3)
     assert "app/fresh.py" not in text_of(before)
     assert notified == []
+
+
+@pytest.mark.parametrize(
+    ("version", "linked"), [("2024-11-05", False), ("2025-03-26", False), ("2025-06-18", True)]
+)
+def test_a_client_of_a_protocol_before_links_gets_text_alone(
+    workspace: Path, tmp_path: Path, version: str, linked: bool
+) -> None:
+    """``resource_link`` came with protocol 2025-06-18: an older client's results
+    are as before, whether the SDK answers or the early reader (a second start
+    on the same cache)."""
+    env = {**ENV, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _start in range(2):
+        server = subprocess.Popen(
+            [sys.executable, "-m", "chunkls", "mcp", "--root", str(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        initialize = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "old", "version": "0"},
+        }
+        try:
+            _send(server, {"id": 0, "method": "initialize", "params": initialize})
+            _send(server, {"method": "notifications/initialized"})
+            arguments = {"name": "search_chunks", "arguments": {"query": "greet", "top_k": 3}}
+            _send(server, {"id": 1, "method": "tools/call", "params": arguments})
+            assert _receive(server, 0)["result"]["protocolVersion"] == version
+            content = _receive(server, 1)["result"]["content"]
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait(timeout=TIMEOUT)
+        kinds = [item["type"] for item in content]
+        assert kinds == ["text"] + ["resource_link"] * 3 * linked

@@ -25,7 +25,7 @@ from chunkls.mcp.freshness import Freshness
 from chunkls.mcp.inflight import DrainingInput, InFlight, TrackingOutput
 from chunkls.mcp.serve_resources import Resources
 from chunkls.mcp.service import McpService
-from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error
+from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error, links_allowed
 from chunkls.runtime.early_reader import EarlyReader
 from chunkls.runtime.streams import discard_output
 
@@ -103,7 +103,9 @@ def make_server(loader: Loader, resources: Resources | None = None) -> Server[An
         except Exception as problem:  # never die on one call: say what went wrong
             logger.exception("chunkls mcp: %s failed", name)
             answer = error(f"{name} failed inside chunkls: {problem}")
-        return types.CallToolResult.model_validate(call_result(answer))
+        asked = server.request_context.session.client_params
+        links = links_allowed(asked.protocolVersion if asked is not None else None)
+        return types.CallToolResult.model_validate(call_result(answer, links))
 
     (resources or Resources(loader)).register(server)
     return server

@@ -312,9 +312,22 @@ def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) ->
     )
 
 
-def call_result(answer: Answer) -> dict[str, Any]:
-    """An answer as the JSON of an MCP ``CallToolResult``."""
-    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}, *answer.links]}
+LINKLESS_PROTOCOLS = ("2024-11-05", "2025-03-26")
+"""Protocol versions before ``resource_link`` content (2025-06-18): a client that
+negotiated one gets each result's text alone, as before."""
+
+
+def links_allowed(protocol_version: object) -> bool:
+    """Whether a client asking for this protocol version takes ``resource_link``
+    items (an unknown version is answered with the latest, which has them)."""
+    return protocol_version not in LINKLESS_PROTOCOLS
+
+
+def call_result(answer: Answer, links: bool = True) -> dict[str, Any]:
+    """An answer as the JSON of an MCP ``CallToolResult`` (with its links, unless
+    the client's protocol has none)."""
+    shown = answer.links if links else ()
+    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}, *shown]}
     if answer.structured is not None:
         result["structuredContent"] = answer.structured
     result["isError"] = answer.is_error
