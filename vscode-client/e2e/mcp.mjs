@@ -151,13 +151,17 @@ export async function mcpScenarios(ctx) {
 
   const input = page.locator('.quick-input-widget input');
   const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
-  /** "MCP: Browse Resources", then `typed` after the picker's own prefix. */
+  /** Types `typed` after the picker's own prefix ("mcpr "; the picker keeps what was typed last). */
+  const filter = async (typed) => {
+    const prefix = /^\S+\s/.exec(await input.inputValue())?.[0] ?? '';
+    await input.fill(`${prefix}${typed}`);
+  };
+  /** "MCP: Browse Resources", then `typed`. */
   const browse = async (typed) => {
     await runCommand('MCP: Browse Resources');
+    await filter('');
     await row('Chunk by ID').waitFor({ state: 'visible', timeout });
-    if (typed) {
-      await input.fill(`${await input.inputValue()}${typed}`);
-    }
+    await filter(typed);
   };
   /** The active editor tab is `name` and shows `text`. */
   const opened = async (name, text) => {
@@ -183,9 +187,9 @@ export async function mcpScenarios(ctx) {
       throw new Error(`the resource row shows ${JSON.stringify(shown)}`);
     }
     await shot?.('mcp-resources');
-    await input.fill(`${await input.inputValue()}farewell`);
-    await row('app/greet.py#function-farewell').click();
-    await opened('greet.py#function-farewell', 'Thanks for visiting');
+    await filter('greet');
+    await row('app/greet.py#function-greet').click();
+    await opened('greet.py#function-greet', 'Say hello to someone by name');
   });
 
   await test('VS Code fills the chunk template by completion and opens the chunk', async () => {
