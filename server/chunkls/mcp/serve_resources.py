@@ -64,6 +64,8 @@ class Resources:
         self.roots: list[Path] | None = None
         """The client's roots (``None``: not asked yet)."""
         self._checking: asyncio.Task[None] | None = None
+        self._again = False
+        """Whether files changed again while they were being checked."""
 
     async def ask(self, question: Callable[[Queries], T]) -> tuple[T, bool]:
         """A question's answer, and whether it came while the index loads."""
@@ -97,17 +99,23 @@ class Resources:
     def changed(self) -> None:
         """Files changed on disk (in the event loop): tell the listener, once the
         write step shows that files came or went."""
-        if self.listener is None or self._checking or not self.loader.service.loaded:
+        if self.listener is None or not self.loader.service.loaded:
+            return
+        if self._checking is not None:
+            self._again = True  # checked once more when this check ends
             return
         self._checking = asyncio.get_running_loop().create_task(self._check(), name="listed")
 
     async def _check(self) -> None:
         try:
-            self.loader.service.session.catch_up()
-            files = self.files()
-            if self.known is not None and files != self.known and self.listener is not None:
-                await self.listener.send_resource_list_changed()
-            self.known = files
+            self._again = True
+            while self._again:
+                self._again = False
+                self.loader.service.session.catch_up()
+                files = self.files()
+                if self.known is not None and files != self.known and self.listener is not None:
+                    await self.listener.send_resource_list_changed()
+                self.known = files
         except Exception:  # a notification lost, never the server
             logger.exception("chunkls mcp: notifications/resources/list_changed failed")
         finally:
