@@ -90,7 +90,12 @@ class McpService:
         if not self.loaded and (not in_place or session.pending()):
             return None  # (changed on disk since the cache was checked: wait for the load)
         session.catch_up()
-        answer = question(session.queries)
+        answer: T | None = None
+        try:
+            answer = question(session.queries)
+        except Exception:  # (an unknown resource): asked again below if something was missing
+            if not session.queries.incomplete:
+                raise
         if session.queries.incomplete:
             session.catch_up()
             if not self.loaded and not any(f.in_place for f in session.folders):
