@@ -10,6 +10,10 @@
 - process start to the first answered search on a warm cache (either mode), beside the start
   of a Python that only imports the MCP SDK's server (what a start costs that
   waits for the SDK; ``chunkls mcp`` answers before it has loaded);
+- the chunks as resources, the index loaded: one ``resources/list`` page (the
+  first, and each page after it, walking every page by its cursor) and
+  ``completion/complete`` of a chunk ID (path prefixes, names, an ID's start),
+  p50/p95, beside a ``ping`` (``--resources-only`` measures these alone);
 - freshness lag on a generated 2,000-file tree: a file written, then
   ``read_chunk`` asked for its new ID until it resolves; beside what the
   alternative design costs per call (one ``os.stat`` of every indexed file).
@@ -173,6 +177,7 @@ def measure_calls(corpus: Path, env: dict[str, str]) -> Result:
         [ids[n % len(ids)] for n in range(CALLS)],
     )
     pings = _timed(lambda _: session.request("ping", {}), list(range(CALLS)))
+    resources = measure_resources(session)
     session.close()
     import_floor = []
     for _ in range(3):
@@ -189,10 +194,72 @@ def measure_calls(corpus: Path, env: dict[str, str]) -> Result:
         "search_while_loading_bm25": _stats(loading_bm25),
         "read": _stats(reads),
         "ping": _stats(pings),
+        "resources": resources,
         "start_s": statistics.median(starts),
         "start_bm25_s": statistics.median(starts_bm25),
         "sdk_import_s": statistics.median(import_floor),
     }
+
+
+COMPLETIONS = [
+    "json/",
+    "asyncio/base_",
+    "http/client.py#class-HTTP",
+    "email/_header_value_parser.py#function-get_",
+    "Lib",
+    "parse arguments",
+    "HTTPConnection",
+    "urlsplit",
+    "ThreadPoolExecutor",
+    "decode error",
+    "",
+]
+"""What a person may type for the template's variable: path prefixes, an ID's
+start, names and words."""
+
+
+def measure_resources(session: Session) -> Result:
+    """``resources/list`` pages (every one, by its cursor) and completions, timed
+    over stdio once the index is loaded."""
+    firsts = _timed(lambda _: session.request("resources/list", {}), list(range(20)))
+    pages: list[float] = []
+    listed = 0
+    cursor: str | None = None
+    while True:
+        started = time.perf_counter()
+        answer = session.request("resources/list", {"cursor": cursor} if cursor else {})
+        pages.append((time.perf_counter() - started) * 1000)
+        listed += len(answer["result"]["resources"])
+        cursor = answer["result"].get("nextCursor")
+        if cursor is None:
+            break
+    reference = {"type": "ref/resource", "uri": "chunkls:///{chunk_id}"}
+    typed = [COMPLETIONS[n % len(COMPLETIONS)] for n in range(CALLS)]
+    completions = _timed(
+        lambda value: session.request(
+            "completion/complete",
+            {"ref": reference, "argument": {"name": "chunk_id", "value": value}},
+        ),
+        typed,
+    )
+    return {
+        "list_first_page": _stats(firsts),
+        "list_page": _stats(pages),
+        "pages": len(pages),
+        "listed": listed,
+        "complete": _stats(completions),
+    }
+
+
+def measure_resources_only(corpus: Path, env: dict[str, str]) -> Result:
+    """The resource figures alone, on a session of their own."""
+    session = Session(corpus, env)
+    session.wait_loaded()
+    try:
+        pings = _timed(lambda _: session.request("ping", {}), list(range(CALLS)))
+        return {"ping": _stats(pings), "resources": measure_resources(session)}
+    finally:
+        session.close()
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -245,8 +312,8 @@ def measure_freshness(files: int, env: dict[str, str]) -> Result:
         shutil.rmtree(tree, ignore_errors=True)
 
 
-def measure(corpus: Path, files: int = 2000) -> Result:
-    """Every MCP figure (on a cache of its own)."""
+def measure(corpus: Path, files: int = 2000, resources_only: bool = False) -> Result:
+    """Every MCP figure (on a cache of its own), or the resources' alone."""
     cache = tempfile.mkdtemp(prefix="chunkls-mcp-bench-")
     # bytecode written (outside the trees), as an installed chunkls and SDK have
     # it: this environment may set PYTHONDONTWRITEBYTECODE, and the SDK's modules
@@ -258,6 +325,8 @@ def measure(corpus: Path, files: int = 2000) -> Result:
     }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
+        if resources_only:
+            return measure_resources_only(corpus, env)
         return {**measure_calls(corpus, env), "freshness": measure_freshness(files, env)}
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -267,6 +336,26 @@ def rows(result: Result) -> list[tuple[str, str, str, str, str, bool | None]]:
     """(measurement, value, baseline, ratio, target, met) rows for bench/run.py's table."""
     ping = result["ping"]["p50_ms"]
     out: list[tuple[str, str, str, str, str, bool | None]] = []
+    resources = result.get("resources")
+    if resources is not None:
+        for key, name, goal, target in (
+            ("list_first_page", "resources/list, the first page", "p95 < 50 ms", 50),
+            ("list_page", f"resources/list, each of {resources['pages']} pages", "p95 < 50 ms", 50),
+            ("complete", "completion/complete of a chunk ID", "p95 < 20 ms", 20),
+        ):
+            stats = resources[key]
+            out.append(
+                (
+                    f"MCP {name}, p50 / p95",
+                    f"{stats['p50_ms']:.2f} / {stats['p95_ms']:.2f} ms",
+                    f"ping {ping:.2f} ms",
+                    f"{stats['p50_ms'] / ping:.1f}x",
+                    goal,
+                    stats["p95_ms"] < target,
+                )
+            )
+    if "search" not in result:
+        return out
     for key, name in (("search", "search_chunks"), ("read", "read_chunk")):
         stats = result[key]
         out.append(
@@ -327,8 +416,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--resources-only", action="store_true", help="the resources' figures")
     args = parser.parse_args()
-    result = measure(args.corpus.resolve(), args.files)
+    result = measure(args.corpus.resolve(), args.files, args.resources_only)
     print(json.dumps(result, indent=2))
     for name, value, baseline, ratio, target, met in rows(result):
         mark = "" if met is None else ("yes" if met else "NO")

@@ -55,7 +55,9 @@ async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> 
 
 
 def text_of(result: CallToolResult) -> str:
-    assert len(result.content) == 1 and result.content[0].type == "text"
+    """A result's text (its first item; resource links follow it)."""
+    assert result.content[0].type == "text"
+    assert all(item.type == "resource_link" for item in result.content[1:])
     return result.content[0].text
 
 

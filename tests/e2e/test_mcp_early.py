@@ -111,7 +111,7 @@ def without_notice(answer: Any) -> Any:
     if isinstance(structured, dict):
         structured = {k: v for k, v in structured.items() if k != "notice"}
     text = result["content"][0]["text"].replace(f"\n\n({LOADING_NOTICE})", "")
-    content = [{**result["content"][0], "text": text}]
+    content = [{**result["content"][0], "text": text}, *result["content"][1:]]  # (its links)
     return {**answer, "result": {**result, "content": content, "structuredContent": structured}}
 
 
@@ -143,6 +143,10 @@ def test_a_later_start_answers_early_what_the_sdk_answered(root: Path, tmp_path:
     # the third start's calls were answered from the cache, while its index loaded
     assert all(noticed(answer) for answer in third[3:])
     results = [answer.get("result") for answer in third]
+    # the kept initialize answer declares the resources and completion, as the SDK did
+    capabilities = results[0]["capabilities"]
+    assert capabilities["resources"] == {"subscribe": False, "listChanged": True}
+    assert capabilities["completions"] == {}
     assert results[1]["tools"] and results[2] == {}
     assert not results[3]["isError"] and results[3]["structuredContent"]["results"]
     assert results[8]["isError"] and results[9]["isError"]

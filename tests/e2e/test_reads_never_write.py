@@ -18,12 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from chunkls.cli import main as cli
 from chunkls.index.store import ChunkStore
+from chunkls.mcp.resources import TEMPLATE
 from tests import guards
 from tests.hardening.rpc import RawServer
 
@@ -192,10 +194,19 @@ async def _mcp_session(workspace: Path, log: Path, cache: Path) -> list[Any]:
             ClientSession(read, write) as session,
         ):
             await asyncio.wait_for(session.initialize(), TIMEOUT)
-            return [
+            results: list[Any] = [
                 await asyncio.wait_for(session.call_tool(name, arguments), TIMEOUT)
                 for name, arguments in CALLS
             ]
+            # the resources too: a page, a chunk read, a completion
+            listed = await asyncio.wait_for(session.list_resources(), TIMEOUT)
+            read = await asyncio.wait_for(session.read_resource(listed.resources[0].uri), TIMEOUT)
+            template = types.ResourceTemplateReference(type="ref/resource", uri=TEMPLATE)
+            done = await asyncio.wait_for(
+                session.complete(template, {"name": "chunk_id", "value": "app/"}), TIMEOUT
+            )
+            assert read.contents and done.completion.values
+            return results
 
 
 async def test_the_mcp_server_answers_without_writing(workspace: Path, tmp_path: Path) -> None:

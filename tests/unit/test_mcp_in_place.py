@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from chunkls.cli import main as cli
+from chunkls.mcp import resources
 from chunkls.mcp.server import Loader
 from chunkls.mcp.service import McpService
 from chunkls.mcp.tools import LOADING_NOTICE
@@ -166,3 +167,50 @@ async def test_several_roots_wait_for_the_index(tmp_path: Path, tree: Path) -> N
         assert answer.structured is not None and "notice" not in answer.structured
     finally:
         await _stop(loader)
+
+
+RESOURCE_QUESTIONS: list[Callable[[Any], Any]] = [
+    lambda index: resources.list_page(index, None),
+    lambda index: resources.read(index, resources.chunk_uri("app/greet.py#function-greet")),
+    lambda index: resources.complete(index, resources.TEMPLATE, resources.VARIABLE, "greet"),
+]
+
+
+async def test_resources_are_answered_in_place_while_the_index_loads(
+    tree: Path, started: Loader, held: threading.Event
+) -> None:
+    """A resource request while the index loads is answered from the cache read
+    in place, and the server knows to say so (``loading``)."""
+    answers = [
+        await asyncio.wait_for(started.ask(question), TIMEOUT) for question in RESOURCE_QUESTIONS
+    ]
+    assert _in_place(started) and all(loading for _answer, loading in answers)
+    held.set()
+    loader = await _start([tree], cache=False)
+    try:
+        loaded = [await loader.ask(question) for question in RESOURCE_QUESTIONS]
+    finally:
+        await _stop(loader)
+    assert [answer for answer, _ in answers] == [answer for answer, _ in loaded]
+    assert not any(loading for _answer, loading in loaded)
+
+
+async def test_a_resource_the_stale_cache_misses_waits_for_the_index(
+    tree: Path, started: Loader, held: threading.Event
+) -> None:
+    """As a tool call: an unknown resource read from a cache that turns out
+    stale is asked again once the index is loaded, not answered at once."""
+    await asyncio.wait_for(started.answer("search_chunks", {"query": "greet"}), TIMEOUT)
+    in_place = started.service.session.folders[0].in_place
+    assert in_place is not None
+    in_place.counts["zz_gone.py"] = 1  # a file the cache believes it has, with no row
+    in_place.named.append("zz_gone.py")
+    uri = resources.chunk_uri("zz_gone.py#module-1")
+    waiting = asyncio.ensure_future(started.ask(lambda index: resources.read(index, uri)))
+    await asyncio.sleep(0.3)
+    assert not waiting.done() and not _in_place(started)
+    held.set()
+    with pytest.raises(resources.ResourceProblem) as unknown:
+        await asyncio.wait_for(waiting, TIMEOUT)
+    assert unknown.value.code == resources.RESOURCE_NOT_FOUND
+    assert "zz_gone.py#module-1" in unknown.value.message

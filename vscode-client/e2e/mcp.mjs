@@ -10,6 +10,10 @@
 //    says "Discovered 4 tools" (code-server 4.139.1 does; VS Code's MCP support is
 //    an AI feature, so run.mjs leaves chat.disableAIFeatures off). A build without
 //    the command fails with the palette's answer as evidence.
+// 3. VS Code shows the chunks as MCP resources ("MCP: Browse Resources"): the
+//    template "Chunk by ID" and each chunk by its ID and URI; a chunk picked opens
+//    with its text; the template, filled by completion, opens another; a chunk
+//    attached to the chat shows in the chat's input.
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,7 +86,7 @@ function listTools(command, args, env, cwd, timeoutMs) {
  *   userData, workspace, python, bundledLibs (the PYTHONPATH the client builds)
  */
 export async function mcpScenarios(ctx) {
-  const { test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs } = ctx;
+  const { test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs, shot } = ctx;
 
   await test('the extension offers its bundled MCP server to VS Code', async () => {
     const needle = 'Offering the chunkls MCP server: ';
@@ -143,5 +147,77 @@ export async function mcpScenarios(ctx) {
       throw new Error('no chunkls mcp process runs in the workspace');
     }
     log(`  VS Code started chunkls mcp (pid ${pids.join(', ')}) and discovered its ${TOOLS.length} tools`);
+  });
+
+  const input = page.locator('.quick-input-widget input');
+  const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+  /** Types `typed` after the picker's own prefix ("mcpr "; the picker keeps what was typed last). */
+  const filter = async (typed) => {
+    const prefix = /^\S+\s/.exec(await input.inputValue())?.[0] ?? '';
+    await input.fill(`${prefix}${typed}`);
+  };
+  /** "MCP: Browse Resources", then `typed`. */
+  const browse = async (typed) => {
+    await runCommand('MCP: Browse Resources');
+    await filter('');
+    await row('Chunk by ID').waitFor({ state: 'visible', timeout });
+    await filter(typed);
+  };
+  /** The active editor tab is `name` and shows `text`. */
+  const opened = async (name, text) => {
+    await page
+      .waitForFunction(
+        ([tab, want]) =>
+          (document.querySelector('.tab.active')?.textContent || '').includes(tab) &&
+          [...document.querySelectorAll('.editor-instance .view-lines')].some((v) => v.textContent.replace(/\u00a0/g, ' ').includes(want)),
+        [name, text],
+        { timeout, polling: 100 },
+      )
+      .catch((e) => {
+        throw new Error(`no tab ${name} showing ${JSON.stringify(text)}: ${e.message.split('\n')[0]}`);
+      });
+  };
+
+  await test('VS Code lists the chunks as MCP resources and opens one with its text', async () => {
+    await browse('');
+    const listed = row('app/greet.py#function-greet');
+    await listed.waitFor({ state: 'visible', timeout });
+    const shown = await listed.textContent();
+    if (!shown.includes('chunkls:///app/greet.py%23function-greet') || !shown.includes('app/greet.py:4-6')) {
+      throw new Error(`the resource row shows ${JSON.stringify(shown)}`);
+    }
+    await shot?.('mcp-resources');
+    await filter('greet');
+    await row('app/greet.py#function-greet').click();
+    await opened('greet.py#function-greet', 'Say hello to someone by name');
+  });
+
+  await test('VS Code fills the chunk template by completion and opens the chunk', async () => {
+    await browse('Chunk by ID');
+    await row('Chunk by ID').click();
+    await page.keyboard.type('app/greet.py#fun');
+    const proposed = row('app/greet.py#function-shout');
+    await proposed.waitFor({ state: 'visible', timeout });
+    await proposed.click();
+    await opened('greet.py#function-shout', 'text.upper()');
+  });
+
+  await test('a chunk attached to the chat from the resources shows in its input', async () => {
+    await browse('greet');
+    const listed = row('app/greet.py#function-greet');
+    await listed.waitFor({ state: 'visible', timeout });
+    await listed.hover();
+    await listed.locator('.action-label[aria-label="Attach to chat"], .action-label[title="Attach to chat"]').first().click();
+    await page
+      .waitForFunction(
+        () => [...document.querySelectorAll('.interactive-input-part, .chat-input-container, .part.auxiliarybar')].some((e) => (e.textContent || '').includes('greet.py#function-greet')),
+        undefined,
+        { timeout, polling: 100 },
+      )
+      .catch((e) => {
+        throw new Error(`the chat's input shows no attached chunk: ${e.message.split('\n')[0]}`);
+      });
+    await shot?.('mcp-resource-attached');
+    log('  the chat input holds greet.py#function-greet (sending it needs a model: not done here)');
   });
 }

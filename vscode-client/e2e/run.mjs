@@ -781,7 +781,7 @@ try {
   });
 
   await terminalTests({ page, test, shot, waitInPage, waitHover, runCommand, openFile, waitActiveTab, waitCursorLine, textPosition, timeout, lineOf });
-  await mcpScenarios({ test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs });
+  await mcpScenarios({ test, page, runCommand, log, timeout, userData, workspace, python, bundledLibs, shot });
 } catch (error) {
   failed++;
   log(`e2e harness error: ${error && error.stack ? error.stack : error}`);

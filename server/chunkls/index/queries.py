@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from chunkls.chunking.models import LocatedChunk
     from chunkls.ids.grammar import ChunkRef
+    from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, Problem
     from chunkls.index.folder import Folder, IndexedChunk
     from chunkls.search.scorer import Hit
@@ -87,6 +88,15 @@ class Queries(Protocol):
     def chunk_ids(self) -> Iterator[str]:
         """Every chunk ID in corpus order (no text is read)."""
 
+    def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
+        """Up to ``limit`` chunks without their texts from ``start`` on (the
+        first page: ``None``): the files under the absolute paths ``under`` first,
+        then the rest, each in corpus order; with where the next page starts."""
+
+    def propose_ids(self, typed: str, limit: int) -> tuple[list[str], bool]:
+        """Chunk IDs for what was typed (a path prefix, part of a name, an ID's
+        start), best first, at most ``limit``; and whether there are more."""
+
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
 
@@ -107,6 +117,10 @@ class Queries(Protocol):
     ) -> list[Hit[IndexedChunk]]:
         """The best chunks for a query, best first, ties in corpus order; ``where``
         filters by ``source_path``."""
+
+    def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
+        """The chunk IDs of ``search``'s hits, in its order, without reading any
+        chunk's text (a file's repeated ID comes once per chunk)."""
 
     # -- citations -------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
+    from chunkls.index.browse import Page, Place
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
@@ -487,6 +488,25 @@ class ChunkStore:
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
+        hits = []
+        for score, folder, stored, number in self._ranked(query, top_k, mode, where):
+            chunks = self._unpack(folder, stored)
+            if number < len(chunks):
+                hits.append(Hit(score, IndexedChunk(folder, chunks[number])))
+        return hits
+
+    def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
+        ids = []
+        for _score, _folder, stored, number in self._ranked(query, top_k, mode, None):
+            stubs = self._stubs(stored.packed)
+            if number < len(stubs):
+                ids.append(stubs[number][0])
+        return ids
+
+    def _ranked(
+        self, query: str, top_k: int, mode: str | None, where: Callable[[str], bool] | None
+    ) -> Iterator[tuple[float, Folder, StoredFile, int]]:
+        """``search``'s ranking: each hit's score, folder, file and place in it."""
         from chunkls.search.modes import rank  # (a question that is no search skips it)
 
         source = self.postings
@@ -503,13 +523,19 @@ class ChunkStore:
             stubs = self._stubs(found[1].packed) if found else ()
             return stubs[found[2]] if found and found[2] < len(stubs) else None
 
-        hits = []
         for doc, score in rank(source, query, top_k, self.search_mode(mode), describe, where):
             if found := stored_at(doc):
-                chunks = self._unpack(found[0], found[1])
-                if found[2] < len(chunks):
-                    hits.append(Hit(score, IndexedChunk(found[0], chunks[found[2]])))
-        return hits
+                yield (score, *found)
+
+    def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
+        from chunkls.index.browse import chunk_page
+
+        return chunk_page(self, start, limit, under)
+
+    def propose_ids(self, typed: str, limit: int) -> tuple[list[str], bool]:
+        from chunkls.index.browse import propose_ids
+
+        return propose_ids(self, typed, limit)
 
     def source_paths(self) -> set[str]:
         return {path for folder in self.folders for path in folder.source_paths()}

@@ -79,6 +79,8 @@ class McpEarly:
         self.answers = answers
         self.service = service
         """The service the server goes on answering with once the SDK has loaded."""
+        self.protocol_version: object = None
+        """The protocol version the client asked for at ``initialize``."""
 
     cut = staticmethod(cut_line)
     frame = staticmethod(frame)
@@ -87,7 +89,9 @@ class McpEarly:
         """The kept answer to an ``initialize`` request."""
         if message.get("method") != "initialize":
             return None
-        return self.answers.get(initialize_key(message.get("params")))
+        params = message.get("params")
+        self.protocol_version = params.get("protocolVersion") if isinstance(params, dict) else None
+        return self.answers.get(initialize_key(params))
 
     def answer(self, message: dict[str, Any]) -> Any:
         """``ping``, the kept ``tools/list``, and the tool calls the service can
@@ -105,10 +109,11 @@ class McpEarly:
         name = params.get("name")
         if not isinstance(name, str):
             return None
-        from chunkls.mcp.tools import call_result
+        from chunkls.mcp.tools import call_result, links_allowed
 
         answer = self.service.answer(name, params.get("arguments"))
-        return None if answer is None else call_result(answer)
+        links = links_allowed(self.protocol_version)
+        return None if answer is None else call_result(answer, links)
 
     def finish(self) -> None:
         """The reader stops: nothing to let go of (the service goes on)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from chunkls.index.session import Session
@@ -30,6 +30,8 @@ class Freshness:
         self.session = session
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.on_change: Callable[[], object] | None = None
+        """Called (in the watcher's thread) after changes inside a root were noted."""
 
     def start(self, roots: Sequence[Path]) -> None:
         """Watch the roots (before they are indexed: nothing changed meanwhile is lost)."""
@@ -70,10 +72,14 @@ class Freshness:
 
     def changed(self, paths: Iterable[str]) -> None:
         """Tell the session about changed absolute paths (in the watcher's thread)."""
+        noted = False
         for path in sorted(paths):
             inside = self.session.queries.folder_of(path)
             if inside is not None:
                 self.session.note_changed(inside[0], [inside[1]])
+                noted = True
+        if noted and self.on_change is not None:
+            self.on_change()
 
     def wanted(self, _change: object, path: str) -> bool:
         """Whether a change can matter: not inside a folder the corpus rules leave

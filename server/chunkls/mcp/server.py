@@ -11,24 +11,29 @@ import contextlib
 import io
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import mcp.types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 from chunkls import __version__
 from chunkls.mcp.freshness import Freshness
 from chunkls.mcp.inflight import DrainingInput, InFlight, TrackingOutput
+from chunkls.mcp.serve_resources import Resources
 from chunkls.mcp.service import McpService
-from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error
+from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error, links_allowed
 from chunkls.runtime.early_reader import EarlyReader
 from chunkls.runtime.streams import discard_output
 
+if TYPE_CHECKING:
+    from chunkls.index.queries import Queries
+
 logger = logging.getLogger("chunkls")
+T = TypeVar("T")
 
 
 class Loader:
@@ -54,9 +59,23 @@ class Loader:
                 return error("chunkls mcp: the index could not be loaded")
         return answer
 
+    async def ask(self, question: Callable[[Queries], T]) -> tuple[T, bool]:
+        """A question's answer (at once if possible, else once the index is
+        loaded), and whether it came from the cache read in place."""
+        loading = not self.service.loaded
+        answer = self.service.ask(question)
+        while answer is None:
+            await asyncio.shield(self.task)
+            loading = not self.service.loaded
+            answer = self.service.ask(question)
+            if answer is None and self.task.done():
+                raise RuntimeError("chunkls mcp: the index could not be loaded")
+        return answer, loading
 
-def make_server(loader: Loader) -> Server[Any, Any]:
-    """The MCP server: its tool list and its one call handler."""
+
+def make_server(loader: Loader, resources: Resources | None = None) -> Server[Any, Any]:
+    """The MCP server: its tool list, its one call handler, and the chunks as
+    resources."""
     server: Server[Any, Any] = Server("chunkls", version=__version__, instructions=INSTRUCTIONS)
     tools = [
         types.Tool(
@@ -84,9 +103,16 @@ def make_server(loader: Loader) -> Server[Any, Any]:
         except Exception as problem:  # never die on one call: say what went wrong
             logger.exception("chunkls mcp: %s failed", name)
             answer = error(f"{name} failed inside chunkls: {problem}")
-        return types.CallToolResult.model_validate(call_result(answer))
+        asked = server.request_context.session.client_params
+        links = links_allowed(asked.protocolVersion if asked is not None else None)
+        return types.CallToolResult.model_validate(call_result(answer, links))
 
+    (resources or Resources(loader)).register(server)
     return server
+
+
+OPTIONS = NotificationOptions(resources_changed=True)
+"""What the server notifies of: the resource list's changes."""
 
 
 async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
@@ -107,10 +133,14 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
     # watched before the load: nothing changed meanwhile is lost
     freshness.start([folder.root for folder in service.session.folders])
     loader = Loader(service)
-    server = make_server(loader)
+    resources = Resources(loader)
+    loop = asyncio.get_running_loop()
+    freshness.on_change = partial(loop.call_soon_threadsafe, resources.changed)
+    server = make_server(loader, resources)
     try:
         async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            options = server.create_initialization_options(OPTIONS)
+            await server.run(read_stream, write_stream, options)
     except* (anyio.ClosedResourceError, anyio.BrokenResourceError):
         # the client went away with a call in flight: its answer has nowhere to go
         logger.info("chunkls mcp: the client went away before an answer")

@@ -10,15 +10,19 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.session import Session
 from chunkls.mcp.tools import LOADING_NOTICE, Answer, Tools, checked, error, root_problem
 
+if TYPE_CHECKING:
+    from chunkls.index.queries import Queries
+
 logger = logging.getLogger("chunkls")
+T = TypeVar("T")
 
 INDEX_ELSEWHERE_FROM = 2_000
 """Files to chunk from which a root is indexed in a separate process, keeping
@@ -64,20 +68,40 @@ class McpService:
         (wait for ``load``, then ask again)."""
         session = self.session
         if not session.folders:
-            return error("chunkls has no folder to serve: " + "; ".join(self.problems))
+            return error(self.no_folder())
+        answer = self.ask(lambda queries: Tools(queries).call(name, arguments))
+        if answer is None:
+            return None
+        answer = checked(name, answer, session.queries, self.roots)
+        return answer if self.loaded else loading(answer)
+
+    def no_folder(self) -> str:
+        """Why there is nothing to answer from (no good root)."""
+        return "chunkls has no folder to serve: " + "; ".join(self.problems)
+
+    def ask(self, question: Callable[[Queries], T]) -> T | None:
+        """The write step, then a question of the index (a tool call, a resource
+        request); ``None`` while there is nothing to answer from (wait for
+        ``load``, then ask again). While ``loaded`` is false, the answer came
+        from the cache read in place."""
+        session = self.session
         session.read_in_place_if_current()  # (each folder is tried once)
         in_place = any(folder.in_place is not None for folder in session.folders)
         if not self.loaded and (not in_place or session.pending()):
             return None  # (changed on disk since the cache was checked: wait for the load)
         session.catch_up()
-        answer = Tools(session.queries).call(name, arguments)
+        answer: T | None = None
+        try:
+            answer = question(session.queries)
+        except Exception:  # (an unknown resource): asked again below if something was missing
+            if not session.queries.incomplete:
+                raise
         if session.queries.incomplete:
             session.catch_up()
             if not self.loaded and not any(f.in_place for f in session.folders):
                 return None  # the cache read in place was stale: the load answers
-            answer = Tools(session.queries).call(name, arguments)
-        answer = checked(name, answer, session.queries, self.roots)
-        return answer if self.loaded else loading(answer)
+            answer = question(session.queries)
+        return answer
 
     def load(self) -> Iterator[None]:
         """Index every root, a step at a time: the caller answers calls between."""
@@ -114,4 +138,4 @@ def loading(answer: Answer) -> Answer:
     structured = answer.structured
     if structured is not None:
         structured = {**structured, "notice": LOADING_NOTICE}
-    return Answer(f"{answer.text}\n\n({LOADING_NOTICE})", structured, answer.is_error)
+    return Answer(f"{answer.text}\n\n({LOADING_NOTICE})", structured, answer.is_error, answer.links)

@@ -20,10 +20,13 @@ from chunkls.chunking.corpus import compile_globs, glob_problem
 from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
+from chunkls.index.folder import IndexedChunk
+from chunkls.mcp.resources import chunk_link
 from chunkls.search import MODES
 from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
+    from chunkls.index.folder import Folder
     from chunkls.index.queries import Queries
 
 MAX_TOP_K = 100
@@ -266,11 +269,13 @@ SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 
 @dataclass(frozen=True)
 class Answer:
-    """A tool's result (an error may carry no structured content)."""
+    """A tool's result (an error may carry no structured content), and the
+    ``resource_link`` items that follow its text, one per chunk it names."""
 
     text: str
     structured: dict[str, Any] | None = None
     is_error: bool = False
+    links: tuple[dict[str, Any], ...] = ()
 
 
 class BadArguments(Exception):
@@ -307,9 +312,22 @@ def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) ->
     )
 
 
-def call_result(answer: Answer) -> dict[str, Any]:
-    """An answer as the JSON of an MCP ``CallToolResult``."""
-    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}]}
+LINKLESS_PROTOCOLS = ("2024-11-05", "2025-03-26")
+"""Protocol versions before ``resource_link`` content (2025-06-18): a client that
+negotiated one gets each result's text alone, as before."""
+
+
+def links_allowed(protocol_version: object) -> bool:
+    """Whether a client asking for this protocol version takes ``resource_link``
+    items (an unknown version is answered with the latest, which has them)."""
+    return protocol_version not in LINKLESS_PROTOCOLS
+
+
+def call_result(answer: Answer, links: bool = True) -> dict[str, Any]:
+    """An answer as the JSON of an MCP ``CallToolResult`` (with its links, unless
+    the client's protocol has none)."""
+    shown = answer.links if links else ()
+    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}, *shown]}
     if answer.structured is not None:
         result["structuredContent"] = answer.structured
     result["isError"] = answer.is_error
@@ -363,9 +381,11 @@ class Tools:
         where = (lambda path: matcher.match(path) is not None) if matcher is not None else None
         hits = index.search(query, top_k, mode, where)
         results = []
+        links = []
         lines = [f"Indexed {len(index)} chunks"]
         for rank, hit in enumerate(hits, 1):
             chunk = hit.item.chunk
+            links.append(chunk_link(hit.item))
             preview = _preview(chunk.text)
             results.append({**_range(chunk), "score": round(hit.score, 6), "preview": preview})
             symbol = f" {chunk.symbol}" if chunk.symbol else ""
@@ -375,7 +395,8 @@ class Tools:
         if not hits:
             where_said = f" in files matching {glob!r}" if glob else ""
             lines.append(f"No chunks match {query!r}{where_said}.")
-        return Answer("\n".join(lines), {"indexed": len(index), "mode": mode, "results": results})
+        structured = {"indexed": len(index), "mode": mode, "results": results}
+        return Answer("\n".join(lines), structured, links=tuple(links))
 
     def read_chunk(self, arguments: Mapping[str, Any]) -> Answer:
         """Chunks by ID (any written form), or the closest IDs to unknown ones."""
@@ -399,6 +420,7 @@ class Tools:
         chunks: list[dict[str, Any]] = []
         unknown: list[dict[str, Any]] = []
         parts: list[str] = []
+        links: list[dict[str, Any]] = []
         for ref in refs:
             found = self.index.resolve_first(candidate_ids(ref, None))
             if not found:
@@ -413,26 +435,30 @@ class Tools:
                 continue
             for entry in found:
                 chunk = entry.chunk
+                links.append(chunk_link(entry))
                 chunks.append({**_range(chunk), "file_type": chunk.file_type, "text": chunk.text})
                 # the CLI's `chunkls resolve` rendering, under the ID
                 parts.append(
                     f"{chunk.chunk_id}\n{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n"
                     f"{chunk.text}"
                 )
-        return Answer("\n\n".join(parts), {"chunks": chunks, "unknown": unknown}, bool(unknown))
+        structured = {"chunks": chunks, "unknown": unknown}
+        return Answer("\n\n".join(parts), structured, bool(unknown), tuple(links))
 
     def outline(self, arguments: Mapping[str, Any]) -> Answer:
         """One file's chunks: IDs, symbols and lines."""
         given = _string(arguments, "path", MAX_ARGUMENT)
         rel_path = self._source_path(given)
-        chunks = self._file_chunks(rel_path) if rel_path else ()
-        if not chunks:
+        folder, chunks = self._file_chunks(rel_path) if rel_path else (None, ())
+        if folder is None or not chunks:
             return error(self._no_chunks(given, rel_path))
         lines = [f"{rel_path}: {len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"]
         for chunk in chunks:
             symbol = f"  {chunk.symbol}" if chunk.symbol else ""
             lines.append(f"{chunk.chunk_id}  lines {chunk.start_line}-{chunk.end_line}{symbol}")
-        return Answer("\n".join(lines), {"path": rel_path, "chunks": list(map(_range, chunks))})
+        links = tuple(chunk_link(IndexedChunk(folder, chunk)) for chunk in chunks)
+        structured = {"path": rel_path, "chunks": list(map(_range, chunks))}
+        return Answer("\n".join(lines), structured, links=links)
 
     def check_citations(self, arguments: Mapping[str, Any]) -> Answer:
         """The chunk IDs of a draft that resolve to nothing, with suggestions."""
@@ -447,7 +473,11 @@ class Tools:
         positions = TextLines(text, "utf-32")
         problems = []
         lines = []
+        linked: dict[str, dict[str, Any]] = {}  # the first suggestion of each problem
         for problem in found:
+            for suggested in problem.suggestions[:1]:
+                if suggested not in linked and (entries := self.index.lookup(suggested)):
+                    linked[suggested] = chunk_link(entries[0])
             line, column = positions.position(problem.ref.start)
             problems.append(
                 {
@@ -466,7 +496,8 @@ class Tools:
             lines.append(f"{len(problems)} unknown chunk {noun} of {len(refs)} cited")
         else:
             lines.append(f"Every cited chunk ID resolves ({len(refs)} checked).")
-        return Answer("\n".join(lines), {"checked": len(refs), "problems": problems})
+        structured = {"checked": len(refs), "problems": problems}
+        return Answer("\n".join(lines), structured, links=tuple(linked.values()))
 
     def _source_path(self, given: str) -> str | None:
         """The root-relative path an agent meant (an absolute one inside a root, or
@@ -482,13 +513,13 @@ class Tools:
             return relative
         return path_written(text)
 
-    def _file_chunks(self, rel_path: str) -> tuple[LocatedChunk, ...]:
-        """Every chunk of a file, repeated IDs too (the first root that has it)."""
+    def _file_chunks(self, rel_path: str) -> tuple[Folder | None, tuple[LocatedChunk, ...]]:
+        """Every chunk of a file, repeated IDs too, and the first root that has it."""
         for folder in self.index.folders:
             chunks = self.index.file_chunks(folder, rel_path)
             if chunks:
-                return chunks
-        return ()
+                return folder, chunks
+        return None, ()
 
     def _no_chunks(self, given: str, rel_path: str | None) -> str:
         shown = given.strip()[:200]
