@@ -115,7 +115,8 @@ def test_renamed_function_is_found_by_its_old_text(tree: Path) -> None:
     history.forget_ids({cid: text for cid, text in old.items() if not index.queries.lookup(cid)})
     cited = "app/calc.py#function-compute_total"
     # by name alone the closest is the look-alike; by its old text it is zzz
-    assert fix_candidates(index.queries, cited)[0] == "app/calc.py#function-compute_totals_v2"
+    by_name = fix_candidates(index.queries, cited, replacement=False)
+    assert by_name[0] == "app/calc.py#function-compute_totals_v2"
     assert fix_candidates(index.queries, cited, history)[0] == "app/calc.py#function-zzz"
     # the session's own refresh kept the old text for the store's quick fixes
     assert index.store.history.text_of(cited) == old[cited]

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.citations import Citation, Problem
     from chunkls.index.folder import Folder, IndexedChunk
+    from chunkls.index.replacement import Replacement
     from chunkls.search.scorer import Hit
 
 
@@ -128,3 +129,8 @@ class Queries(Protocol):
 
     def citing(self, chunk_id: str) -> list[Citation]:
         """The citations of a chunk ID in the workspace's documents (those scanned)."""
+
+    def replacement(self, chunk_id: str) -> Replacement | None:
+        """What a chunk ID that does not resolve became (moved, renamed, changed or
+        deleted, with its evidence), from the text it last named in the folders' git
+        history or the index's own history; ``None`` when neither has it or it resolves."""

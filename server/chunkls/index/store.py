@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
+    from chunkls.index.history import GitHistory, Sighting
+    from chunkls.index.replacement import Replacement, TextIndex
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
@@ -64,6 +66,12 @@ class ChunkStore:
         """The stubs decoded last, by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
+        self.replacements: tuple[int, dict[str, Replacement | None]] = (-1, {})
+        """Answers of ``replacement`` at a store version, filled by the session's
+        write step (``Session.look_back``); a question only reads it."""
+        self.git_histories: dict[Folder, GitHistory] = {}
+        """Each folder's git history, read when a stale ID is first asked about."""
+        self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
     def history(self) -> ChunkHistory:
@@ -542,6 +550,39 @@ class ChunkStore:
 
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
+
+    def replacement(self, chunk_id: str) -> Replacement | None:
+        version, known = self.replacements
+        if version == self.version and chunk_id in known:
+            return known[chunk_id]
+        if self.has_id(chunk_id):
+            return None
+        sighting = self.sighting(chunk_id)
+        return self.text_index().match(sighting) if sighting is not None else None
+
+    def sighting(self, chunk_id: str) -> Sighting | None:
+        """The text a chunk ID last named: from the first folder's git history that
+        has it, else from the history of chunks that left the index."""
+        from chunkls.index.history import GitHistory, Sighting
+
+        for folder in self.folders:
+            history = self.git_histories.get(folder)
+            if history is None:
+                history = self.git_histories[folder] = GitHistory(folder.root_resolved)
+            found = history.sighting(chunk_id)
+            if found is not None:
+                return found
+        text = self.history.text_of(chunk_id)
+        return Sighting(chunk_id, text, None, None) if text is not None else None
+
+    def text_index(self) -> TextIndex:
+        """Today's chunk texts, indexed for ``replacement`` (kept until the store changes)."""
+        from chunkls.index.replacement import TextIndex
+
+        if self._text_index is None or self._text_index[0] != self.version:
+            texts = ((entry.chunk.chunk_id, entry.chunk.text) for entry in self.chunks())
+            self._text_index = (self.version, TextIndex(texts))
+        return self._text_index[1]
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

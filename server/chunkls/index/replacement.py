@@ -1,0 +1,210 @@
+"""What a stale chunk ID became: its last text (git, else the cache's history)
+matched against today's chunks.
+
+- **moved**: a chunk with the same text elsewhere;
+- **renamed**: the same text once the old name is replaced by the new one;
+- **changed**: a chunk of the same kind whose text is at least
+  ``CHANGED_SIMILARITY`` alike and ``CHANGED_LEAD`` ahead of the runner-up;
+- **deleted**: nothing alike.
+
+A replacement is ``certain`` (what ``check --fix`` rewrites) when it is one
+chunk: moved or renamed with no second candidate, or changed at
+``FIX_SIMILARITY`` or more and ``FIX_LEAD`` ahead of the runner-up.
+``TextIndex`` is the index of today's texts the matching reads, rebuilt when
+the store's version changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from chunkls.index.history import Sighting
+
+CHANGED_SIMILARITY = 0.6
+"""Least similarity (``difflib`` ratio of the texts) for a *changed* replacement."""
+CHANGED_LEAD = 0.05
+"""How far a changed replacement must be ahead of the runner-up to be offered first."""
+FIX_SIMILARITY = 0.8
+"""Least similarity of a changed replacement ``check --fix`` rewrites to."""
+FIX_LEAD = 0.1
+"""How far ahead of the runner-up a changed replacement ``check --fix`` rewrites to is."""
+SHORTLIST = 8
+"""Chunks compared in full (``difflib``) for a changed replacement, picked by shared words."""
+MOVED_CHARS = 40
+"""A moved chunk's text shorter than this is certain only under its old identity
+(a one-line body is found in many places)."""
+COMPARED_CHARS = 4_000
+"""Characters of each text compared."""
+
+KINDS = ("moved", "renamed", "changed", "deleted")
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+class Replacement(NamedTuple):
+    """A stale ID's fate, with its evidence."""
+
+    chunk_id: str | None
+    """The new ID (``None``: deleted)."""
+    kind: str
+    """``moved``, ``renamed``, ``changed`` or ``deleted``."""
+    commit: str | None
+    """The newest commit where the old ID was seen (``None``: from the cache's history)."""
+    date: str | None
+    similarity: float
+    """Of the old text and the new chunk's (0.0 for a deleted chunk)."""
+    certain: bool
+    """Clear enough to rewrite (``check --fix``)."""
+    old_text: str
+    """The text the old ID last named."""
+    bounded: bool = False
+    """Whether the history walk stopped at its bound."""
+
+    def evidence(self) -> dict[str, object]:
+        """As JSON (``chunkls check --format json``, the MCP tools)."""
+        return {
+            "chunk_id": self.chunk_id,
+            "kind": self.kind,
+            "commit": self.commit,
+            "date": self.date,
+            "similarity": round(self.similarity, 3),
+            "certain": self.certain,
+        }
+
+    def said(self) -> str:
+        """In words: ``moved to B in 1a2b3c4, 2026-03-02``."""
+        where = f"{self.commit[:7]}, {self.date}" if self.commit else "the index's history"
+        if self.chunk_id is None:
+            return f"deleted; last seen in {where}"
+        return f"{self.kind} to {self.chunk_id} in {where}"
+
+
+def _kind_of(identity: str) -> str:
+    return identity.partition("-")[0]
+
+
+def _name_of(identity: str) -> str:
+    kind, _, name = identity.partition("-")
+    return name if kind in ("function", "class") else ""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _unnamed(text: str, name: str) -> str:
+    """A text with its own name as a word replaced by a placeholder."""
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", "\0", text)
+
+
+class TextIndex:
+    """Today's chunk texts: by digest, by digest without their own name, by word."""
+
+    def __init__(self, chunks: Iterable[tuple[str, str]]) -> None:
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+        self.by_text: dict[bytes, list[int]] = {}
+        self.by_unnamed: dict[bytes, list[int]] = {}
+        self.by_word: dict[str, list[int]] = {}
+        seen: set[str] = set()
+        for chunk_id, text in chunks:
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            number = len(self.ids)
+            self.ids.append(chunk_id)
+            self.texts.append(text)
+            self.by_text.setdefault(_digest(text), []).append(number)
+            name = _name_of(chunk_id.partition("#")[2])
+            if name:
+                self.by_unnamed.setdefault(_digest(_unnamed(text, name)), []).append(number)
+            for word in set(_WORD.findall(text[:COMPARED_CHARS])):
+                self.by_word.setdefault(word, []).append(number)
+
+    def match(self, sighting: Sighting) -> Replacement:
+        """What the sighted chunk became."""
+        old_id, text = sighting.chunk_id, sighting.text
+        identity = old_id.partition("#")[2]
+        kind = _kind_of(identity)
+
+        def answer(new: int | None, what: str, similarity: float, certain: bool) -> Replacement:
+            return Replacement(
+                self.ids[new] if new is not None else None,
+                what,
+                sighting.commit,
+                sighting.date,
+                similarity,
+                certain,
+                text,
+                sighting.bounded,
+            )
+
+        same = [n for n in self.by_text.get(_digest(text), ()) if self.ids[n] != old_id]
+        if same:
+            best = self._nearest(old_id, same)
+            sure = len(text.strip()) >= MOVED_CHARS or self.ids[best[0]].endswith(f"#{identity}")
+            return answer(best[0], "moved", 1.0, len(best) == 1 and sure)
+        name = _name_of(identity)
+        if name:
+            renamed = [
+                n
+                for n in self.by_unnamed.get(_digest(_unnamed(text, name)), ())
+                if self.ids[n] != old_id and _kind_of(self.ids[n].partition("#")[2]) == kind
+            ]
+            if renamed:
+                best = self._nearest(old_id, renamed)
+                sure = len(text.strip()) >= MOVED_CHARS
+                return answer(best[0], "renamed", 1.0, len(best) == 1 and sure)
+        scored = self._similar(old_id, text, kind)
+        if scored:
+            top, number = scored[0]
+            runner = scored[1][0] if len(scored) > 1 else 0.0
+            if top >= CHANGED_SIMILARITY and top - runner >= CHANGED_LEAD:
+                certain = top >= FIX_SIMILARITY and top - runner >= FIX_LEAD
+                return answer(number, "changed", top, certain)
+        return answer(None, "deleted", 0.0, False)
+
+    def identity(self, number: int) -> str:
+        return self.ids[number].partition("#")[2]
+
+    def _nearest(self, old_id: str, numbers: list[int]) -> list[int]:
+        """The candidates closest to the old ID: same identity, then same path,
+        then the rest; the first group (more than one: ambiguous)."""
+        path, _, identity = old_id.partition("#")
+
+        def rank(number: int) -> int:
+            new_path, _, new_identity = self.ids[number].partition("#")
+            return (0 if new_identity == identity else 2) + (0 if new_path == path else 1)
+
+        best = min(map(rank, numbers))
+        return sorted((n for n in numbers if rank(n) == best), key=lambda n: self.ids[n])
+
+    def _similar(self, old_id: str, text: str, kind: str) -> list[tuple[float, int]]:
+        """The chunks of the same kind most alike, best first (a shortlist by words)."""
+        words = set(_WORD.findall(text[:COMPARED_CHARS]))
+        if not words:
+            return []
+        common = max(50, len(self.ids) // 10)
+        shared: dict[int, int] = {}
+        for word in words:
+            numbers = self.by_word.get(word, ())
+            if len(numbers) > common:
+                continue  # "self", "return": says nothing
+            for number in numbers:
+                shared[number] = shared.get(number, 0) + 1
+        same_kind = [
+            n for n in shared if self.ids[n] != old_id and _kind_of(self.identity(n)) == kind
+        ]
+        candidates = sorted(same_kind, key=lambda n: (-shared[n], n))[:SHORTLIST]
+        old = text[:COMPARED_CHARS]
+        scored = [(_ratio(old, self.texts[n][:COMPARED_CHARS]), n) for n in candidates]
+        scored.sort(key=lambda pair: (-pair[0], self.ids[pair[1]]))
+        return scored
+
+
+def _ratio(a: str, b: str) -> float:
+    return round(difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(), 6)
