@@ -175,6 +175,9 @@ class ChunkStore:
         else:
             stored = pack(chunks) if chunks is not None else None
             located = chunks
+        old = folder.files.get(rel_path)
+        if folder.cache is not None and old is not None and old.chunk_count:
+            self._remember_gone(folder, old, stored)
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -183,6 +186,15 @@ class ChunkStore:
                 folder.cache.delete(rel_path)
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
+
+    def _remember_gone(self, folder: Folder, old: StoredFile, new: StoredFile | None) -> None:
+        """Keep in the cache the last text of the chunk IDs a file's new chunks lose."""
+        kept = {stub[0] for stub in self._stubs(new.packed)} if new is not None else set()
+        if all(stub[0] in kept for stub in self._stubs(old.packed)):
+            return  # (a save usually keeps every ID: no text is read)
+        gone = {c.chunk_id: c.text for c in self._unpack(folder, old) if c.chunk_id not in kept}
+        if gone and folder.cache is not None:
+            folder.cache.remember_gone(gone)
 
     def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
         """Record that a file cannot be chunked (its old chunks are dropped)."""
@@ -283,6 +295,8 @@ class ChunkStore:
 
     def close(self) -> None:
         """Save and close every folder's cache (and let go of those read in place)."""
+        for history in self.git_histories.values():
+            history.close()
         self.save()
         for folder in self.folders:
             self.stop_reading_in_place(folder)
@@ -572,7 +586,10 @@ class ChunkStore:
             found = history.sighting(chunk_id)
             if found is not None:
                 return found
-        text = self.history.text_of(chunk_id)
+        text = self.history.text_of(chunk_id) if "history" in self.__dict__ else None
+        for folder in self.folders if text is None else ():
+            if folder.cache is not None and (text := folder.cache.gone_text(chunk_id)):
+                break
         return Sighting(chunk_id, text, None, None) if text is not None else None
 
     def text_index(self) -> TextIndex:
