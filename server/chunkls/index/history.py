@@ -11,6 +11,9 @@ It reads and never writes: nothing but git's objects, and only those of files
 under the folder (a path that climbs out, or an old symlink, is never read).
 When git is missing, the folder is no repository, or its ``.git`` is damaged,
 it answers nothing and the caller falls back to the cache's history.
+
+``open`` (the log read, the ``cat-file`` process started) is the session's
+write step; ``sighting``, a question's part, only talks to the running process.
 """
 
 from __future__ import annotations
@@ -89,8 +92,14 @@ class GitHistory:
 
     # -- opening -------------------------------------------------------------------
 
+    @property
+    def ready(self) -> bool:
+        """Whether ``sighting`` can answer (``open`` was taken, and its process runs)."""
+        return self._opened and (not self.usable or self._batch is not None)
+
     def open(self) -> bool:
-        """Read the repository's log once; whether there is a history to read."""
+        """Read the repository's log once and start ``cat-file`` (again, if it
+        ended); whether there is a history to read. The session's write step."""
         with self._lock:
             if not self._opened:
                 self._opened = True
@@ -103,6 +112,18 @@ class GitHistory:
                     if self.bounded:
                         self.note = f"only the newest {WALK_COMMITS} commits are read"
                         logger().info("%s: git history: %s", self.root, self.note)
+            if self.usable and self._batch is None:
+                try:
+                    self._batch = subprocess.Popen(
+                        ["git", "-C", os.fspath(self.root), "cat-file", "--batch"],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        env=_git_env(),
+                    )
+                except (OSError, subprocess.SubprocessError) as error:
+                    self.usable = False
+                    self.note = f"no git history ({error})"
             return self.usable
 
     def _git(self, *args: str) -> bytes:
@@ -164,31 +185,25 @@ class GitHistory:
     # -- reading blobs -----------------------------------------------------------------
 
     def _blob(self, name: str) -> bytes | None:
-        """An object's bytes through the long-lived ``git cat-file --batch``."""
-        for _ in range(2):
-            batch = self._batch
-            if batch is None or batch.poll() is not None:
-                batch = self._batch = subprocess.Popen(
-                    ["git", "-C", os.fspath(self.root), "cat-file", "--batch"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=_git_env(),
-                )
-            assert batch.stdin is not None and batch.stdout is not None
-            try:
-                batch.stdin.write(name.encode("ascii") + b"\n")
-                batch.stdin.flush()
-                header = batch.stdout.readline().split()
-                if len(header) != 3 or header[1] != b"blob":
-                    return None
-                size = int(header[2])
-                data = batch.stdout.read(size + 1)[:size]
-            except (OSError, ValueError):
-                self.close()
-                continue
-            return data if len(data) == size else None
-        return None
+        """An object's bytes through the long-lived ``git cat-file --batch`` (one
+        that ended is started again by the next ``open``)."""
+        batch = self._batch
+        if batch is None or batch.stdin is None or batch.stdout is None:
+            return None
+        try:
+            batch.stdin.write(name.encode("ascii") + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                if not header:  # it ended
+                    raise OSError("git cat-file ended")
+                return None
+            size = int(header[2])
+            data = batch.stdout.read(size + 1)[:size]
+        except (OSError, ValueError):
+            self.close()
+            return None
+        return data if len(data) == size else None
 
     def close(self) -> None:
         """End the ``cat-file`` process (a new one starts on the next read)."""
@@ -241,7 +256,7 @@ class GitHistory:
         if not identity or not safe_path(path) or not _chunked_kind(path):
             return None
         with self._lock:
-            if not self.open():
+            if not self.usable:
                 return None
             versions = self._versions.get(path, ())
             for number, version in enumerate(versions):

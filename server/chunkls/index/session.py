@@ -153,6 +153,7 @@ class Session:
                 self.index_folder(folder, progress)
                 continue
             touched += [(folder, path) for path in self.refresh(folder, sorted(rel_paths))]
+        self.open_histories()
         missing = sorted(store.texts_missing, key=lambda key: (key[0].position, key[1]))
         store.texts_missing.difference_update(missing)
         for folder in dict.fromkeys(folder for folder, _ in missing):
@@ -160,6 +161,20 @@ class Session:
                 paths = [rel_path for each, rel_path in missing if each is folder]
                 touched += [(folder, path) for path in self.refresh(folder, paths)]
         return touched
+
+    def open_histories(self) -> None:
+        """Open the git history of the folders a question wanted it of (the log
+        read, ``git cat-file`` started; again for one whose process ended)."""
+        from chunkls.index.history import GitHistory
+
+        store = self.store
+        for folder in list(store.histories_wanted):
+            store.histories_wanted.discard(folder)
+            if folder in store.folders:
+                history = store.git_histories.get(folder)
+                if history is None:
+                    history = store.git_histories[folder] = GitHistory(folder.root_resolved)
+                history.open()
 
     def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
         """The write step, then the question; both again while the answer turns

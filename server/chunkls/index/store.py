@@ -70,7 +70,10 @@ class ChunkStore:
         """Answers of ``replacement`` at a store version, filled by the session's
         write step (``Session.look_back``); a question only reads it."""
         self.git_histories: dict[Folder, GitHistory] = {}
-        """Each folder's git history, read when a stale ID is first asked about."""
+        """Each folder's git history, opened by the write step once a question wanted it."""
+        self.histories_wanted: set[Folder] = set()
+        """Folders whose git history a question wanted before it was open (the
+        answer is ``incomplete``: the write step opens it, the question is asked again)."""
         self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
@@ -147,6 +150,10 @@ class ChunkStore:
     def remove_folder(self, folder: Folder) -> None:
         """Drop a folder and all of its chunks (its cache stays for next time)."""
         self.save(folder)
+        history = self.git_histories.pop(folder, None)
+        if history is not None:
+            history.close()
+        self.histories_wanted.discard(folder)
         if folder.cache is not None:
             folder.cache.close()
             folder.cache = None
@@ -385,9 +392,13 @@ class ChunkStore:
 
     @property
     def incomplete(self) -> bool:
-        return bool(self.texts_missing) or any(
-            folder.in_place is not None and folder.in_place.stale is not None
-            for folder in self.folders
+        return (
+            bool(self.texts_missing)
+            or bool(self.histories_wanted)
+            or any(
+                folder.in_place is not None and folder.in_place.stale is not None
+                for folder in self.folders
+            )
         )
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
@@ -577,12 +588,15 @@ class ChunkStore:
     def sighting(self, chunk_id: str) -> Sighting | None:
         """The text a chunk ID last named: from the first folder's git history that
         has it, else from the history of chunks that left the index."""
-        from chunkls.index.history import GitHistory, Sighting
+        from chunkls.index.history import Sighting, safe_path
 
+        if not safe_path(chunk_id.partition("#")[0]):
+            return None  # never looked up: it would leave the root
         for folder in self.folders:
             history = self.git_histories.get(folder)
-            if history is None:
-                history = self.git_histories[folder] = GitHistory(folder.root_resolved)
+            if history is None or not history.ready:
+                self.histories_wanted.add(folder)  # (the write step opens it)
+                continue
             found = history.sighting(chunk_id)
             if found is not None:
                 return found
