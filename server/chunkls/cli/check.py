@@ -91,7 +91,8 @@ def check(command: Command) -> int:
         from chunkls.cli.fix import fix
 
         fixed = fix(command, found, write=not args.diff)
-    left = [item for number, item in enumerate(found) if number not in fixed]
+    # (--diff writes nothing: every stale ID remains)
+    left = [item for number, item in enumerate(found) if args.diff or number not in fixed]
     command.code = 1 if left else 0
     if args.format == "json":
         records = [record(item, number in fixed) for number, item in enumerate(found)]

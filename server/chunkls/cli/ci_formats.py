@@ -63,7 +63,8 @@ def sarif(
             result["properties"] = {"replacement": problem.replacement.evidence()}
         new_id = fixable(item)
         if new_id is not None and number not in fixed:
-            edit = rewrite(document.text, problem.ref, problem.chunk_id, new_id, document.language)
+            old_id = problem.replacement.old_id if problem.replacement else problem.chunk_id
+            edit = rewrite(document.text, problem.ref, old_id, new_id, document.language)
             start_line, start_column = _position(document.text, edit.start)
             end_line, end_column = _position(document.text, edit.end)
             result["fixes"] = [

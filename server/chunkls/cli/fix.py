@@ -37,9 +37,8 @@ def fix(command: Command, found: list[Found], write: bool) -> set[int]:
         if new_id is None:
             continue
         document = item.document
-        edit = rewrite(
-            document.text, item.problem.ref, item.problem.chunk_id, new_id, document.language
-        )
+        old_id = item.problem.replacement.old_id or item.problem.chunk_id  # type: ignore[union-attr]
+        edit = rewrite(document.text, item.problem.ref, old_id, new_id, document.language)
         by_document.setdefault(document.real, (document, []))[1].append((number, edit))
     fixed: set[int] = set()
     for document, edits in by_document.values():

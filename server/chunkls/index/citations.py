@@ -315,7 +315,11 @@ def check_text(
         if chunk_id in replaced:
             replacement = replaced[chunk_id]
         else:
-            replacement = index.replacement(chunk_id) if len(replaced) < REPLACE_FOR else None
+            replacement = None
+            if len(replaced) < REPLACE_FOR:  # (the IDs it may mean: as written, then relative)
+                for candidate in dict.fromkeys([chunk_id, *candidate_ids(ref, rel_path)]):
+                    if (replacement := index.replacement(candidate)) is not None:
+                        break
             replaced[chunk_id] = replacement
         suggestions = suggested.get(chunk_id)
         if suggestions is None:

@@ -63,6 +63,8 @@ class Replacement(NamedTuple):
     """The text the old ID last named."""
     bounded: bool = False
     """Whether the history walk stopped at its bound."""
+    old_id: str = ""
+    """The stale ID as looked up (a document-relative one made root-relative)."""
 
     def evidence(self) -> dict[str, object]:
         """As JSON (``chunkls check --format json``, the MCP tools)."""
@@ -145,6 +147,7 @@ class TextIndex:
                 certain,
                 text,
                 sighting.bounded,
+                old_id,
             )
 
         same = [n for n in self.by_text.get(_digest(text), ()) if self.ids[n] != old_id]
