@@ -397,7 +397,9 @@ def fix_candidates(
                 old_text = history.text_of(chunk_id)
             code = [c for c in same_file if c.identity.split("-", 1)[0] in ("function", "class")]
             if old_text is not None:
-                scored = sorted((-_similarity(old_text, c.text), c.chunk_id) for c in code)
+                from chunkls.index.replacement import similarity
+
+                scored = sorted((-similarity(old_text, c.text), c.chunk_id) for c in code)
                 ranked += [cid for _, cid in scored]
             ranked += _by_name(name, [c.chunk_id for c in code if c.identity.startswith(kind)])
             ranked += _by_name(name, [c.chunk_id for c in code])

@@ -102,7 +102,6 @@ class GitHistory:
         ended); whether there is a history to read. The session's write step."""
         with self._lock:
             if not self._opened:
-                self._opened = True
                 try:
                     self._read_log()
                     self.usable = True
@@ -124,6 +123,7 @@ class GitHistory:
                 except (OSError, subprocess.SubprocessError) as error:
                     self.usable = False
                     self.note = f"no git history ({error})"
+            self._opened = True  # (last: another thread's question waits for ``ready``)
             return self.usable
 
     def _git(self, *args: str) -> bytes:

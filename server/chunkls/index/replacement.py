@@ -25,7 +25,8 @@ from typing import NamedTuple
 from chunkls.index.history import Sighting
 
 CHANGED_SIMILARITY = 0.6
-"""Least similarity (``difflib`` ratio of the texts) for a *changed* replacement."""
+"""Least similarity (``similarity``: ``difflib``'s ratio of the texts' tokens) for
+a *changed* replacement."""
 CHANGED_LEAD = 0.05
 """How far a changed replacement must be ahead of the runner-up to be offered first."""
 FIX_SIMILARITY = 0.8
@@ -38,11 +39,14 @@ MOVED_CHARS = 40
 """A moved chunk's text shorter than this is certain only under its old identity
 (a one-line body is found in many places)."""
 COMPARED_CHARS = 4_000
-"""Characters of each text compared."""
+"""Characters of each text whose words pick the shortlist."""
+COMPARED_TOKENS = 1_500
+"""Tokens of each text compared (``difflib`` is quadratic in the worst case)."""
 
 KINDS = ("moved", "renamed", "changed", "deleted")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 class Replacement(NamedTuple):
@@ -207,11 +211,21 @@ class TextIndex:
             n for n in shared if self.ids[n] != old_id and _kind_of(self.identity(n)) == kind
         ]
         candidates = sorted(same_kind, key=lambda n: (-shared[n], n))[:SHORTLIST]
-        old = text[:COMPARED_CHARS]
-        scored = [(_ratio(old, self.texts[n][:COMPARED_CHARS]), n) for n in candidates]
+        old = tokens(text)
+        scored = [(_ratio(old, tokens(self.texts[n])), n) for n in candidates]
         scored.sort(key=lambda pair: (-pair[0], self.ids[pair[1]]))
         return scored
 
 
-def _ratio(a: str, b: str) -> float:
+def tokens(text: str) -> list[str]:
+    """A text's words and punctuation, in order (the first ``COMPARED_TOKENS``)."""
+    return _TOKEN.findall(text, 0, COMPARED_CHARS * 4)[:COMPARED_TOKENS]
+
+
+def _ratio(a: list[str], b: list[str]) -> float:
     return round(difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(), 6)
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two chunk texts are, 0 to 1: ``difflib``'s ratio of their tokens."""
+    return _ratio(tokens(a), tokens(b))

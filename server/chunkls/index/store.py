@@ -66,14 +66,13 @@ class ChunkStore:
         """The stubs decoded last, by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
-        self.replacements: tuple[int, dict[str, Replacement | None]] = (-1, {})
-        """Answers of ``replacement`` at a store version, filled by the session's
-        write step (``Session.look_back``); a question only reads it."""
         self.git_histories: dict[Folder, GitHistory] = {}
         """Each folder's git history, opened by the write step once a question wanted it."""
         self.histories_wanted: set[Folder] = set()
         """Folders whose git history a question wanted before it was open (the
         answer is ``incomplete``: the write step opens it, the question is asked again)."""
+        self.on_history_wanted: Callable[[], None] | None = None
+        """Called when a folder joins ``histories_wanted`` (a server takes the write step)."""
         self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
@@ -577,9 +576,6 @@ class ChunkStore:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
     def replacement(self, chunk_id: str) -> Replacement | None:
-        version, known = self.replacements
-        if version == self.version and chunk_id in known:
-            return known[chunk_id]
         if self.has_id(chunk_id):
             return None
         sighting = self.sighting(chunk_id)
@@ -595,7 +591,10 @@ class ChunkStore:
         for folder in self.folders:
             history = self.git_histories.get(folder)
             if history is None or not history.ready:
-                self.histories_wanted.add(folder)  # (the write step opens it)
+                if folder not in self.histories_wanted:
+                    self.histories_wanted.add(folder)  # (the write step opens it)
+                    if self.on_history_wanted is not None:
+                        self.on_history_wanted()
                 continue
             found = history.sighting(chunk_id)
             if found is not None:
