@@ -15,6 +15,7 @@ from chunkls.cli.usage import UsageError, check_root
 
 if TYPE_CHECKING:
     from chunkls.cli.commands import Command
+    from chunkls.ids.grammar import ChunkRef
     from chunkls.index.citations import Problem
     from chunkls.index.queries import Queries
 
@@ -63,12 +64,21 @@ def check(command: Command) -> int:
             continue
         documents.append(Document(shown, real, language_of(path.name), text, rel_path))
 
+    written: dict[int, list[ChunkRef]] = {}
+    """Each document's references (read once, when a question is asked twice)."""
+
     def question(queries: Queries) -> list[Found]:
+        from chunkls.ids.grammar import find_chunk_refs_in
         from chunkls.ids.positions import TextLines
 
         found: list[Found] = []
-        for document in documents:
-            problems = queries.check(document.text, document.language, folder, document.rel_path)
+        for number, document in enumerate(documents):
+            refs = written.get(number)
+            if refs is None:
+                refs = written[number] = find_chunk_refs_in(document.text, document.language)
+            problems = queries.check(
+                document.text, document.language, folder, document.rel_path, refs
+            )
             if not problems:
                 continue
             lines = TextLines(document.text, "utf-32")

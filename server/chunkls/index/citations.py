@@ -314,6 +314,9 @@ def check_text(
         chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
         if chunk_id in replaced:
             replacement = replaced[chunk_id]
+        elif index.incomplete:  # (asked again once the write step caught up: not now)
+            problems.append(Problem(ref, chunk_id, []))
+            continue
         else:
             replacement = None
             if len(replaced) < REPLACE_FOR:  # (the IDs it may mean: as written, then relative)

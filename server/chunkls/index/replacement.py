@@ -106,9 +106,14 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+_IDENTIFIER = re.compile(r"\w+")
+
+
 def _unnamed(text: str, name: str) -> str:
     """A text with its own name as a word replaced by a placeholder."""
-    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", "\0", text)
+    if name not in text:
+        return text
+    return _IDENTIFIER.sub(lambda word: "\0" if word.group() == name else word.group(), text)
 
 
 class TextIndex:
