@@ -130,6 +130,9 @@ class Queries(Protocol):
     def citing(self, chunk_id: str) -> list[Citation]:
         """The citations of a chunk ID in the workspace's documents (those scanned)."""
 
+    def cited_files(self) -> list[tuple[Folder, str]]:
+        """The workspace's documents that cite chunk IDs (those scanned), by folder and path."""
+
     def replacement(self, chunk_id: str) -> Replacement | None:
         """What a chunk ID that does not resolve became (moved, renamed, changed or
         deleted, with its evidence), from the text it last named in the folders' git

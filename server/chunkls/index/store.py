@@ -575,6 +575,11 @@ class ChunkStore:
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
+    def cited_files(self) -> list[tuple[Folder, str]]:
+        if "citations" not in self.__dict__:
+            return []
+        return sorted(self.citations.files, key=lambda key: (key[0].position, key[1]))
+
     def replacement(self, chunk_id: str) -> Replacement | None:
         if self.has_id(chunk_id):
             return None
