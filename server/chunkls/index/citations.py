@@ -314,12 +314,11 @@ def check_text(
         chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
         if chunk_id in replaced:
             replacement = replaced[chunk_id]
-        elif index.incomplete:  # (asked again once the write step caught up: not now)
-            problems.append(Problem(ref, chunk_id, []))
-            continue
         else:
             replacement = None
-            if len(replaced) < REPLACE_FOR:  # (the IDs it may mean: as written, then relative)
+            # the IDs it may mean, as written, then relative (while the answer is
+            # incomplete it is asked again: no history is looked up now)
+            if len(replaced) < REPLACE_FOR and not index.incomplete:
                 for candidate in dict.fromkeys([chunk_id, *candidate_ids(ref, rel_path)]):
                     if (replacement := index.replacement(candidate)) is not None:
                         break
@@ -327,7 +326,7 @@ def check_text(
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history, replacement=replacement)
+                fix_candidates(index, chunk_id, history, replacement=replacement or False)
                 if len(suggested) < suggest_for
                 else first_of(replacement)
             )

@@ -33,6 +33,9 @@ FIX_SIMILARITY = 0.8
 """Least similarity of a changed replacement ``check --fix`` rewrites to."""
 FIX_LEAD = 0.1
 """How far ahead of the runner-up a changed replacement ``check --fix`` rewrites to is."""
+CHANGED_TOKENS = 24
+"""Fewest tokens an old text has for a *changed* replacement (two short bodies are
+alike by their punctuation alone)."""
 SHORTLIST = 8
 """Chunks compared in full (``difflib``) for a changed replacement, picked by shared words."""
 MOVED_CHARS = 40
@@ -175,7 +178,7 @@ class TextIndex:
                 best = self._nearest(old_id, renamed)
                 sure = len(text.strip()) >= MOVED_CHARS
                 return answer(best[0], "renamed", 1.0, len(best) == 1 and sure)
-        scored = self._similar(old_id, text, kind)
+        scored = self._similar(old_id, text, kind) if len(tokens(text)) >= CHANGED_TOKENS else []
         if scored:
             top, number = scored[0]
             runner = scored[1][0] if len(scored) > 1 else 0.0

@@ -79,6 +79,25 @@ _CHUNK_FIELDS: dict[str, Any] = {
 }
 
 
+_REPLACEMENT: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "What a stale ID's history says its chunk became (null: no history).",
+    "properties": {
+        "chunk_id": {"type": ["string", "null"], "description": "The new ID (null: deleted)."},
+        "kind": {"type": "string", "enum": ["moved", "renamed", "changed", "deleted"]},
+        "commit": {
+            "type": ["string", "null"],
+            "description": "The newest commit that had the old ID (null: the index's history).",
+        },
+        "date": {"type": ["string", "null"], "description": "That commit's date."},
+        "similarity": {"type": "number", "description": "Of the old and the new text, 0 to 1."},
+        "certain": {"type": "boolean", "description": "Whether `chunkls check --fix` rewrites it."},
+    },
+    "required": ["chunk_id", "kind", "commit", "date", "similarity", "certain"],
+    "additionalProperties": False,
+}
+
+
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -175,9 +194,11 @@ SPECS = (
         "Read chunks by ID: their full text, file, line range and symbol. Pass one chunk "
         "ID or several, separated by spaces, commas or new lines (at most "
         f"{MAX_IDS}); an ID may be written bare (app/x.py#function-f), in backticks, as a "
-        "Markdown link target ([f](app/x.py#function-f)) or with a leading '/'. An ID that "
-        "resolves to nothing makes the result an error that names the closest existing "
-        "IDs. " + CITE,
+        "Markdown link target ([f](app/x.py#function-f)) or with a leading '/'. A stale ID "
+        "whose chunk moved or was renamed (the repository's history says where) answers the "
+        "chunk it became, with moved_from; a deleted one answers its last text, under "
+        "'deleted'. An ID that resolves to nothing makes the result an error that names the "
+        "closest existing IDs. " + CITE,
         _object(
             {
                 "chunk_id": _text(
@@ -189,9 +210,32 @@ SPECS = (
         ),
         _output(
             {
-                "chunks": _chunks(
-                    file_type={"type": "string", "description": "py or md."},
-                    text={"type": "string", "description": "The chunk's text."},
+                "chunks": _array(
+                    {
+                        **_CHUNK_FIELDS,
+                        "file_type": {"type": "string", "description": "py or md."},
+                        "text": {"type": "string", "description": "The chunk's text."},
+                        "moved_from": {
+                            "type": "string",
+                            "description": "The stale ID asked for, when this is where its"
+                            " chunk went (its history says so: see replacement).",
+                        },
+                        "replacement": _REPLACEMENT,
+                    },
+                    [*_CHUNK_FIELDS, "file_type", "text"],
+                ),
+                "deleted": _array(
+                    {
+                        "chunk_id": {"type": "string", "description": "As looked up."},
+                        "deleted": {"type": "boolean"},
+                        "commit": {"type": ["string", "null"]},
+                        "date": {"type": ["string", "null"]},
+                        "text": {
+                            "type": "string",
+                            "description": "Its last text (history: in no file today).",
+                        },
+                    },
+                    ["chunk_id", "deleted", "commit", "date", "text"],
                 ),
                 "unknown": _array(
                     {
@@ -253,9 +297,10 @@ SPECS = (
                         "column": {"type": "integer"},
                         "chunk_id": {"type": "string", "description": "As looked up."},
                         "written": {"type": "string", "description": "As in the text."},
+                        "replacement": _REPLACEMENT,
                         "suggestions": {"type": "array", "items": {"type": "string"}},
                     },
-                    ["line", "column", "chunk_id", "written", "suggestions"],
+                    ["line", "column", "chunk_id", "written", "replacement", "suggestions"],
                 ),
             }
         ),
@@ -390,6 +435,7 @@ class Tools:
                 f"app/x.py#module-1, README.md#heading-setup.{hint}",
                 {
                     "chunks": [],
+                    "deleted": [],
                     "unknown": [{"chunk_id": written[:200], "suggestions": suggestions}],
                 },
                 True,
@@ -398,9 +444,31 @@ class Tools:
             raise BadArguments(f"{len(refs)} chunk IDs given; at most {MAX_IDS} per call")
         chunks: list[dict[str, Any]] = []
         unknown: list[dict[str, Any]] = []
+        deleted: list[dict[str, Any]] = []
         parts: list[str] = []
         for ref in refs:
             found = self.index.resolve_first(candidate_ids(ref, None))
+            # a stale ID: where its history says the chunk went, or its last text
+            replacement = self.index.replacement(ref.chunk_id) if not found else None
+            if replacement is not None and replacement.chunk_id is not None:
+                found = self.index.lookup(replacement.chunk_id)
+                parts.append(f"{ref.chunk_id}: {replacement.said()}")
+            elif replacement is not None:
+                evidence = replacement.evidence()
+                deleted.append(
+                    {
+                        "chunk_id": ref.chunk_id,
+                        "deleted": True,
+                        "commit": evidence["commit"],
+                        "date": evidence["date"],
+                        "text": replacement.old_text,
+                    }
+                )
+                parts.append(
+                    f"{ref.chunk_id}: {replacement.said()}; its last text (history: in no"
+                    f" file today):\n{replacement.old_text}"
+                )
+                continue
             if not found:
                 suggestions = self.index.suggest(ref.chunk_id)
                 skipped = self.index.skip_reason(ref.path)
@@ -414,12 +482,15 @@ class Tools:
             for entry in found:
                 chunk = entry.chunk
                 chunks.append({**_range(chunk), "file_type": chunk.file_type, "text": chunk.text})
+                if replacement is not None:
+                    chunks[-1].update(moved_from=ref.chunk_id, replacement=replacement.evidence())
                 # the CLI's `chunkls resolve` rendering, under the ID
                 parts.append(
                     f"{chunk.chunk_id}\n{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n"
                     f"{chunk.text}"
                 )
-        return Answer("\n\n".join(parts), {"chunks": chunks, "unknown": unknown}, bool(unknown))
+        structured = {"chunks": chunks, "deleted": deleted, "unknown": unknown}
+        return Answer("\n\n".join(parts), structured, bool(unknown or deleted))
 
     def outline(self, arguments: Mapping[str, Any]) -> Answer:
         """One file's chunks: IDs, symbols and lines."""
@@ -449,17 +520,21 @@ class Tools:
         lines = []
         for problem in found:
             line, column = positions.position(problem.ref.start)
+            replacement = problem.replacement
             problems.append(
                 {
                     "line": line + 1,
                     "column": column + 1,
                     "chunk_id": problem.chunk_id,
                     "written": text[problem.ref.start : problem.ref.end],
+                    "replacement": replacement.evidence() if replacement is not None else None,
                     "suggestions": problem.suggestions,
                 }
             )
             # the CLI's `chunkls check` line, with "text" for the file's name
             hint = f" (did you mean {problem.suggestions[0]}?)" if problem.suggestions else ""
+            if replacement is not None:
+                hint = f" ({replacement.said()})"
             lines.append(f"text:{line + 1}:{column + 1}: unknown chunk ID {problem.chunk_id}{hint}")
         if problems:
             noun = "ID" if len(problems) == 1 else "IDs"
