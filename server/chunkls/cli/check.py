@@ -65,22 +65,34 @@ def check(command: Command) -> int:
         documents.append(Document(shown, real, language_of(path.name), text, rel_path))
 
     written: dict[int, list[ChunkRef]] = {}
-    """Each document's references (read once, when a question is asked twice)."""
+    """Each document's references (read once: a question may be asked twice)."""
 
     def question(queries: Queries) -> list[Found]:
         from chunkls.ids.grammar import find_chunk_refs_in
         from chunkls.ids.positions import TextLines
+        from chunkls.index.citations import SUGGEST_FOR
 
         found: list[Found] = []
         for number, document in enumerate(documents):
             refs = written.get(number)
             if refs is None:
                 refs = written[number] = find_chunk_refs_in(document.text, document.language)
+            # the suggestions after the history is known (an incomplete answer is asked again)
             problems = queries.check(
-                document.text, document.language, folder, document.rel_path, refs
+                document.text, document.language, folder, document.rel_path, refs, {}, 0
             )
-            if not problems:
+            if not problems or queries.incomplete:
                 continue
+            suggested: dict[str, list[str]] = {}
+            for index, problem in enumerate(problems):
+                suggestions = suggested.get(problem.chunk_id)
+                if suggestions is None:
+                    suggestions = suggested[problem.chunk_id] = (
+                        queries.fix_candidates(problem.chunk_id, 3, problem.replacement or False)
+                        if len(suggested) < SUGGEST_FOR
+                        else problem.suggestions
+                    )
+                problems[index] = problem._replace(suggestions=suggestions)
             lines = TextLines(document.text, "utf-32")
             for problem in problems:
                 line, column = lines.position(problem.ref.start)

@@ -124,8 +124,12 @@ class Queries(Protocol):
         """The chunk IDs written in a text that resolve to no chunk, with replacements
         (``chunkls.index.citations.check_text``)."""
 
-    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """Replacement IDs for one that does not resolve, best first."""
+    def fix_candidates(
+        self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True
+    ) -> list[str]:
+        """Replacement IDs for one that does not resolve, best first: what its
+        history says it became first (``replacement``: that answer, when the
+        caller has it; ``False``: none looked up)."""
 
     def citing(self, chunk_id: str) -> list[Citation]:
         """The citations of a chunk ID in the workspace's documents (those scanned)."""

@@ -567,10 +567,12 @@ class ChunkStore:
             self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
         )
 
-    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
+    def fix_candidates(
+        self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True
+    ) -> list[str]:
         from chunkls.index.citations import fix_candidates
 
-        return fix_candidates(self, chunk_id, self.history, limit)
+        return fix_candidates(self, chunk_id, self.history, limit, replacement)
 
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
