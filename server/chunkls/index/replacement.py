@@ -220,7 +220,19 @@ class TextIndex:
         ]
         candidates = sorted(same_kind, key=lambda n: (-shared[n], n))[:SHORTLIST]
         old = tokens(text)
-        scored = [(_ratio(old, tokens(self.texts[n])), n) for n in candidates]
+        # difflib's quick_ratio bounds its ratio from above: the full ratio is taken
+        # only of the candidates that could still be first or second
+        bounded = []
+        for number in candidates:
+            matcher = difflib.SequenceMatcher(None, old, tokens(self.texts[number]))
+            bounded.append((matcher.quick_ratio(), number, matcher))
+        bounded.sort(key=lambda item: (-item[0], self.ids[item[1]]))
+        scored: list[tuple[float, int]] = []
+        for bound, number, matcher in bounded:
+            second = sorted(pair[0] for pair in scored)[-2] if len(scored) >= 2 else -1.0
+            if bound < second:
+                break  # (neither it nor the rest can be first or the runner-up)
+            scored.append((round(matcher.ratio(), 6), number))
         scored.sort(key=lambda pair: (-pair[0], self.ids[pair[1]]))
         return scored
 
@@ -231,7 +243,7 @@ def tokens(text: str) -> list[str]:
 
 
 def _ratio(a: list[str], b: list[str]) -> float:
-    return round(difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(), 6)
+    return round(difflib.SequenceMatcher(None, a, b).ratio(), 6)
 
 
 def similarity(a: str, b: str) -> float:
