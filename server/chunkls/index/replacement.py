@@ -20,9 +20,12 @@ import difflib
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.index.history import Sighting
+from chunkls.index.history import Sighting, safe_path
+
+if TYPE_CHECKING:
+    from chunkls.index.store import ChunkStore
 
 CHANGED_SIMILARITY = 0.6
 """Least similarity (``similarity``: ``difflib``'s ratio of the texts' tokens) for
@@ -47,6 +50,25 @@ COMPARED_TOKENS = 1_500
 """Tokens of each text compared (``difflib`` is quadratic in the worst case)."""
 
 KINDS = ("moved", "renamed", "changed", "deleted")
+
+EVIDENCE_SCHEMA: dict[str, object] = {
+    "type": ["object", "null"],
+    "description": "What a stale ID's history says its chunk became (null: no history).",
+    "properties": {
+        "chunk_id": {"type": ["string", "null"], "description": "The new ID (null: deleted)."},
+        "kind": {"type": "string", "enum": list(KINDS)},
+        "commit": {
+            "type": ["string", "null"],
+            "description": "The newest commit that had the old ID (null: the index's history).",
+        },
+        "date": {"type": ["string", "null"], "description": "That commit's date."},
+        "similarity": {"type": "number", "description": "Of the old and the new text, 0 to 1."},
+        "certain": {"type": "boolean", "description": "Whether `chunkls check --fix` rewrites it."},
+    },
+    "required": ["chunk_id", "kind", "commit", "date", "similarity", "certain"],
+    "additionalProperties": False,
+}
+"""``Replacement.evidence()`` as JSON Schema (the MCP tools' output schemas)."""
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -249,3 +271,28 @@ def _ratio(a: list[str], b: list[str]) -> float:
 def similarity(a: str, b: str) -> float:
     """How alike two chunk texts are, 0 to 1: ``difflib``'s ratio of their tokens."""
     return _ratio(tokens(a), tokens(b))
+
+
+def last_sighting(store: ChunkStore, chunk_id: str) -> Sighting | None:
+    """The text a chunk ID last named: from the first folder's git history that
+    has it, else from the history of chunks that left the index (in memory, then
+    each folder's cache). A folder whose history is not open yet is marked wanted
+    (the answer is incomplete: the write step opens it)."""
+    if not safe_path(chunk_id.partition("#")[0]):
+        return None  # never looked up: it would leave the root
+    for folder in store.folders:
+        history = store.git_histories.get(folder)
+        if history is None or not history.ready:
+            if folder not in store.histories_wanted:
+                store.histories_wanted.add(folder)
+                if store.on_history_wanted is not None:
+                    store.on_history_wanted()
+            continue
+        found = history.sighting(chunk_id)
+        if found is not None:
+            return found
+    text = store.history.text_of(chunk_id) if "history" in vars(store) else None
+    for folder in store.folders if text is None else ():
+        if folder.cache is not None and (text := folder.cache.gone_text(chunk_id)):
+            break
+    return Sighting(chunk_id, text, None, None) if text is not None else None

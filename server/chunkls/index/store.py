@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
-    from chunkls.index.history import GitHistory, Sighting
+    from chunkls.index.history import GitHistory
     from chunkls.index.replacement import Replacement, TextIndex
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
@@ -583,34 +583,12 @@ class ChunkStore:
         return sorted(self.citations.files, key=lambda key: (key[0].position, key[1]))
 
     def replacement(self, chunk_id: str) -> Replacement | None:
+        from chunkls.index.replacement import last_sighting
+
         if self.has_id(chunk_id):
             return None
-        sighting = self.sighting(chunk_id)
+        sighting = last_sighting(self, chunk_id)
         return self.text_index().match(sighting) if sighting is not None else None
-
-    def sighting(self, chunk_id: str) -> Sighting | None:
-        """The text a chunk ID last named: from the first folder's git history that
-        has it, else from the history of chunks that left the index."""
-        from chunkls.index.history import Sighting, safe_path
-
-        if not safe_path(chunk_id.partition("#")[0]):
-            return None  # never looked up: it would leave the root
-        for folder in self.folders:
-            history = self.git_histories.get(folder)
-            if history is None or not history.ready:
-                if folder not in self.histories_wanted:
-                    self.histories_wanted.add(folder)  # (the write step opens it)
-                    if self.on_history_wanted is not None:
-                        self.on_history_wanted()
-                continue
-            found = history.sighting(chunk_id)
-            if found is not None:
-                return found
-        text = self.history.text_of(chunk_id) if "history" in self.__dict__ else None
-        for folder in self.folders if text is None else ():
-            if folder.cache is not None and (text := folder.cache.gone_text(chunk_id)):
-                break
-        return Sighting(chunk_id, text, None, None) if text is not None else None
 
     def text_index(self) -> TextIndex:
         """Today's chunk texts, indexed for ``replacement`` (kept until the store changes)."""

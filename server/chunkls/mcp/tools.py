@@ -20,6 +20,7 @@ from chunkls.chunking.corpus import compile_globs, glob_problem
 from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
+from chunkls.index.replacement import EVIDENCE_SCHEMA
 from chunkls.search import MODES
 from chunkls.search.modes import mode_problem, query_problem
 
@@ -79,23 +80,7 @@ _CHUNK_FIELDS: dict[str, Any] = {
 }
 
 
-_REPLACEMENT: dict[str, Any] = {
-    "type": ["object", "null"],
-    "description": "What a stale ID's history says its chunk became (null: no history).",
-    "properties": {
-        "chunk_id": {"type": ["string", "null"], "description": "The new ID (null: deleted)."},
-        "kind": {"type": "string", "enum": ["moved", "renamed", "changed", "deleted"]},
-        "commit": {
-            "type": ["string", "null"],
-            "description": "The newest commit that had the old ID (null: the index's history).",
-        },
-        "date": {"type": ["string", "null"], "description": "That commit's date."},
-        "similarity": {"type": "number", "description": "Of the old and the new text, 0 to 1."},
-        "certain": {"type": "boolean", "description": "Whether `chunkls check --fix` rewrites it."},
-    },
-    "required": ["chunk_id", "kind", "commit", "date", "similarity", "certain"],
-    "additionalProperties": False,
-}
+_REPLACEMENT = EVIDENCE_SCHEMA
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
