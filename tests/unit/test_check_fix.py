@@ -128,6 +128,12 @@ WRITTEN = [
     ("log.jsonl", '{{"x": "{renamed_json}"}}', '{{"x": "{new_renamed_json}"}}'),
     ("log.jsonl", '{{"x": "{moved_json}"}}', '{{"x": "{new_moved_json}"}}'),
     ("cites.txt", "{renamed}\r\n{moved}\r\n", "{new_renamed}\r\n{new_moved}\r\n"),
+    # percent-encoded: the path stays as written, the identity is replaced
+    (
+        "a.md",
+        "[pct](../web/%68ttp.py#function-parse_etag)",
+        "[pct](../web/%68ttp.py#function-unquote_etag_header)",
+    ),
     ("bom.md", "\ufeff# T\n\n`{moved}` é\n", "\ufeff# T\n\n`{new_moved}` é\n"),
 ]
 
@@ -227,3 +233,17 @@ def test_sarif_is_valid_and_has_fixes_where_certain(repo: Path) -> None:
     broken = {**log, "version": "2.0.0"}  # the check can fail
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, schema)
+
+
+@pytest.mark.parametrize("quote", ["'", '"', "'" * 3])
+def test_fix_keeps_python_string_quotes(repo: Path, quote: str) -> None:
+    """A Python file given by name is checked in its strings; the quotes stay."""
+    script = repo / "tools" / "cite.py"
+    script.parent.mkdir()
+    text = f"# see {OLD['moved']}\nCITED = {quote}{OLD['renamed']}{quote}\n"
+    script.write_text(text, encoding="utf-8")
+    code, out, err = run(repo, "check", "--fix", str(script))
+    assert code == 0, out + err
+    assert script.read_text(encoding="utf-8") == (
+        f"# see {NEW['moved']}\nCITED = {quote}{NEW['renamed']}{quote}\n"
+    )
