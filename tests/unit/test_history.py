@@ -366,3 +366,30 @@ def test_the_history_lookup_reads_and_never_writes(
     assert "unquote_etag_header" in out.getvalue()
     assert guards.asked["refused"] == before["refused"]
     assert guards.asked["questions"] > before["questions"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "new", "commit", "said"),
+    [
+        (
+            "moved",
+            "b.py#function-f",
+            "1a2b3c4d5e",
+            "moved to b.py#function-f in 1a2b3c4, 2026-03-02",
+        ),
+        ("renamed", "a.py#function-g", None, "renamed to a.py#function-g, as the index saw it"),
+        (
+            "changed",
+            "b.py#function-g",
+            "1a2b3c4d5e",
+            "changed to b.py#function-g, 91% alike, in 1a2b3c4, 2026-03-02",
+        ),
+        ("deleted", None, "1a2b3c4d5e", "deleted; last seen in 1a2b3c4, 2026-03-02"),
+        ("deleted", None, None, "deleted; last seen by the index"),
+    ],
+)
+def test_the_evidence_in_words(kind: str, new: str | None, commit: str | None, said: str) -> None:
+    date = "2026-03-02" if commit else None
+    found = Replacement(new, kind, commit, date, 0.9123, False, "def f(): ...")
+    assert found.said() == said
+    assert found.evidence()["similarity"] == 0.912

@@ -107,15 +107,17 @@ class Replacement(NamedTuple):
         }
 
     def said(self) -> str:
-        """In words: ``moved to B in 1a2b3c4, 2026-03-02``."""
+        """In words: ``moved to B in 1a2b3c4, 2026-03-02``; a changed one says how
+        alike (``changed to B, 91% alike, in …``)."""
+        alike = f", {self.similarity:.0%} alike," if self.kind == "changed" else ""
         if self.commit is None:  # (outside git: the cache's history)
             if self.chunk_id is None:
                 return "deleted; last seen by the index"
-            return f"{self.kind} to {self.chunk_id}, as the index saw it"
+            return f"{self.kind} to {self.chunk_id}{alike.rstrip(',')}, as the index saw it"
         where = f"{self.commit[:7]}, {self.date}"
         if self.chunk_id is None:
             return f"deleted; last seen in {where}"
-        return f"{self.kind} to {self.chunk_id} in {where}"
+        return f"{self.kind} to {self.chunk_id}{alike} in {where}"
 
 
 def _kind_of(identity: str) -> str:
