@@ -364,6 +364,10 @@ def test_the_history_lookup_reads_and_never_writes(
     out = io.StringIO()
     assert cli(argv, out, io.StringIO()) == 1
     assert "unquote_etag_header" in out.getvalue()
+    resolve = ["resolve", "web/http.py#function-parse_etag", "--root", str(repo)]
+    out = io.StringIO()
+    assert cli(resolve, out, io.StringIO()) == 0  # followed to where it went
+    assert out.getvalue().startswith("web/http.py:1-")
     assert guards.asked["refused"] == before["refused"]
     assert guards.asked["questions"] > before["questions"]
 
