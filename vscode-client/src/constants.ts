@@ -38,6 +38,8 @@ export const ServerCommands = {
   chunks: 'chunkls.chunks',
   /** Where chunk IDs are: `{chunkId}`, `{chunkIds}` or `{text}` (a terminal line), optional `folder` URI. */
   resolve: 'chunkls.resolve',
+  /** Rewrite the workspace's stale chunk IDs whose replacement is certain (one WorkspaceEdit). */
+  fixCitations: 'chunkls.fixCitations',
 } as const;
 
 /** Custom notification the server sends when the index state changes (payload: status.ts's IndexStatus). */

@@ -112,7 +112,9 @@ def _chunks(chunks: argparse.ArgumentParser) -> None:
 def _resolve(resolve: argparse.ArgumentParser) -> None:
     resolve.add_argument("chunk_id", metavar="CHUNK_ID", help="e.g. app/x.py#function-f")
     resolve.add_argument(
-        "--json", action="store_true", help="print JSON (ID, path, lines, symbol, text)"
+        "--json",
+        action="store_true",
+        help="print JSON (ID, path, lines, symbol, text; for a stale ID its replacement)",
     )
 
 
@@ -125,7 +127,21 @@ def _check(check: argparse.ArgumentParser) -> None:
         "file of the root; a file that is not UTF-8 text is skipped and named)",
     )
     check.add_argument(
-        "--format", choices=("text", "json"), default="text", help="text (default) or json"
+        "--format",
+        choices=("text", "json", "github", "sarif"),
+        default="text",
+        help="text (default), json, github (workflow commands) or sarif (SARIF 2.1.0)",
+    )
+    check.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite each stale ID whose replacement is certain (moved, renamed, or changed "
+        "and clearly alike), in place, atomically",
+    )
+    check.add_argument(
+        "--diff",
+        action="store_true",
+        help="with --fix: print the rewrites as a unified diff, write nothing",
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,8 +20,10 @@ if TYPE_CHECKING:
     from chunkls.chunking.models import LocatedChunk
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
+    from chunkls.index.replacement import Replacement
 
 T = TypeVar("T")
+Resolved = tuple["list[IndexedChunk]", "Replacement | None", list[str], "str | None"]
 
 
 class ProgressBar:
@@ -200,29 +201,48 @@ class Command:
         ref = id_written(args.chunk_id)
         shown = ref.chunk_id if ref is not None else args.chunk_id.strip()
 
-        def question(queries: Queries) -> tuple[list[IndexedChunk], list[str], str | None]:
+        def question(queries: Queries) -> Resolved:
             found = queries.resolve_first(candidate_ids(ref, None)) if ref is not None else []
             if found:
-                return found, [], None
-            return [], queries.suggest(shown), queries.skip_reason(shown.partition("#")[0])
+                return found, None, [], None
+            replacement = queries.replacement(shown) if ref is not None else None
+            moved = replacement.chunk_id if replacement is not None else None
+            followed = queries.lookup(moved) if moved is not None else []
+            suggestions = queries.fix_candidates(shown) if ref is not None else []
+            if suggestions[:1] == [moved]:
+                suggestions = suggestions[1:]  # (the replacement is said first)
+            return followed, replacement, suggestions, queries.skip_reason(shown.partition("#")[0])
 
-        matches, suggestions, skipped = self.ask(session, question)
+        matches, replacement, suggestions, skipped = self.ask(session, question)
         self.code = 0 if matches else 1
-        if not matches:
+        if replacement is not None:
+            print(f"chunkls: {shown}: {replacement.said()}", file=self.err)
+        elif not matches:
             said_skipped = ref is not None and skipped is not None
             why = f": {shown.partition('#')[0]} was skipped: {skipped}" if said_skipped else ""
             print(f"chunkls: unknown chunk ID {shown}{why}", file=self.err)
-            if suggestions:
-                print("did you mean:", file=self.err)
-                for suggestion in suggestions:
-                    print(f"  {suggestion}", file=self.err)
+        if suggestions and not matches:
+            print("did you mean:", file=self.err)
+            for suggestion in suggestions:
+                print(f"  {suggestion}", file=self.err)
+        deleted = replacement is not None and not matches
         if args.json:
             record: dict[str, object] = {"chunks": [chunk_record(e.chunk) for e in matches]}
-            if not matches:
+            if replacement is not None:
+                record.update(
+                    moved_from=shown, replacement=replacement.evidence(), suggestions=suggestions
+                )
+                if deleted:
+                    record.update(unknown=shown, last_text=replacement.old_text)
+            elif not matches:
                 record.update(unknown=shown, suggestions=suggestions, skipped=skipped)
             json.dump(record, self.out, indent=2, ensure_ascii=False)
             self.out.write("\n")
             return self.code
+        if deleted and replacement is not None:  # its last text, marked as history
+            where = f"{replacement.commit[:7]}, {replacement.date}" if replacement.commit else ""
+            self.out.write(f"{shown} (deleted; last seen {where or 'in the index'})\n")
+            self.out.write(f"{replacement.old_text}\n")
         for number, entry in enumerate(matches):
             chunk = entry.chunk
             if number:
@@ -233,106 +253,14 @@ class Command:
         return self.code
 
     def check(self) -> int:
-        from chunkls.ids.positions import TextLines
-        from chunkls.index.citations import (
-            language_of,
-            read_text_file,
-            real_inside,
-            real_relative,
-        )
+        from chunkls.cli.check import check
 
-        args = self.args
-        root = check_root(args.root)
-        session = self.session(root)
-        folder = session.folders[0]
-        documents: list[tuple[str, str, str, str | None]] = []
-        unreadable: list[tuple[str, str | None]] = []
-        for shown, path, confine in check_targets(root, args.paths, folder.rules.glob_excludes):
-            real = os.path.realpath(path)  # once: the confinement and the relative path
-            inside = confine is None or real_inside(real, confine)
-            text = read_text_file(Path(real)) if inside else None
-            rel_path = real_relative(real, folder.root_resolved) or folder.relative(path)
-            if text is None:  # skipped, named once (below); the rest is checked
-                unreadable.append((shown, rel_path))
-                continue
-            documents.append((shown, language_of(path.name), text, rel_path))
-
-        def question(queries: Queries) -> list[dict[str, object]]:
-            problems: list[dict[str, object]] = []
-            for shown, language, text, rel_path in documents:
-                found = queries.check(text, language, folder, rel_path)
-                if not found:
-                    continue
-                lines = TextLines(text, "utf-32")
-                for problem in found:
-                    line, column = lines.position(problem.ref.start)
-                    problems.append(
-                        {
-                            "path": shown,
-                            "line": line + 1,
-                            "column": column + 1,
-                            "chunk_id": problem.chunk_id,
-                            "written": text[problem.ref.start : problem.ref.end],
-                            "suggestions": problem.suggestions,
-                        }
-                    )
-            return problems
-
-        problems = self.ask(session, question)
-        for shown, rel_path in unreadable:  # (a corpus file the index skipped is named already)
-            if rel_path is None or session.queries.skip_reason(rel_path) is None:
-                self.skipped += 1
-                if not args.quiet or args.strict:
-                    print(
-                        f"chunkls: skipped {shown}: not a readable UTF-8 text file", file=self.err
-                    )
-        self.code = 1 if problems else 0
-        if args.format == "json":
-            json.dump(problems, self.out, indent=2, ensure_ascii=False)
-            self.out.write("\n")
-        else:
-            for item in problems:
-                suggestions = item["suggestions"]
-                hint = f" (did you mean {suggestions[0]}?)" if suggestions else ""  # type: ignore[index]
-                self.out.write(
-                    f"{item['path']}:{item['line']}:{item['column']}: "
-                    f"unknown chunk ID {item['chunk_id']}{hint}\n"
-                )
-            if problems:
-                noun = "ID" if len(problems) == 1 else "IDs"
-                print(f"chunkls: {len(problems)} unknown chunk {noun}", file=self.err)
-        return self.code
+        return check(self)
 
     def eval(self) -> int:
         from chunkls.cli.evaluate import evaluate
 
         return evaluate(self)
-
-
-def check_targets(
-    root: Path, paths: list[str], excluded: Callable[[str], bool]
-) -> list[tuple[str, Path, Path | None]]:
-    """The files to check, each with the name to print and the folder it must
-    not leave (``None`` for a file given by name); the root's walk applies
-    the configured excludes."""
-    from chunkls.index.citations import walk_citation_files
-
-    within = root.resolve()
-    if not paths:
-        return [(rel, root / rel, within) for rel in walk_citation_files(root, excluded=excluded)]
-    targets: list[tuple[str, Path, Path | None]] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            top = path.resolve()
-            targets += [
-                (os.path.join(given, rel), path / rel, top) for rel in walk_citation_files(path)
-            ]
-        elif path.is_file():
-            targets.append((given, path, None))
-        else:
-            raise UsageError(f"{given!r} does not exist")
-    return targets
 
 
 def chunk_record(chunk: LocatedChunk) -> dict[str, object]:

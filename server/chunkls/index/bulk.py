@@ -23,7 +23,7 @@ from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.storage.cache import Loaded, Row
 from chunkls.storage.listing import listing_of
-from chunkls.storage.packed import StoredFile, decode_stubs
+from chunkls.storage.packed import StoredFile, decode_stubs, unpack_stubs
 
 logger = logging.getLogger("chunkls")
 
@@ -60,6 +60,8 @@ class BulkIndexer:
         are then made searchable once all are chunked (``_search_deferred``); else
         each as it arrives, its chunks streamed to the cache."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
+        self.before: dict[tuple[Folder, str], Row] = {}
+        """The cache rows of files that changed since, until their new chunks are in."""
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all).
@@ -97,6 +99,7 @@ class BulkIndexer:
                             yield settled, total
                         done = total - len(todo)
                         yield done, total
+                before = self._texts_before(folder)
                 folder.deferred = {} if self.long_lived else None
                 stream = None if self.long_lived else folder.cache
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
@@ -107,6 +110,7 @@ class BulkIndexer:
                         if stream is not None and stream.pending_bytes >= STREAM_BYTES:
                             store.let_go_of_texts(folder, stream.flush())
                     yield done, total
+                self._remember_gone(folder, before)
                 if self.long_lived:
                     for _ in self._search_deferred(folder):
                         yield done, total
@@ -125,6 +129,34 @@ class BulkIndexer:
         finally:
             folder.touched = None
             folder.deferred = None
+
+    def _texts_before(self, folder: Folder) -> dict[str, dict[str, str]]:
+        """The texts the cache holds of the files changed since (by chunk ID)."""
+        rows = [(key[1], row) for key, row in self.before.items() if key[0] is folder]
+        for rel_path, _ in rows:
+            del self.before[(folder, rel_path)]
+        texts: dict[str, dict[str, str]] = {}
+        cache = folder.cache
+        if cache is None:
+            return texts
+        for rel_path, row in rows:
+            try:
+                blob = cache.texts(rel_path, row.generation)
+                old = unpack_stubs(decode_stubs(row.stubs or b""), blob) if blob else ()
+            except ValueError:
+                continue  # a damaged row: nothing to keep
+            texts[rel_path] = {chunk.chunk_id: chunk.text for chunk in old}
+        return texts
+
+    def _remember_gone(self, folder: Folder, before: dict[str, dict[str, str]]) -> None:
+        """Keep in the cache the last text of the chunk IDs the changed files lost
+        (``FolderCache.remember_gone``: what a stale ID became, outside git)."""
+        for rel_path, texts in before.items():
+            stored = folder.files.get(rel_path)
+            kept = {stub[0] for stub in decode_stubs(stored.packed)} if stored else set()
+            gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
+            if gone and folder.cache is not None:
+                folder.cache.remember_gone(gone)
 
     def _index_elsewhere(
         self, folder: Folder, done: int, total: int
@@ -254,6 +286,7 @@ class BulkIndexer:
                 reused.append((rel_path, row))
             else:
                 todo.append(file)
+                self.before[(folder, rel_path)] = row  # its chunks' texts may leave
         if cache is None or loaded is None:
             return
         stale = not reused or bool(todo) or loaded.snapshot is None

@@ -24,6 +24,7 @@ from chunkls.index.folder import Folder
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
+    from chunkls.index.replacement import Replacement
 
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt", *JSON_SUFFIXES})
@@ -271,10 +272,15 @@ class Problem(NamedTuple):
     chunk_id: str
     """The ID as it would be looked up (``#identity`` made absolute)."""
     suggestions: list[str]
+    """Replacement IDs, best first (``replacement``'s first, when it has one)."""
+    replacement: Replacement | None = None
+    """What the ID became, with its evidence (``Queries.replacement``)."""
 
 
 SUGGEST_FOR = 100
 """Distinct unknown IDs of one text that get replacement suggestions."""
+REPLACE_FOR = 10_000
+"""Distinct unknown IDs of one text whose history is looked up (``replacement``)."""
 
 
 def check_text(
@@ -295,6 +301,7 @@ def check_text(
     if folder is not None and rel_path is not None and folder.rules.check_excludes(rel_path):
         return []
     problems: list[Problem] = []
+    replaced: dict[str, Replacement | None] = {}
     suggested = {} if suggested is None else suggested
     suggest_for = SUGGEST_FOR if suggest_for is None else suggest_for
     if refs is None:
@@ -305,14 +312,32 @@ def check_text(
         if ref.form == "local" and rel_path is None:
             continue
         chunk_id = ref.chunk_id if ref.form != "local" else f"{rel_path}#{ref.identity}"
+        if chunk_id in replaced:
+            replacement = replaced[chunk_id]
+        else:
+            replacement = None
+            # the IDs it may mean, as written, then relative (while the answer is
+            # incomplete it is asked again: no history is looked up now)
+            if len(replaced) < REPLACE_FOR and not index.incomplete:
+                for candidate in dict.fromkeys([chunk_id, *candidate_ids(ref, rel_path)]):
+                    if (replacement := index.replacement(candidate)) is not None:
+                        break
+            replaced[chunk_id] = replacement
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history) if len(suggested) < suggest_for else []
+                fix_candidates(index, chunk_id, history, replacement=replacement or False)
+                if len(suggested) < suggest_for
+                else first_of(replacement)
             )
             suggested[chunk_id] = suggestions
-        problems.append(Problem(ref, chunk_id, suggestions))
+        problems.append(Problem(ref, chunk_id, suggestions, replacement))
     return problems
+
+
+def first_of(replacement: Replacement | None) -> list[str]:
+    """A replacement's new ID as a list of suggestions (none for a deleted chunk)."""
+    return [replacement.chunk_id] if replacement is not None and replacement.chunk_id else []
 
 
 class ChunkHistory:
@@ -338,18 +363,27 @@ class ChunkHistory:
 
 
 def fix_candidates(
-    index: Queries, chunk_id: str, history: ChunkHistory | None = None, limit: int = 3
+    index: Queries,
+    chunk_id: str,
+    history: ChunkHistory | None = None,
+    limit: int = 3,
+    replacement: Replacement | bool | None = True,
 ) -> list[str]:
     """Replacement IDs for one that does not resolve, best first (at most ``limit``).
 
-    Same file first: for ``module-N`` the module chunks nearest line N (and only
-    module chunks); for a function or class, the chunk whose old text is most
-    alike, then similar names; for a heading, slug variants, then similar slugs.
+    What its history says it became first (``Queries.replacement``; ``replacement``
+    is that answer when the caller has it already). Then the same file: for
+    ``module-N`` the module chunks nearest line N (and only module chunks); for a
+    function or class, the chunk whose old text is most alike, then similar names;
+    for a heading, slug variants, then similar slugs.
     Other files come after, by path similarity.
     """
+    if replacement is True:
+        replacement = index.replacement(chunk_id)
+    found = replacement if not isinstance(replacement, bool) else None
     path, _, identity = chunk_id.partition("#")
     same_file = index.chunks_of_source(path)
-    ranked: list[str] = []
+    ranked: list[str] = first_of(found)
     if same_file:
         kind, _, name = identity.partition("-")
         ids = list(dict.fromkeys(chunk.chunk_id for chunk in same_file))
@@ -360,10 +394,14 @@ def fix_candidates(
             modules.sort(key=lambda cid: (abs(int(identities[cid][7:]) - line), cid))
             ranked += modules
         elif kind in ("function", "class"):
-            old_text = history.text_of(chunk_id) if history is not None else None
+            old_text = found.old_text if found is not None else None
+            if old_text is None and history is not None:
+                old_text = history.text_of(chunk_id)
             code = [c for c in same_file if c.identity.split("-", 1)[0] in ("function", "class")]
             if old_text is not None:
-                scored = sorted((-_similarity(old_text, c.text), c.chunk_id) for c in code)
+                from chunkls.index.replacement import similarity
+
+                scored = sorted((-similarity(old_text, c.text), c.chunk_id) for c in code)
                 ranked += [cid for _, cid in scored]
             ranked += _by_name(name, [c.chunk_id for c in code if c.identity.startswith(kind)])
             ranked += _by_name(name, [c.chunk_id for c in code])
@@ -379,7 +417,9 @@ def fix_candidates(
     ranked += index.suggest(chunk_id, limit * 4 if stale_module else limit)
     if stale_module:
         # a stale module-N was module-level code: only module chunks can replace it
-        ranked = [cid for cid in ranked if _MODULE.fullmatch(cid.partition("#")[2])]
+        ranked = first_of(found) + [
+            cid for cid in ranked if _MODULE.fullmatch(cid.partition("#")[2])
+        ]
     return list(dict.fromkeys(candidate for candidate in ranked if candidate != chunk_id))[:limit]
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, Problem
     from chunkls.index.folder import Folder, IndexedChunk
+    from chunkls.index.replacement import Replacement
     from chunkls.search.scorer import Hit
 
 
@@ -137,8 +138,20 @@ class Queries(Protocol):
         """The chunk IDs written in a text that resolve to no chunk, with replacements
         (``chunkls.index.citations.check_text``)."""
 
-    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """Replacement IDs for one that does not resolve, best first."""
+    def fix_candidates(
+        self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True
+    ) -> list[str]:
+        """Replacement IDs for one that does not resolve, best first: what its
+        history says it became first (``replacement``: that answer, when the
+        caller has it; ``False``: none looked up)."""
 
     def citing(self, chunk_id: str) -> list[Citation]:
         """The citations of a chunk ID in the workspace's documents (those scanned)."""
+
+    def cited_files(self) -> list[tuple[Folder, str]]:
+        """The workspace's documents that cite chunk IDs (those scanned), by folder and path."""
+
+    def replacement(self, chunk_id: str) -> Replacement | None:
+        """What a chunk ID that does not resolve became (moved, renamed, changed or
+        deleted, with its evidence), from the text it last named in the folders' git
+        history or the index's own history; ``None`` when neither has it or it resolves."""

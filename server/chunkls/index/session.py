@@ -23,6 +23,7 @@ from chunkls.runtime.log import logger
 
 if TYPE_CHECKING:
     from chunkls.index.bulk import BulkIndexer, Progress
+    from chunkls.index.history import GitHistory
 
 # the indexing side (numpy, multiprocessing) is imported when something is indexed
 
@@ -66,6 +67,11 @@ class Session:
         self.rewalk = False
         """Set when nothing reports changes any more: each ``catch_up`` then
         indexes every folder again (unchanged files reused)."""
+        self._prepared: dict[Folder, GitHistory] = {}
+        """Git histories ``prepare_histories`` opened, for ``open_histories`` to install."""
+        self.histories_inline = True
+        """Whether ``catch_up`` opens the git histories questions wanted (a server
+        opens them in a thread instead: ``open_histories``, then ``catch_up``)."""
         self._changed: dict[Folder, set[str]] = {}
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
@@ -153,6 +159,8 @@ class Session:
                 self.index_folder(folder, progress)
                 continue
             touched += [(folder, path) for path in self.refresh(folder, sorted(rel_paths))]
+        if self.histories_inline:
+            self.open_histories()
         missing = sorted(store.texts_missing, key=lambda key: (key[0].position, key[1]))
         store.texts_missing.difference_update(missing)
         for folder in dict.fromkeys(folder for folder, _ in missing):
@@ -160,6 +168,39 @@ class Session:
                 paths = [rel_path for each, rel_path in missing if each is folder]
                 touched += [(folder, path) for path in self.refresh(folder, paths)]
         return touched
+
+    def prepare_histories(self) -> None:
+        """Read the git logs ``open_histories`` needs (any thread: a server runs
+        this slow part off its loop; nothing a question reads changes)."""
+        from chunkls.index.history import GitHistory
+
+        store = self.store
+        for folder in list(store.histories_wanted):
+            history = self._prepared.get(folder) or store.git_histories.get(folder)
+            if history is None:
+                history = self._prepared[folder] = GitHistory(folder.root_resolved)
+            history.open()
+
+    def open_histories(self) -> bool:
+        """Open the git history of the folders a question wanted it of (the log
+        read, ``git cat-file`` started; again for one whose process ended): the
+        store's answers change (its version moves). Whether any opened."""
+        from chunkls.index.history import GitHistory
+
+        store = self.store
+        opened = False
+        for folder in list(store.histories_wanted):
+            history = self._prepared.pop(folder, None) or store.git_histories.get(folder)
+            if history is None:
+                history = GitHistory(folder.root_resolved)
+            history.open()
+            if folder in store.folders:
+                store.git_histories[folder] = history  # (once open: a question reads it)
+                opened = True
+            store.histories_wanted.discard(folder)
+        if opened:
+            store.version += 1  # (answers memoised by version were made without it)
+        return opened
 
     def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
         """The write step, then the question; both again while the answer turns

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
+    from chunkls.index.history import GitHistory
+    from chunkls.index.replacement import Replacement, TextIndex
     from chunkls.index.suggest import Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
@@ -65,6 +67,14 @@ class ChunkStore:
         """The stubs decoded last, by their blob (``_stubs``)."""
         self._texts_lost: set[Folder] = set()
         """Folders whose cache lost texts the index relied on (logged once each)."""
+        self.git_histories: dict[Folder, GitHistory] = {}
+        """Each folder's git history, opened by the write step once a question wanted it."""
+        self.histories_wanted: set[Folder] = set()
+        """Folders whose git history a question wanted before it was open (the
+        answer is ``incomplete``: the write step opens it, the question is asked again)."""
+        self.on_history_wanted: Callable[[], None] | None = None
+        """Called when a folder joins ``histories_wanted`` (a server takes the write step)."""
+        self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
     def history(self) -> ChunkHistory:
@@ -140,6 +150,10 @@ class ChunkStore:
     def remove_folder(self, folder: Folder) -> None:
         """Drop a folder and all of its chunks (its cache stays for next time)."""
         self.save(folder)
+        history = self.git_histories.pop(folder, None)
+        if history is not None:
+            history.close()
+        self.histories_wanted.discard(folder)
         if folder.cache is not None:
             folder.cache.close()
             folder.cache = None
@@ -168,6 +182,9 @@ class ChunkStore:
         else:
             stored = pack(chunks) if chunks is not None else None
             located = chunks
+        old = folder.files.get(rel_path)
+        if folder.cache is not None and old is not None and old.chunk_count:
+            self._remember_gone(folder, old, stored)
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -176,6 +193,15 @@ class ChunkStore:
                 folder.cache.delete(rel_path)
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
+
+    def _remember_gone(self, folder: Folder, old: StoredFile, new: StoredFile | None) -> None:
+        """Keep in the cache the last text of the chunk IDs a file's new chunks lose."""
+        kept = {stub[0] for stub in self._stubs(new.packed)} if new is not None else set()
+        if all(stub[0] in kept for stub in self._stubs(old.packed)):
+            return  # (a save usually keeps every ID: no text is read)
+        gone = {c.chunk_id: c.text for c in self._unpack(folder, old) if c.chunk_id not in kept}
+        if gone and folder.cache is not None:
+            folder.cache.remember_gone(gone)
 
     def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
         """Record that a file cannot be chunked (its old chunks are dropped)."""
@@ -276,6 +302,8 @@ class ChunkStore:
 
     def close(self) -> None:
         """Save and close every folder's cache (and let go of those read in place)."""
+        for history in self.git_histories.values():
+            history.close()
         self.save()
         for folder in self.folders:
             self.stop_reading_in_place(folder)
@@ -364,9 +392,13 @@ class ChunkStore:
 
     @property
     def incomplete(self) -> bool:
-        return bool(self.texts_missing) or any(
-            folder.in_place is not None and folder.in_place.stale is not None
-            for folder in self.folders
+        return (
+            bool(self.texts_missing)
+            or bool(self.histories_wanted)
+            or any(
+                folder.in_place is not None and folder.in_place.stale is not None
+                for folder in self.folders
+            )
         )
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
@@ -561,13 +593,37 @@ class ChunkStore:
             self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
         )
 
-    def fix_candidates(self, chunk_id: str, limit: int = 3) -> list[str]:
+    def fix_candidates(
+        self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True
+    ) -> list[str]:
         from chunkls.index.citations import fix_candidates
 
-        return fix_candidates(self, chunk_id, self.history, limit)
+        return fix_candidates(self, chunk_id, self.history, limit, replacement)
 
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
+
+    def cited_files(self) -> list[tuple[Folder, str]]:
+        if "citations" not in self.__dict__:
+            return []
+        return sorted(self.citations.files, key=lambda key: (key[0].position, key[1]))
+
+    def replacement(self, chunk_id: str) -> Replacement | None:
+        from chunkls.index.replacement import last_sighting
+
+        if self.has_id(chunk_id):
+            return None
+        sighting = last_sighting(self, chunk_id)
+        return self.text_index().match(sighting) if sighting is not None else None
+
+    def text_index(self) -> TextIndex:
+        """Today's chunk texts, indexed for ``replacement`` (kept until the store changes)."""
+        from chunkls.index.replacement import TextIndex
+
+        if self._text_index is None or self._text_index[0] != self.version:
+            texts = ((entry.chunk.chunk_id, entry.chunk.text) for entry in self.chunks())
+            self._text_index = (self.version, TextIndex(texts))
+        return self._text_index[1]
 
 
 def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:

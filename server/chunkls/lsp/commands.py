@@ -10,6 +10,7 @@ from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,
+    FIX_CITATIONS,
     REINDEX,
     RESOLVE,
     SEARCH,
@@ -19,10 +20,10 @@ from chunkls.lsp.contract import (
     SearchArgs,
     configure_converter,
 )
-from chunkls.lsp.documents import chunk_at_line
+from chunkls.lsp.documents import chunk_at_line, get_document
 from chunkls.lsp.ranges import chunk_range, chunk_uri
-from chunkls.lsp.refs import resolve_written
-from chunkls.lsp.uris import path_of
+from chunkls.lsp.refs import refs_of, resolve_written
+from chunkls.lsp.uris import path_of, uri_of
 from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def register(server: ChunkServer) -> None:
     server.command(CHUNK_AT)(chunk_at)
     server.command(CHUNKS)(chunks)
     server.command(RESOLVE)(resolve)
+    server.command(FIX_CITATIONS)(fix_citations)
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
@@ -173,3 +175,46 @@ def _target(ls: ChunkServer, entry: IndexedChunk) -> dict[str, Any]:
         "symbol": chunk.symbol,
         "folder": str(entry.folder.root),
     }
+
+
+async def fix_citations(ls: ChunkServer) -> dict[str, Any]:
+    """chunkls.fixCitations: every stale chunk ID cited in the workspace's documents
+    whose replacement is certain (``chunkls check --fix``'s), rewritten through one
+    ``WorkspaceEdit`` the client applies (open documents as they are in the editor)."""
+    from lsprotocol import types
+
+    from chunkls.ids.rewrite import rewrite
+
+    changes: dict[str, list[types.TextEdit]] = {}
+    for folder, rel_path in ls.queries.cited_files():
+        uri = uri_of(folder.absolute(rel_path))
+        context = get_document(ls, uri)
+        if context is None:
+            continue
+        problems = ls.queries.check(
+            context.text, context.language, context.folder, context.rel_path, refs_of(context)
+        )
+        for problem in problems:
+            found = problem.replacement
+            if found is None or not found.certain or found.chunk_id is None:
+                continue
+            edit = rewrite(
+                context.text, problem.ref, found.old_id, found.chunk_id, context.language
+            )
+            start, end = context.lines.position(edit.start), context.lines.position(edit.end)
+            changes.setdefault(uri, []).append(
+                types.TextEdit(
+                    range=types.Range(types.Position(*start), types.Position(*end)),
+                    new_text=edit.new_text,
+                )
+            )
+    fixed = sum(map(len, changes.values()))
+    applied = False
+    if changes:
+        answer = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(
+                edit=types.WorkspaceEdit(changes=changes), label="Fix stale chunk IDs"
+            )
+        )
+        applied = bool(answer.applied)
+    return {"files": len(changes), "fixed": fixed if applied else 0, "applied": applied}

@@ -28,7 +28,11 @@ CHUNKS = "chunkls.chunks"
 RESOLVE = "chunkls.resolve"
 """Where chunk IDs are: an ID, a list of IDs, or the IDs written in a text (``ResolveArgs``)."""
 
-SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE)
+FIX_CITATIONS = "chunkls.fixCitations"
+"""Rewrite every stale chunk ID of the workspace's documents whose replacement is
+certain, through one ``workspace/applyEdit`` (no argument)."""
+
+SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE, FIX_CITATIONS)
 """Commands the server executes (``workspace/executeCommand``)."""
 
 COPY_CHUNK_ID = "chunkls.copyChunkId"

@@ -22,6 +22,8 @@ from chunkls.lsp.refs import navigable, refs_of
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
 
+FIX_ALL = "source.fixAll.chunkls"
+"""The code action kind that rewrites a document's stale IDs with certain replacements."""
 CODE = "unknown-chunk"
 """Diagnostic code of a chunk ID that resolves to nothing."""
 SOURCE = "chunkls"
@@ -50,7 +52,7 @@ def register(server: ChunkServer) -> None:
     )(text_document_diagnostic)
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
     )(text_document_code_action)
     pushes = Pushes(server)
     server.on_index_changed.append(pushes.index_changed)
@@ -167,8 +169,12 @@ def _diagnostic(
     context: DocumentContext, problem: Problem, severity: types.DiagnosticSeverity
 ) -> types.Diagnostic:
     message = f"Unknown chunk ID {problem.chunk_id}"
-    if problem.suggestions:
+    replacement = problem.replacement
+    if replacement is not None:
+        message += f" ({replacement.said()})"
+    elif problem.suggestions:
         message += " (did you mean " + ", ".join(problem.suggestions) + "?)"
+    certain = replacement is not None and replacement.certain and replacement.chunk_id
     return types.Diagnostic(
         range=ref_range(context, problem.ref),
         message=message,
@@ -180,6 +186,9 @@ def _diagnostic(
             "suggestions": problem.suggestions,
             "form": problem.ref.form,
             "angle": problem.ref.start > 0 and context.text[problem.ref.start - 1] == "<",
+            # what source.fixAll rewrites it to (a certain replacement), and as what it was read
+            "fix": replacement.chunk_id if certain and replacement is not None else None,
+            "oldId": replacement.old_id if replacement is not None else None,
         },
     )
 
@@ -196,14 +205,18 @@ async def text_document_diagnostic(
 def text_document_code_action(
     ls: ChunkServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    """textDocument/codeAction: "Replace with `<id>`" for unknown chunk IDs."""
+    """textDocument/codeAction: "Replace with `<id>`" for unknown chunk IDs (the
+    replacement their history gives first, preferred); ``source.fixAll.chunkls``:
+    every certain replacement of the document in one edit."""
     only = params.context.only
+    context = navigable(ls, params.text_document.uri)
+    if context is None:
+        return []
+    if only is not None and any(kind == FIX_ALL or FIX_ALL.startswith(kind + ".") for kind in only):
+        return _fix_all(ls, context)
     if only is not None and not any(
         types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only
     ):
-        return []
-    context = navigable(ls, params.text_document.uri)
-    if context is None:
         return []
     actions: list[types.CodeAction] = []
     wanted = params.range
@@ -228,13 +241,32 @@ def text_document_code_action(
     return actions
 
 
+def _fix_all(ls: ChunkServer, context: DocumentContext) -> list[types.CodeAction]:
+    """One action rewriting every stale ID of the document whose replacement is certain."""
+    edits = [
+        _replacement(diagnostic.range, diagnostic.data, diagnostic.data["fix"], context)
+        for diagnostic in diagnostics_for(ls, context)
+        if isinstance(diagnostic.data, dict) and diagnostic.data.get("fix")
+    ]
+    if not edits:
+        return []
+    noun = "ID" if len(edits) == 1 else "IDs"
+    return [
+        types.CodeAction(
+            title=f"Fix {len(edits)} stale chunk {noun} (chunkls)",
+            kind=FIX_ALL,
+            edit=types.WorkspaceEdit(changes={context.uri: edits}),
+        )
+    ]
+
+
 def _replacement(
     written: types.Range, data: dict[str, Any], replacement: str, context: DocumentContext
 ) -> types.TextEdit:
     """Replace only the identity when the file stays the same (keeping how the
     path was written: ``./``, document-relative, ``#identity``), else the ID,
     written so that it reads back as one where it stands (``written_as``)."""
-    old_path, _, old_identity = data["chunkId"].partition("#")
+    old_path, _, old_identity = (data.get("oldId") or data["chunkId"]).partition("#")
     new_path, _, new_identity = replacement.partition("#")
     in_json = context.language in JSON_LANGUAGES
     if old_path == new_path:

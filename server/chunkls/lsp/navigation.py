@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 
-from chunkls.ids.grammar import ChunkRef, ref_at
+from chunkls.ids.grammar import ChunkRef, candidate_ids, ref_at
 from chunkls.index.folder import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range
 from chunkls.lsp.refs import navigable, refs_near, refs_of, resolve_ref
 
 if TYPE_CHECKING:
+    from chunkls.index.replacement import Replacement
     from chunkls.lsp.server import ChunkServer
 
 PREVIEW_LINES = 12
@@ -63,7 +64,22 @@ def text_document_definition(
 def _definition(
     ls: ChunkServer, context: DocumentContext, ref: ChunkRef
 ) -> list[types.Location] | None:
-    return [location(entry, ls.encoding) for entry in resolve_ref(ls, context, ref)] or None
+    entries = resolve_ref(ls, context, ref)
+    if not entries:  # a stale ID: where its chunk went, if its history says
+        replacement = replacement_of(ls, context, ref)
+        if replacement is not None and replacement.chunk_id is not None:
+            entries = ls.queries.lookup(replacement.chunk_id, context.folder)
+    return [location(entry, ls.encoding) for entry in entries] or None
+
+
+def replacement_of(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> Replacement | None:
+    """What a stale reference's chunk became (the first of the IDs it may mean
+    that its history knows), as ``chunkls check`` says it."""
+    for chunk_id in candidate_ids(ref, context.rel_path):
+        found = ls.queries.replacement(chunk_id)
+        if found is not None:
+            return found
+    return None
 
 
 def text_document_hover(ls: ChunkServer, params: types.HoverParams) -> types.Hover | None:
@@ -78,6 +94,8 @@ def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Ho
         value = "\n\n---\n\n".join(preview(entry) for entry in entries)
     elif ls.indexing:  # it may be in what is not indexed yet
         value = f"Chunk ID `{shown}`: not in the index yet; the workspace is being indexed."
+    elif (replacement := replacement_of(ls, context, ref)) is not None:
+        value = _history(ls, context, shown, replacement)
     else:
         value = f"Unknown chunk ID `{shown}`: no chunk in the index has it."
         suggestions = ls.queries.fix_candidates(shown)  # the quick fixes' list
@@ -86,6 +104,35 @@ def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Ho
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
         range=ref_range(context, ref),
+    )
+
+
+def _history(
+    ls: ChunkServer, context: DocumentContext, shown: str, replacement: Replacement
+) -> str:
+    """A stale ID's hover: "moved to B (commit, date)" and B's preview, or a
+    deleted chunk's last text, marked as history."""
+    where = (
+        f"{replacement.commit[:7]}, {replacement.date}"
+        if replacement.commit
+        else "as the index saw it"
+    )
+    if replacement.chunk_id is not None:
+        entries = ls.queries.lookup(replacement.chunk_id, context.folder)
+        said = (
+            f"Chunk ID `{shown}` {replacement.kind} to `{replacement.chunk_id}` ({where}"
+            + (f", {replacement.similarity:.0%} alike" if replacement.kind == "changed" else "")
+            + ")."
+        )
+        return "\n\n---\n\n".join([said, *(preview(entry) for entry in entries)])
+    lines = replacement.old_text.split("\n", PREVIEW_LINES)
+    text = "\n".join(lines[:PREVIEW_LINES]) + ("\n…" if len(lines) > PREVIEW_LINES else "")
+    fence = "````" if "```" in text else "```"
+    kind = shown.partition("#")[0].rsplit(".", 1)[-1]
+    language = "python" if kind == "py" else "markdown" if kind in ("md", "markdown") else ""
+    return (
+        f"Chunk ID `{shown}` was deleted; last seen {where}.\n\n"
+        f"*History: its last text, in no file today:*\n\n{fence}{language}\n{text}\n{fence}"
     )
 
 

@@ -63,6 +63,10 @@ class ChunkServer(LanguageServer):
         """The workspace folders, their index and the one path that changes it."""
         # texts a lookup found gone from the cache: the write step reads the file soon
         self.session.store.on_texts_missing = lambda folder, rel_path: self.queue_catch_up()
+        # a stale ID's history: git's log read off the loop, then the answers move
+        self.session.histories_inline = False
+        self.session.store.on_history_wanted = self.queue_history
+        self._history: asyncio.Task[Any] | None = None
         self.on_index_changed: list[Callable[[], None]] = []
         """Callbacks run after the index changed (diagnostics register one)."""
         self.on_document_changed: list[Callable[[str, bool], None]] = []
@@ -233,6 +237,21 @@ class ChunkServer(LanguageServer):
         """Take the write step shortly (a burst of changes at once)."""
         if self._flush is None or self._flush.done():
             self._flush = self.spawn(self._catch_up_soon(), "refresh")
+
+    def queue_history(self) -> None:
+        """A question wanted a folder's git history: read it in a thread (other
+        requests are answered meanwhile), then install it; the client is told."""
+        if self._history is None or self._history.done():
+            try:
+                self._history = self.spawn(self._open_histories(), "git history")
+            except RuntimeError:  # no loop running: the next write step opens it
+                self.session.histories_inline = True
+
+    async def _open_histories(self) -> None:
+        while self.session.store.histories_wanted and not self.shutting_down:
+            await asyncio.to_thread(self.session.prepare_histories)
+            if self.session.open_histories():
+                self.index_changed()
 
     async def _catch_up_soon(self) -> None:
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive

@@ -22,6 +22,7 @@ from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, 
 from chunkls.ids.positions import TextLines
 from chunkls.index.folder import IndexedChunk
 from chunkls.mcp.resources import chunk_link
+from chunkls.index.replacement import EVIDENCE_SCHEMA
 from chunkls.search import MODES
 from chunkls.search.modes import mode_problem, query_problem
 
@@ -80,6 +81,9 @@ _CHUNK_FIELDS: dict[str, Any] = {
         "description": "Function, class or heading name (null for module chunks).",
     },
 }
+
+
+_REPLACEMENT = EVIDENCE_SCHEMA
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -178,9 +182,11 @@ SPECS = (
         "Read chunks by ID: their full text, file, line range and symbol. Pass one chunk "
         "ID or several, separated by spaces, commas or new lines (at most "
         f"{MAX_IDS}); an ID may be written bare (app/x.py#function-f), in backticks, as a "
-        "Markdown link target ([f](app/x.py#function-f)) or with a leading '/'. An ID that "
-        "resolves to nothing makes the result an error that names the closest existing "
-        "IDs. " + CITE,
+        "Markdown link target ([f](app/x.py#function-f)) or with a leading '/'. A stale ID "
+        "whose chunk moved or was renamed (the repository's history says where) answers the "
+        "chunk it became, with moved_from; a deleted one answers its last text, under "
+        "'deleted'. An ID that resolves to nothing makes the result an error that names the "
+        "closest existing IDs. " + CITE,
         _object(
             {
                 "chunk_id": _text(
@@ -192,9 +198,32 @@ SPECS = (
         ),
         _output(
             {
-                "chunks": _chunks(
-                    file_type={"type": "string", "description": "py or md."},
-                    text={"type": "string", "description": "The chunk's text."},
+                "chunks": _array(
+                    {
+                        **_CHUNK_FIELDS,
+                        "file_type": {"type": "string", "description": "py or md."},
+                        "text": {"type": "string", "description": "The chunk's text."},
+                        "moved_from": {
+                            "type": "string",
+                            "description": "The stale ID asked for, when this is where its"
+                            " chunk went (its history says so: see replacement).",
+                        },
+                        "replacement": _REPLACEMENT,
+                    },
+                    [*_CHUNK_FIELDS, "file_type", "text"],
+                ),
+                "deleted": _array(
+                    {
+                        "chunk_id": {"type": "string", "description": "As looked up."},
+                        "deleted": {"type": "boolean"},
+                        "commit": {"type": ["string", "null"]},
+                        "date": {"type": ["string", "null"]},
+                        "text": {
+                            "type": "string",
+                            "description": "Its last text (history: in no file today).",
+                        },
+                    },
+                    ["chunk_id", "deleted", "commit", "date", "text"],
                 ),
                 "unknown": _array(
                     {
@@ -256,9 +285,10 @@ SPECS = (
                         "column": {"type": "integer"},
                         "chunk_id": {"type": "string", "description": "As looked up."},
                         "written": {"type": "string", "description": "As in the text."},
+                        "replacement": _REPLACEMENT,
                         "suggestions": {"type": "array", "items": {"type": "string"}},
                     },
-                    ["line", "column", "chunk_id", "written", "suggestions"],
+                    ["line", "column", "chunk_id", "written", "replacement", "suggestions"],
                 ),
             }
         ),
@@ -411,6 +441,7 @@ class Tools:
                 f"app/x.py#module-1, README.md#heading-setup.{hint}",
                 {
                     "chunks": [],
+                    "deleted": [],
                     "unknown": [{"chunk_id": written[:200], "suggestions": suggestions}],
                 },
                 True,
@@ -419,10 +450,32 @@ class Tools:
             raise BadArguments(f"{len(refs)} chunk IDs given; at most {MAX_IDS} per call")
         chunks: list[dict[str, Any]] = []
         unknown: list[dict[str, Any]] = []
+        deleted: list[dict[str, Any]] = []
         parts: list[str] = []
         links: list[dict[str, Any]] = []
         for ref in refs:
             found = self.index.resolve_first(candidate_ids(ref, None))
+            # a stale ID: where its history says the chunk went, or its last text
+            replacement = self.index.replacement(ref.chunk_id) if not found else None
+            if replacement is not None and replacement.chunk_id is not None:
+                found = self.index.lookup(replacement.chunk_id)
+                parts.append(f"{ref.chunk_id}: {replacement.said()}")
+            elif replacement is not None:
+                evidence = replacement.evidence()
+                deleted.append(
+                    {
+                        "chunk_id": ref.chunk_id,
+                        "deleted": True,
+                        "commit": evidence["commit"],
+                        "date": evidence["date"],
+                        "text": replacement.old_text,
+                    }
+                )
+                parts.append(
+                    f"{ref.chunk_id}: {replacement.said()}; its last text (history: in no"
+                    f" file today):\n{replacement.old_text}"
+                )
+                continue
             if not found:
                 suggestions = self.index.suggest(ref.chunk_id)
                 skipped = self.index.skip_reason(ref.path)
@@ -437,13 +490,15 @@ class Tools:
                 chunk = entry.chunk
                 links.append(chunk_link(entry))
                 chunks.append({**_range(chunk), "file_type": chunk.file_type, "text": chunk.text})
+                if replacement is not None:
+                    chunks[-1].update(moved_from=ref.chunk_id, replacement=replacement.evidence())
                 # the CLI's `chunkls resolve` rendering, under the ID
                 parts.append(
                     f"{chunk.chunk_id}\n{chunk.source_path}:{chunk.start_line}-{chunk.end_line}\n"
                     f"{chunk.text}"
                 )
-        structured = {"chunks": chunks, "unknown": unknown}
-        return Answer("\n\n".join(parts), structured, bool(unknown), tuple(links))
+        structured = {"chunks": chunks, "deleted": deleted, "unknown": unknown}
+        return Answer("\n\n".join(parts), structured, bool(unknown or deleted), tuple(links))
 
     def outline(self, arguments: Mapping[str, Any]) -> Answer:
         """One file's chunks: IDs, symbols and lines."""
@@ -479,17 +534,21 @@ class Tools:
                 if suggested not in linked and (entries := self.index.lookup(suggested)):
                     linked[suggested] = chunk_link(entries[0])
             line, column = positions.position(problem.ref.start)
+            replacement = problem.replacement
             problems.append(
                 {
                     "line": line + 1,
                     "column": column + 1,
                     "chunk_id": problem.chunk_id,
                     "written": text[problem.ref.start : problem.ref.end],
+                    "replacement": replacement.evidence() if replacement is not None else None,
                     "suggestions": problem.suggestions,
                 }
             )
             # the CLI's `chunkls check` line, with "text" for the file's name
             hint = f" (did you mean {problem.suggestions[0]}?)" if problem.suggestions else ""
+            if replacement is not None:
+                hint = f" ({replacement.said()})"
             lines.append(f"text:{line + 1}:{column + 1}: unknown chunk ID {problem.chunk_id}{hint}")
         if problems:
             noun = "ID" if len(problems) == 1 else "IDs"

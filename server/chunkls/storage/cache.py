@@ -136,16 +136,28 @@ CREATE TABLE IF NOT EXISTS snapshot (
     mapped TEXT NOT NULL,
     files BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS gone (
+    chunk_id TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    seen INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS listing (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     walk BLOB NOT NULL
 );
 """
 """``files`` holds only what a start-up compares with the disk (a scan of it
-reads no chunk); ``contents`` a file's stubs and texts."""
+reads no chunk); ``contents`` a file's stubs and texts; ``gone`` the last text of
+chunk IDs that left the folder (the newest ``GONE_ROWS``: what a stale ID became,
+outside git)."""
+
+GONE_ROWS = 10_000
+"""Chunk IDs that left whose last text the cache keeps."""
+GONE_CHARS = 4_000
+"""Characters of each such text kept."""
 
 
-_DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing")
+_DROPPED = ("files", "contents", "snapshot", "term_buckets", "listing", "gone")
 """The tables an emptied cache starts afresh (including older schemas')."""
 
 
@@ -181,6 +193,8 @@ class FolderCache:
         """About how many bytes of chunks the rows waiting for ``flush`` hold."""
         self._touches: dict[str, tuple[int, int, str, int]] = {}
         """Rows whose file has a new mtime but the same content."""
+        self._gone: dict[str, str] = {}
+        """Texts of chunk IDs that left, written by the next ``flush``."""
         self._generation = time.time_ns()
         self.problem: str | None = None
         """What went wrong with the cache file, if anything (logged once)."""
@@ -329,8 +343,9 @@ class FolderCache:
         """Write the recorded changes in one transaction; returns the rows written
         with their chunks (rel_path -> generation); none if it failed, or while
         ``held`` (a later flush writes them)."""
-        if self.held or (not self._puts and not self._touches):
+        if self.held or (not self._puts and not self._touches and not self._gone):
             return {}
+        gone_texts, self._gone = self._gone, {}
         puts, self._puts = self._puts, {}
         self.pending_bytes = 0
         touches, self._touches = self._touches, {}
@@ -362,6 +377,17 @@ class FolderCache:
                         if rel_path not in puts
                     ],
                 )
+                if gone_texts:
+                    seen = time.time_ns()
+                    db.executemany(
+                        "INSERT OR REPLACE INTO gone VALUES (?, ?, ?)",
+                        [(_to_db(cid), _to_db(text), seen) for cid, text in gone_texts.items()],
+                    )
+                    db.execute(
+                        "DELETE FROM gone WHERE chunk_id IN (SELECT chunk_id FROM gone"
+                        " ORDER BY seen DESC LIMIT -1 OFFSET ?)",
+                        (GONE_ROWS,),
+                    )
         except (sqlite3.Error, OSError) as error:
             self._fail("cannot be written", error, rebuild=True)
             return {}
@@ -391,6 +417,27 @@ class FolderCache:
                 self.problem = str(error)
             return None
         return found[0] if found is not None and isinstance(found[0], bytes) else None
+
+    def remember_gone(self, texts: dict[str, str]) -> None:
+        """Keep the last text of chunk IDs that just left the folder (next ``flush``)."""
+        for chunk_id, text in texts.items():
+            self._gone[chunk_id] = text[:GONE_CHARS]
+
+    def gone_text(self, chunk_id: str) -> str | None:
+        """The last text of a chunk ID that left the folder, if the cache kept it."""
+        pending = self._gone.get(chunk_id)
+        if pending is not None:
+            return pending
+        db = self._db or self._read_only()  # (opening it to write may write)
+        if db is None:
+            return None
+        try:
+            found = db.execute(
+                "SELECT text FROM gone WHERE chunk_id = ?", (_to_db(chunk_id),)
+            ).fetchone()
+        except (sqlite3.Error, OSError):
+            return None  # (an older cache file without the table, a damaged one)
+        return _from_db(found[0]) if found is not None else None
 
     def _read_only(self) -> sqlite3.Connection | None:
         """A connection that only reads the file (made once, after ``close``)."""
