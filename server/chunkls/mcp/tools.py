@@ -21,8 +21,8 @@ from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
 from chunkls.index.folder import IndexedChunk
-from chunkls.mcp.resources import chunk_link
 from chunkls.index.replacement import EVIDENCE_SCHEMA
+from chunkls.mcp.resources import chunk_link
 from chunkls.search import MODES
 from chunkls.search.modes import mode_problem, query_problem
 
