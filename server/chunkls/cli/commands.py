@@ -199,11 +199,15 @@ class Command:
         session = self.session(check_root(args.root))
         ref = id_written(args.chunk_id)
         shown = ref.chunk_id if ref is not None else args.chunk_id.strip()
+        outside = False
 
         def question(queries: Queries) -> tuple[list[IndexedChunk], list[str], str | None]:
+            nonlocal shown, outside
             found = queries.resolve_first(candidate_ids(ref, None)) if ref is not None else []
             if found:
                 return found, [], None
+            if ref is not None:  # (root-relative, when written with a root's absolute path)
+                shown, outside = queries.written_id(ref)
             return [], queries.suggest(shown), queries.skip_reason(shown.partition("#")[0])
 
         matches, suggestions, skipped = self.ask(session, question)
@@ -211,6 +215,8 @@ class Command:
         if not matches:
             said_skipped = ref is not None and skipped is not None
             why = f": {shown.partition('#')[0]} was skipped: {skipped}" if said_skipped else ""
+            if outside:
+                why = f": /{shown.partition('#')[0]} is outside every workspace root"
             print(f"chunkls: unknown chunk ID {shown}{why}", file=self.err)
             if suggestions:
                 print("did you mean:", file=self.err)
