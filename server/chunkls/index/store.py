@@ -205,6 +205,8 @@ class ChunkStore:
         self.version += 1
         by_id = folder.by_id
         if old is not None:
+            if stored is None or stored.packed != old.packed:
+                self._decoded.pop(old.packed, None)  # (no file holds those stubs now)
             by_id.remove(rel_path)
             source = old.stubs[0][1] if old.chunk_count else None
             if source is not None and rel_path in (sources := folder.by_source.get(source, [])):
