@@ -41,7 +41,7 @@ _ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ion", "ions", "
 """Endings put on a stem for the other forms of a word."""
 MIN_STEM = 3
 """Letters a stem keeps: shorter words are their own stem."""
-STEMS_KEPT = 2048
+STEMS_KEPT = 1024
 """Words whose stem is kept (query words and names' parts: new names come with
 every save, so this is what bounds it)."""
 
