@@ -24,6 +24,7 @@ from pytest_lsp import LanguageClient
 from chunkls.cli import main as cli
 from tests.e2e.conftest import TIMEOUT, make_workspace, open_document, uri
 from tests.e2e.helpers import command, definition, hover, position_of
+from tests.e2e.test_diagnostics import diagnostics
 
 GREET = 17  # app/greet.py#function-greet starts at its decorator
 
@@ -219,3 +220,9 @@ async def test_hover_and_definition_read_absolute_paths(
     shown = await hover(shared_client, document_uri, at)
     assert shown is not None and "app/greet.py#function-greet" in shown
     assert await definition(shared_client, document_uri, position_of(text, outside, 5)) == []
+    # the unknown one is a diagnostic that says where it points
+    found = await diagnostics(shared_client, document_uri)
+    assert [d.message for d in found] == [
+        f"Unknown chunk ID {outside.lstrip('/')}: {outside.partition('#')[0]}"
+        " is outside every workspace root"
+    ]
