@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -106,6 +107,26 @@ def test_an_unknown_id_inside_a_root_is_named_root_relative(
     assert f"unknown chunk ID {named}\n" in err
     assert "app/greet.py#function-greet" in err  # the suggestion
     assert "outside every workspace root" not in err
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_an_absolute_id_is_looked_up_without_reading_anything(
+    tree: Path, inside: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup (guarded: no file opened, nothing written while it runs), cold
+    and warm, answers as unguarded."""
+    from tests import guards
+
+    root = tree if inside else tree.parent.parent / "elsewhere"
+    written = absolute(root, "app/greet.py#function-greet")
+    expected = run("resolve", "--root", str(tree), written)
+    assert expected[0] == (0 if inside else 1)
+    shutil.rmtree(tree.parent.parent / "cache")
+    guards.install(monkeypatch.setattr)
+    before = dict(guards.asked)
+    assert [run("resolve", "--root", str(tree), written) for _ in range(2)] == [expected] * 2
+    assert guards.asked["questions"] > before["questions"]
+    assert guards.asked["refused"] == before["refused"]
 
 
 def test_check_takes_a_roots_absolute_path_and_reports_one_outside(tree: Path) -> None:
