@@ -60,6 +60,45 @@ async def test_a_query_with_nothing_to_search_finds_nothing(
     assert await command(shared_client, "chunkls.search", {"query": query}) == []
 
 
+@pytest.mark.parametrize(
+    ("query", "mode", "reason"),
+    [
+        ("how does a", None, "only question and stop words"),
+        ("how does the", "hybrid", "only question and stop words"),
+        ("?!", None, "no letters or digits"),
+        ("?!", "bm25", "no letters or digits"),
+    ],
+)
+async def test_a_query_with_nothing_to_search_says_why_when_asked(
+    shared_client: LanguageClient, query: str, mode: str | None, reason: str
+) -> None:
+    from chunkls.search.modes import query_problem
+
+    asked = {"query": query, "withReason": True, **({"mode": mode} if mode else {})}
+    answer = await command(shared_client, "chunkls.search", asked)
+    assert answer == {
+        "results": [],
+        "mode": mode or "hybrid",
+        "reason": query_problem(query, mode or "hybrid"),  # the CLI's and MCP's words
+    }
+    assert reason in answer["reason"] and repr(query) in answer["reason"]
+
+
+async def test_a_searched_query_has_no_reason(shared_client: LanguageClient) -> None:
+    plain = await command(shared_client, "chunkls.search", {"query": "greet", "topK": 2})
+    answer = await command(
+        shared_client, "chunkls.search", {"query": "greet", "topK": 2, "withReason": True}
+    )
+    assert answer == {"results": plain, "mode": "hybrid", "reason": None}
+    assert plain and set(plain[0]["range"]) == {"start", "end"}
+    nothing = {"query": "zzzqqq", "withReason": True}
+    assert await command(shared_client, "chunkls.search", nothing) == {
+        "results": [],
+        "mode": "hybrid",
+        "reason": None,  # searched: it matches no chunk
+    }
+
+
 async def test_search_defaults_and_limits(shared_client: LanguageClient) -> None:
     results = await command(shared_client, "chunkls.search", {"query": "greet"})
     assert 0 < len(results) <= 20

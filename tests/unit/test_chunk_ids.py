@@ -35,10 +35,12 @@ from chunkls.ids.grammar import (
     MAX_PATH,
     ChunkRef,
     Form,
+    RootedRef,
     candidate_ids,
     find_chunk_refs,
     find_chunk_refs_in,
     id_written,
+    ids_written,
     path_written,
     ref_at,
     typed_id_at,
@@ -660,7 +662,12 @@ def test_percent_decoding_of_link_targets(target: str, path: str | None) -> None
         ("[x](<../a b.md#heading-x>)", "[x](../ab.md#heading-x)", ["../a b.md", "a b.md"]),
         ("[x](..%2F..%2Fa%20b.md#heading-x)", "[x](../../ab.md#heading-x)", ["../../a b.md"]),
         ("[x](<../../a b.md#heading-x>)", "[x](../../ab.md#heading-x)", ["../../a b.md"]),
-        ("[x](%2Fa%20b.md#heading-x)", "[x](/ab.md#heading-x)", ["a b.md", "docs/a b.md"]),
+        # (a leading "/" is first an absolute path: a workspace root's, if one holds it)
+        (
+            "[x](%2Fa%20b.md#heading-x)",
+            "[x](/ab.md#heading-x)",
+            ["/a b.md", "a b.md", "docs/a b.md"],
+        ),
         ("[x](<./a b.md#heading-x>)", "[x](./ab.md#heading-x)", ["a b.md", "docs/a b.md"]),
         ("[x](%2E%2Fa%20b.md#heading-x)", "[x](./ab.md#heading-x)", ["a b.md", "docs/a b.md"]),
         (
@@ -702,6 +709,38 @@ def test_candidates_of_ids_in_backticks(text: str, candidates: list[str]) -> Non
     [ref] = find_chunk_refs(text)
     assert ref.form == "backtick"
     assert list(candidate_ids(ref, "docs/guide.md")) == candidates
+
+
+@pytest.mark.parametrize(
+    ("text", "candidates"),
+    [
+        # a leading "/": first as an absolute path (a workspace root's, if one holds
+        # it: ``Queries.lookup``), then from the root as ever
+        (
+            "/home/me/repo/app/x.py#function-f",
+            ["/home/me/repo/app/x.py#function-f", "home/me/repo/app/x.py#function-f"],
+        ),
+        ("/app/x.py#function-f", ["/app/x.py#function-f", "app/x.py#function-f"]),
+        (
+            "`/srv/a b/x.py#function-f`",
+            ["/srv/a b/x.py#function-f", "srv/a b/x.py#function-f", "b/x.py#function-f"],
+        ),
+        ("[x](/srv/x.py#heading-a)", ["/srv/x.py#heading-a", "srv/x.py#heading-a"]),
+        ("[x](</srv/a%20b.md#heading-a>)", ["/srv/a b.md#heading-a", "srv/a b.md#heading-a"]),
+        # no leading "/": root-relative only
+        ("./app/x.py#function-f", ["app/x.py#function-f"]),
+        ("home/me/app/x.py#function-f", ["home/me/app/x.py#function-f"]),
+        ("`a b/x.py#function-f`", ["a b/x.py#function-f", "b/x.py#function-f"]),
+    ],
+)
+def test_an_id_written_with_a_leading_slash_is_first_read_as_absolute(
+    text: str, candidates: list[str]
+) -> None:
+    [ref] = ids_written(text)
+    assert isinstance(ref, RootedRef) == text.lstrip("`[x](<").startswith("/")
+    assert list(candidate_ids(ref, None)) == candidates
+    # a RootedRef is equal to the ChunkRef of its fields (its path without the "/")
+    assert ref == ChunkRef(*ref) and not ref.path.startswith("/")
 
 
 def test_the_chunkers_ids_resolve_delimited(tmp_path: Path) -> None:

@@ -35,6 +35,10 @@ class ServerSide:
     notification: str
     status_fields: dict[str, str]
     """Field -> JSON type of the notification's payload."""
+    search_args: tuple[str, ...]
+    """``chunkls.search``'s argument fields, by their wire names."""
+    search_answer: dict[str, str]
+    """Field (wire name) -> TypeScript type of ``chunkls.search``'s ``SearchAnswer``."""
 
 
 @attrs.frozen
@@ -50,9 +54,21 @@ class ClientSide:
     """Every other ``src/*.ts`` file, by name."""
 
 
+def ts_type(annotation: Any) -> str:
+    """The TypeScript type of a wire field's Python annotation (a list of result
+    objects is ``SearchResult[]``)."""
+    named = {bool: "boolean", int: "number", str: "string", str | None: "string | null"}
+    if annotation in named:
+        return named[annotation]
+    if getattr(annotation, "__origin__", None) is list:
+        return "SearchResult[]"
+    raise TypeError(f"no TypeScript type for {annotation!r}")
+
+
 def server_side() -> ServerSide:
     json_types = {bool: "boolean", int: "number"}
     attrs.resolve_types(contract.Status)
+    attrs.resolve_types(contract.SearchAnswer)
     return ServerSide(
         settings=tuple(setting_specs()),
         client_settings=CLIENT_SETTINGS,
@@ -61,6 +77,11 @@ def server_side() -> ServerSide:
         notification=contract.STATUS_NOTIFICATION,
         status_fields={
             field.name: json_types[field.type] for field in attrs.fields(contract.Status)
+        },
+        search_args=tuple(contract.wire_name(f.name) for f in attrs.fields(contract.SearchArgs)),
+        search_answer={
+            contract.wire_name(field.name): ts_type(field.type)
+            for field in attrs.fields(contract.SearchAnswer)
         },
     )
 
@@ -256,6 +277,15 @@ def disagreements(server: ServerSide, client: ClientSide) -> list[str]:
     if fields != server.status_fields:
         out.append(f"status.ts IndexStatus {fields} != server's Status {server.status_fields}")
 
+    # chunkls.search: the arguments the client sends, the answer it reads
+    search = client.sources.get("search.ts", "")  # (its argument and answer interfaces)
+    sent = ts_interface(search, "SearchArguments") or {}
+    for name in sorted(set(sent) - set(server.search_args)):
+        out.append(f"search.ts SearchArguments.{name}: not an argument of the server's")
+    answer = ts_interface(search, "SearchAnswer")
+    if answer != server.search_answer:
+        out.append(f"search.ts SearchAnswer {answer} != server's {server.search_answer}")
+
     # every shared identifier is written once, in constants.ts
     shared = (
         ts_commands
@@ -283,6 +313,8 @@ def test_the_client_reads_what_it_needs() -> None:
     assert ts_object(client.constants, "Commands") is not None
     assert ts_object(client.constants, "SettingDefaults") is not None
     assert ts_interface(client.status, "IndexStatus") is not None
+    assert ts_interface(client.sources["search.ts"], "SearchArguments") is not None
+    assert ts_interface(client.sources["search.ts"], "SearchAnswer") is not None
     assert "server.ts" in client.sources
 
 
@@ -398,6 +430,18 @@ def altered_source(name: str, old: str, new: str) -> ClientSide:
             "command chunkls.reindex: both a client and a server command",
         ),
         (
+            altered_source("search.ts", "  reason: string | null;", "  why: string | null;"),
+            "search.ts SearchAnswer",
+        ),
+        (
+            altered_source("search.ts", "  reason: string | null;", "  reason?: string;"),
+            "search.ts SearchAnswer",
+        ),
+        (
+            altered_source("search.ts", "  withReason: boolean;", "  explain: boolean;"),
+            "search.ts SearchArguments.explain: not an argument of the server's",
+        ),
+        (
             altered_source("server.ts", "ServerCommands.stats", "'chunkls.stats'"),
             "server.ts: literal 'chunkls.stats' (use constants.ts)",
         ),
@@ -444,6 +488,10 @@ def test_an_altered_server_disagrees() -> None:
     found = disagreements(attrs.evolve(server, status_fields=fields), client_side())
     assert len(found) == 1
     assert found[0].startswith("status.ts IndexStatus")
+    answer = {**server.search_answer, "total": "number"}
+    found = disagreements(attrs.evolve(server, search_answer=answer), client_side())
+    assert len(found) == 1
+    assert found[0].startswith("search.ts SearchAnswer")
 
 
 def test_the_status_payload_travels_under_its_field_names() -> None:
@@ -460,4 +508,8 @@ def test_the_status_payload_travels_under_its_field_names() -> None:
     }
     args = converter.structure({"query": "q", "topK": 5}, contract.SearchArgs)
     assert args == contract.SearchArgs("q", 5)
+    asked = converter.structure({"query": "q", "withReason": True}, contract.SearchArgs)
+    assert asked.with_reason and not args.with_reason
+    answer = contract.SearchAnswer([], "hybrid", "why")
+    assert converter.unstructure(answer) == {"results": [], "mode": "hybrid", "reason": "why"}
     assert converter.structure({"uri": "u", "line": 2}, contract.ChunkAtArgs).line == 2

@@ -5,9 +5,10 @@ import {
   LatestSearch,
   NO_TERMS_LABEL,
   noticeItem,
-  parseSearchResults,
+  parseSearchAnswer,
   resultItems,
   searchArguments,
+  type ParsedAnswer,
   type SearchPickItem,
   type SearchResult,
 } from './search';
@@ -77,7 +78,7 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
   pick.matchOnDetail = false;
   const disposables: vscode.Disposable[] = [];
 
-  const search = new LatestSearch<SearchResult[]>(
+  const search = new LatestSearch<ParsedAnswer>(
     {
       run: async (query, signal) => {
         const cts = new vscode.CancellationTokenSource();
@@ -85,14 +86,14 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         signal.addEventListener('abort', onAbort);
         try {
           const raw = await server.executeCommand<unknown>(ServerCommands.search, searchArguments(query, SEARCH_TOP_K), cts.token);
-          return parseSearchResults(raw);
+          return parseSearchAnswer(raw);
         } finally {
           signal.removeEventListener('abort', onAbort);
           cts.dispose();
         }
       },
-      onResult: (_query, results) => {
-        pick.items = resultItems(results).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON, TERMINAL_BUTTON] } : item));
+      onResult: (_query, { results, reason }) => {
+        pick.items = resultItems(results, reason).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON, TERMINAL_BUTTON] } : item));
       },
       onError: (query, error) => {
         output.warn(`${ServerCommands.search} ${JSON.stringify(query)}: ${String(error)}`);

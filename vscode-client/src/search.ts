@@ -13,6 +13,28 @@ export interface SearchResult {
   preview: string;
 }
 
+/** The `chunkls.search` argument the palette sends. */
+export interface SearchArguments {
+  query: string;
+  topK: number;
+  /** Ask for a SearchAnswer (the results and why there are none), not the bare list. */
+  withReason: boolean;
+}
+
+/** The server's `chunkls.search` answer when asked withReason (the server's SearchAnswer). */
+export interface SearchAnswer {
+  results: SearchResult[];
+  mode: string;
+  /** Why the query was not searched (the CLI's and MCP's words), null when it was. */
+  reason: string | null;
+}
+
+/** What the palette shows of an answer: the well-formed results, and why there are none. */
+export interface ParsedAnswer {
+  results: SearchResult[];
+  reason: string | undefined;
+}
+
 /** A QuickPick item (structurally a vscode.QuickPickItem) carrying its result. */
 export interface ChunkPickItem {
   label: string;
@@ -51,9 +73,19 @@ export function noticeItem(label: string, description: string): NoticePickItem {
   return { label: `$(circle-slash) ${label}`, description, alwaysShow: true };
 }
 
-/** The QuickPick's items for the server's answer: its results, or one "No chunks match" item. */
-export function resultItems(results: readonly SearchResult[]): SearchPickItem[] {
-  return results.length > 0 ? toPickItems(results) : [noticeItem(NO_MATCH_LABEL, 'try other words')];
+/**
+ * The QuickPick's items for the server's answer: its results; else, when the server
+ * said why the query was not searched (only stop words), that reason; else one
+ * "No chunks match" item.
+ */
+export function resultItems(results: readonly SearchResult[], reason?: string): SearchPickItem[] {
+  if (results.length > 0) {
+    return toPickItems(results);
+  }
+  if (reason !== undefined && reason.length > 0) {
+    return [noticeItem(NO_TERMS_LABEL, reason)];
+  }
+  return [noticeItem(NO_MATCH_LABEL, 'try other words')];
 }
 
 /** The chunk behind an accepted item; undefined (do nothing) for a notice item or no item. */
@@ -83,6 +115,18 @@ export function parseSearchResults(raw: unknown): SearchResult[] {
     return [];
   }
   return raw.filter(isSearchResult).map((r) => ({ ...r, preview: typeof r.preview === 'string' ? r.preview : '' }));
+}
+
+/**
+ * Reads a `chunkls.search` answer: a SearchAnswer (its results and reason), or the
+ * bare list an older server sends. Anything malformed is dropped, not thrown.
+ */
+export function parseSearchAnswer(raw: unknown): ParsedAnswer {
+  if (Array.isArray(raw) || !isObject(raw)) {
+    return { results: parseSearchResults(raw), reason: undefined };
+  }
+  const reason = typeof raw.reason === 'string' ? raw.reason : undefined;
+  return { results: parseSearchResults(raw.results), reason };
 }
 
 /** Collapses a multi-line preview to one line of at most `max` characters. */
@@ -117,9 +161,9 @@ export function toPickItems(results: readonly SearchResult[]): ChunkPickItem[] {
   }));
 }
 
-/** The `chunkls.search` argument. */
-export function searchArguments(query: string, topK: number): [{ query: string; topK: number }] {
-  return [{ query, topK }];
+/** The `chunkls.search` argument (asking for the reason too). */
+export function searchArguments(query: string, topK: number): [SearchArguments] {
+  return [{ query, topK, withReason: true }];
 }
 
 export interface Timers {

@@ -7,6 +7,7 @@ import {
   NO_MATCH_LABEL,
   NO_TERMS_LABEL,
   oneLine,
+  parseSearchAnswer,
   parseSearchResults,
   resultItems,
   searchArguments,
@@ -109,7 +110,32 @@ describe('search results to QuickPick items', () => {
   });
 
   it('sends one argument object with query and topK', () => {
-    assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50 }]);
+    assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50, withReason: true }]);
+  });
+
+  it("shows the server's reason for a query it did not search (only stop words), not 'No chunks match'", () => {
+    const reason = "the query has no searchable terms (only question and stop words, such as 'how', 'does', 'the'): 'how does a'";
+    const answer = parseSearchAnswer({ results: [], mode: 'hybrid', reason });
+    assert.deepEqual(answer, { results: [], reason });
+    const items = resultItems(answer.results, answer.reason);
+    assert.equal(items.length, 1);
+    const [item] = items;
+    assert.ok(item);
+    assert.equal(item.label, `$(circle-slash) ${NO_TERMS_LABEL}`);
+    assert.equal(item.description, reason);
+    assert.equal(acceptedResult(item), undefined);
+  });
+
+  it('reads an answer with results and no reason, and the bare list of an older server', () => {
+    const result = { chunkId: 'a.md#heading-a', score: 1, mode: 'bm25', uri: 'file:///a', range, preview: 'x' };
+    assert.deepEqual(parseSearchAnswer({ results: [result], mode: 'bm25', reason: null }), { results: [result], reason: undefined });
+    assert.deepEqual(parseSearchAnswer([result]), { results: [result], reason: undefined });
+    const searched = parseSearchAnswer({ results: [], mode: 'hybrid', reason: null });
+    assert.deepEqual(resultItems(searched.results, searched.reason).map((i) => i.label), [`$(circle-slash) ${NO_MATCH_LABEL}`]);
+    for (const bad of [null, 3, 'x', { results: 'x', reason: 4 }, { reason: 'why' }]) {
+      assert.deepEqual(parseSearchAnswer(bad).results, [], JSON.stringify(bad));
+    }
+    assert.equal(parseSearchAnswer({ reason: 'why' }).reason, 'why');
   });
 });
 

@@ -200,11 +200,15 @@ class Command:
         session = self.session(check_root(args.root))
         ref = id_written(args.chunk_id)
         shown = ref.chunk_id if ref is not None else args.chunk_id.strip()
+        outside = False
 
         def question(queries: Queries) -> Resolved:
+            nonlocal shown, outside
             found = queries.resolve_first(candidate_ids(ref, None)) if ref is not None else []
             if found:
                 return found, None, [], None
+            if ref is not None:  # (root-relative, when written with a root's absolute path)
+                shown, outside = queries.written_id(ref)
             replacement = queries.replacement(shown) if ref is not None else None
             moved = replacement.chunk_id if replacement is not None else None
             followed = queries.lookup(moved) if moved is not None else []
@@ -220,6 +224,8 @@ class Command:
         elif not matches:
             said_skipped = ref is not None and skipped is not None
             why = f": {shown.partition('#')[0]} was skipped: {skipped}" if said_skipped else ""
+            if outside:
+                why = f": /{shown.partition('#')[0]} is outside every workspace root"
             print(f"chunkls: unknown chunk ID {shown}{why}", file=self.err)
         if suggestions and not matches:
             print("did you mean:", file=self.err)

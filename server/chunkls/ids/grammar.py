@@ -64,6 +64,14 @@ class ChunkRef(NamedTuple):
         return f"{self.path}#{self.identity}"
 
 
+class RootedRef(ChunkRef):
+    """A ``ChunkRef`` whose path was written with a leading ``/`` (not ``./``):
+    it may be a workspace root's absolute path (``/home/me/repo/app/x.py#function-f``),
+    which ``candidate_ids`` offers first; equal to the ``ChunkRef`` of its fields."""
+
+    __slots__ = ()
+
+
 _KIND_AFTER_HASH = re.compile(r"#(?:module|function|class|heading)-")
 """What every written ID holds: a text without it has none (one quick scan)."""
 _JSON_KIND_AFTER_HASH = re.compile(r"(?:#|\\u0023)(?:module|function|class|heading)-")
@@ -118,7 +126,8 @@ def _plain_refs(text: str) -> list[ChunkRef]:
             form = "backtick"
         else:
             form = "bare"
-        append(make(ChunkRef, (start, end, written, identity, form)))
+        kind = RootedRef if path[0] == "/" else ChunkRef
+        append(make(kind, (start, end, written, identity, form)))
     for match in _LOCAL_ID.finditer(text):
         start, end = match.span()
         append(make(ChunkRef, (start, end, "", match[1], "local")))
@@ -195,9 +204,11 @@ def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
         if _PLAIN_PATH.fullmatch(path):
             continue  # the plain pass reads it, as ever
         end = start + len(written)
-        path = _delimited_path(path if form == "backtick" else _link_path(path))
+        raw = path if form == "backtick" else _link_path(path)
+        path = _delimited_path(raw)
         if path is not None:
-            refs.append(ChunkRef(start, end, path, identity, form))
+            kind = RootedRef if raw is not None and raw.startswith("/") else ChunkRef
+            refs.append(kind(start, end, path, identity, form))
             claimed.add(end)
         elif form == "link":
             claimed.add(end)
@@ -384,11 +395,16 @@ _start_of = attrgetter("start")
 
 def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
     """The chunk IDs a reference may mean, best first (``doc_rel_path``: the
-    citing document's, for ``#identity`` and document-relative link targets)."""
+    citing document's, for ``#identity`` and document-relative link targets).
+    An ID written with a leading ``/`` is first read as an absolute path
+    (``/home/me/repo/app/x.py#function-f``: ``Queries.lookup`` reads it relative
+    to the workspace root that holds it, if one does), then from the root."""
     if ref.form == "local":
         if doc_rel_path is not None:
             yield f"{doc_rel_path}#{ref.identity}"
         return
+    if isinstance(ref, RootedRef):
+        yield f"/{ref.chunk_id}"
     yield ref.chunk_id
     if ref.form == "link" and doc_rel_path is not None:
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(doc_rel_path), ref.path))

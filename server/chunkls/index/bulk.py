@@ -74,7 +74,7 @@ class BulkIndexer:
                 taken_ns = time.time_ns()
                 stamps: list[tuple[str, int, int]] = []
                 walk = walk_corpus(folder.root, folder.rules, stamps=stamps)
-                folder.listing = listing_of(walk, stamps, taken_ns)
+                folder.listing = listing_of(walk, stamps, taken_ns, folder.rules.fingerprint())
                 seen = {file.rel_path for file in walk.files}
                 for rel_path in [p for p in (*folder.files, *folder.skipped) if p not in seen]:
                     store.forget_file(folder, rel_path)

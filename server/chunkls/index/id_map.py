@@ -37,9 +37,9 @@ class IdMap:
         self._tail_hashes = array("q")
         self._tail_checks = array("I")
         self._tail_numbers = array("i")
-        self._tail_at: dict[int, list[int]] = {}
-        """Hash -> where in the tail it is, for the first ``_tail_indexed`` entries
-        (a lookup indexes what was added since)."""
+        self._tail_at: dict[int, int | list[int]] = {}
+        """Hash -> where in the tail it is (a list for a hash there more than once),
+        for the first ``_tail_indexed`` entries (a lookup indexes what was added since)."""
         self._tail_indexed = 0
         self._paths: list[str | None] = []
         """File number -> its path (``None`` once the file is removed)."""
@@ -104,9 +104,17 @@ class IdMap:
             tail_numbers, at = self._tail_numbers, self._tail_at
             end = min(len(tail_hashes), len(tail_checks), len(tail_numbers))
             for i in range(self._tail_indexed, end):
-                at.setdefault(tail_hashes[i], []).append(i)
+                here = at.get(tail_hashes[i])
+                if here is None:  # (most hashes once: an int, not a list of one)
+                    at[tail_hashes[i]] = i
+                elif isinstance(here, int):
+                    at[tail_hashes[i]] = [here, i]
+                else:
+                    here.append(i)
             self._tail_indexed = max(self._tail_indexed, end)
-            numbers += [tail_numbers[i] for i in at.get(key, ()) if tail_checks[i] == check]
+            found = at.get(key, ())
+            where: Iterable[int] = (found,) if isinstance(found, int) else found
+            numbers += [tail_numbers[i] for i in where if tail_checks[i] == check]
             paths = self._paths  # numbered as the arrays are
         return [path for number in sorted(set(numbers)) if (path := paths[number]) is not None]
 

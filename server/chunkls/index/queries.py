@@ -56,7 +56,9 @@ class Queries(Protocol):
     # -- resolve and look up -----------------------------------------------------------
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
-        """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder."""
+        """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder.
+        An ID whose path starts with ``/`` is an absolute path: the chunks of the
+        root-relative ID in the folders whose root holds it (none outside them)."""
 
     def resolve_first(
         self, candidate_ids: Iterable[str], prefer: Folder | None = None
@@ -64,7 +66,14 @@ class Queries(Protocol):
         """The chunks of the first candidate ID that resolves (empty if none does)."""
 
     def has_id(self, chunk_id: str) -> bool:
-        """Whether any folder has a chunk with this ID (no chunk is read)."""
+        """Whether any folder has a chunk with this ID (no chunk is read; an absolute
+        path as ``lookup`` reads it)."""
+
+    def written_id(self, ref: ChunkRef) -> tuple[str, bool]:
+        """A written ID that resolves to nothing as messages name it (root-relative,
+        when written with a workspace root's absolute path), and whether its path
+        looks absolute and lies outside every root (written with a leading ``/``,
+        under no root, and no file at its root-relative reading)."""
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         """The existing IDs closest to one that does not resolve, best first."""

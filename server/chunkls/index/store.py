@@ -9,6 +9,7 @@ answers no chunks and joins ``texts_missing`` for the write step to re-read.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from operator import itemgetter
@@ -231,6 +232,8 @@ class ChunkStore:
         self.version += 1
         by_id = folder.by_id
         if old is not None:
+            if stored is None or stored.packed != old.packed:
+                self._decoded.pop(old.packed, None)  # (no file holds those stubs now)
             by_id.remove(rel_path)
             source = old.stubs[0][1] if old.chunk_count else None
             if source is not None and rel_path in (sources := folder.by_source.get(source, [])):
@@ -431,6 +434,8 @@ class ChunkStore:
         return next((f.skipped[rel_path] for f in self.folders if rel_path in f.skipped), None)
 
     def has_id(self, chunk_id: str) -> bool:
+        if chunk_id.startswith("/"):
+            return any(self._holding(f, rel_id) for f, rel_id in self._rooted(chunk_id))
         for folder in self.folders:
             if folder.in_place is not None:
                 if self._holding(folder, chunk_id):
@@ -440,6 +445,8 @@ class ChunkStore:
         return False
 
     def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
+        if chunk_id.startswith("/"):
+            return [e for f, rel_id in self._rooted(chunk_id) for e in self._entries(f, rel_id)]
         if prefer is not None and (holding := self._holding(prefer, chunk_id)):
             return self._entries(prefer, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
@@ -454,6 +461,33 @@ class ChunkStore:
                 if positions:
                     found.append((stored, positions))
         return found
+
+    def _rooted(self, chunk_id: str) -> list[tuple[Folder, str]]:
+        """An ID written with an absolute path, as the ID relative to each folder
+        whose root (as given, or resolved) holds that path, innermost first; none
+        outside every root. Only the text is compared: nothing on disk is read."""
+        path, hash_, identity = chunk_id.rpartition("#")
+        path = posixpath.normpath(path) if hash_ else ""
+        found: list[tuple[int, Folder, str]] = []
+        for folder in self.folders:
+            for root in dict.fromkeys((folder.root.as_posix(), folder.root_resolved.as_posix())):
+                prefix = root.rstrip("/") + "/"
+                if path.startswith(prefix) and len(path) > len(prefix):
+                    found.append((-len(prefix), folder, f"{path[len(prefix) :]}#{identity}"))
+                    break
+        return [(folder, rel_id) for _, folder, rel_id in sorted(found, key=itemgetter(0))]
+
+    def written_id(self, ref: ChunkRef) -> tuple[str, bool]:
+        from chunkls.ids.grammar import RootedRef
+
+        if not isinstance(ref, RootedRef):
+            return ref.chunk_id, False
+        inside = self._rooted(f"/{ref.chunk_id}")
+        if inside:
+            return inside[0][1], False
+        path = ref.path
+        known = self.skip_reason(path) is not None or any(f.sources(path) for f in self.folders)
+        return ref.chunk_id, not known
 
     def resolve_first(
         self, candidate_ids: Iterable[str], prefer: Folder | None = None

@@ -17,6 +17,7 @@ from chunkls.lsp.contract import (
     STATS,
     ChunkAtArgs,
     ResolveArgs,
+    SearchAnswer,
     SearchArgs,
     configure_converter,
 )
@@ -54,14 +55,24 @@ def register(server: ChunkServer) -> None:
     server.command(FIX_CITATIONS)(fix_citations)
 
 
-def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]]:
+def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]] | dict[str, Any]:
     """chunkls.search: ranked chunks with URI, range, a one-line preview and the
-    mode that ranked them (none for a query with nothing to search)."""
+    mode that ranked them (none for a query with nothing to search); with
+    ``withReason``, a ``SearchAnswer`` that also says why a query was not searched."""
     if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
         raise ValueError(problem)
     mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
-    if query_problem(args.query, mode) is not None:
-        return []
+    reason = query_problem(args.query, mode)
+    results = [] if reason is not None else _ranked(ls, args, mode)
+    if not args.with_reason:
+        return results
+    answer: dict[str, Any] = ls.protocol.fm.converter.unstructure(
+        SearchAnswer(results, mode, reason)
+    )
+    return answer
+
+
+def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]]:
     return [
         {
             "chunkId": hit.item.chunk.chunk_id,

@@ -72,7 +72,8 @@ class Status:
 
 @attrs.frozen
 class SearchArgs:
-    """``chunkls.search``'s argument: ``{"query": str, "topK": int, "mode": str}``."""
+    """``chunkls.search``'s argument: ``{"query": str, "topK": int, "mode": str,
+    "withReason": bool}``."""
 
     query: str
     """The question or words to rank chunks by."""
@@ -81,6 +82,22 @@ class SearchArgs:
     mode: str | None = None
     """The search mode (``chunkls.search.MODES``); ``None``: the ``search.mode``
     setting's, else the workspace's."""
+    with_reason: bool = False
+    """Answer a ``SearchAnswer`` (the results and why there are none) instead of
+    the results alone."""
+
+
+@attrs.frozen
+class SearchAnswer:
+    """``chunkls.search``'s answer when asked ``withReason``."""
+
+    results: list[dict[str, Any]]
+    """The ranked chunks, best first (``[{chunkId, score, mode, uri, range, preview}]``)."""
+    mode: str
+    """The search mode that ranked them (or would have)."""
+    reason: str | None
+    """Why the query was not searched (no letters or digits; only question and
+    stop words), as the CLI and MCP say it; ``None`` when it was."""
 
 
 @attrs.frozen
@@ -110,7 +127,7 @@ class ResolveArgs:
     """A file URI; its workspace folder's chunks come first."""
 
 
-WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, ChunkAtArgs, ResolveArgs)
+WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, SearchAnswer, ChunkAtArgs, ResolveArgs)
 """The classes above, whose fields travel under their camelCase names."""
 
 

@@ -157,7 +157,10 @@ def _diagnostics(
     """Diagnostics of problems; those not ``with_suggestions`` (when given) get
     theirs made by a quick fix."""
     severity = types.DiagnosticSeverity[ls.settings.diagnostics.severity.capitalize()]
-    found = [_diagnostic(context, problem, severity) for problem in problems]
+    found = [
+        _diagnostic(context, problem, severity, ls.queries.written_id(problem.ref)[1])
+        for problem in problems
+    ]
     if with_suggestions is not None:
         for diagnostic, problem in zip(found, problems, strict=True):
             if problem.chunk_id not in with_suggestions and isinstance(diagnostic.data, dict):
@@ -166,9 +169,15 @@ def _diagnostics(
 
 
 def _diagnostic(
-    context: DocumentContext, problem: Problem, severity: types.DiagnosticSeverity
+    context: DocumentContext,
+    problem: Problem,
+    severity: types.DiagnosticSeverity,
+    outside: bool = False,
 ) -> types.Diagnostic:
+    """``outside``: its path looks absolute and lies outside every workspace root."""
     message = f"Unknown chunk ID {problem.chunk_id}"
+    if outside:
+        message += f": /{problem.chunk_id.partition('#')[0]} is outside every workspace root"
     replacement = problem.replacement
     if replacement is not None:
         message += f" ({replacement.said()})"

@@ -477,14 +477,19 @@ class Tools:
                 )
                 continue
             if not found:
-                suggestions = self.index.suggest(ref.chunk_id)
-                skipped = self.index.skip_reason(ref.path)
+                # (root-relative, when written with a workspace root's absolute path)
+                chunk_id, outside = self.index.written_id(ref)
+                path = chunk_id.partition("#")[0]
+                suggestions = self.index.suggest(chunk_id)
+                skipped = self.index.skip_reason(path)
                 unknown.append(
-                    {"chunk_id": ref.chunk_id, "suggestions": suggestions, "skipped": skipped}
+                    {"chunk_id": chunk_id, "suggestions": suggestions, "skipped": skipped}
                 )
-                why = f": {ref.path} was skipped: {skipped}" if skipped else ""
+                why = f": {path} was skipped: {skipped}" if skipped else ""
+                if outside:
+                    why = f": /{path} is outside every workspace root"
                 hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
-                parts.append(f"unknown chunk ID {ref.chunk_id}{why}{hint}")
+                parts.append(f"unknown chunk ID {chunk_id}{why}{hint}")
                 continue
             for entry in found:
                 chunk = entry.chunk

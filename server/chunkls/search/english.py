@@ -41,6 +41,9 @@ _ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ion", "ions", "
 """Endings put on a stem for the other forms of a word."""
 MIN_STEM = 3
 """Letters a stem keeps: shorter words are their own stem."""
+STEMS_KEPT = 1024
+"""Words whose stem is kept (query words and names' parts: new names come with
+every save, so this is what bounds it)."""
 
 
 def strip_roles(text: str) -> str:
@@ -48,7 +51,7 @@ def strip_roles(text: str) -> str:
     return _ROLE.sub(" ", text)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=STEMS_KEPT)
 def stem(word: str) -> str:
     """A lowercase word without its ending (``parsing``, ``parser``, ``parse``
     give ``pars``); crude but the same for every form it is asked of."""

@@ -34,6 +34,9 @@ SYMBOL = 1.5
 """What a query word in the definition's name adds, times the word's IDF."""
 MIN_INSIDE = 4
 """Letters a word's stem needs to match inside a name (``scan`` in ``scanstring``)."""
+NAMES_KEPT = 1024
+"""Names whose parts are kept between searches (a search scores 64 candidates a
+block; more would only keep the names of a week of edits: new names every save)."""
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?\.py|conftest\.py)$"
@@ -149,9 +152,10 @@ def _in_tests(source_path: str) -> bool:
     return _TEST_PATH.search(source_path) is not None
 
 
-@functools.lru_cache(maxsize=8192)
-def _name_parts(symbol: str) -> tuple[frozenset[str], frozenset[str], str]:
-    """A name's parts, their stems, and the name in lowercase."""
+@functools.lru_cache(maxsize=NAMES_KEPT)
+def _name_parts(symbol: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """A name's parts, their stems (a few each: tuples, a fifth of sets' memory),
+    and the name in lowercase."""
     name = symbol.rsplit(".", 1)[-1]
-    parts = frozenset(tokenize(name))
-    return parts, frozenset(map(stem, parts)), name.lower()
+    parts = tuple(dict.fromkeys(tokenize(name)))
+    return parts, tuple(dict.fromkeys(map(stem, parts))), name.lower()

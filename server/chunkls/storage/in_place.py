@@ -335,7 +335,7 @@ def _current(
         rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in unusual
     ):
         return None  # a row made under another size limit
-    skipped_entries = _listed(root, names, rows, db)
+    skipped_entries = _listed(root, rules, names, rows, db)
     if skipped_entries is None:
         skipped_entries = _walked(root, rules, names, rows)
     if skipped_entries is None:
@@ -375,13 +375,18 @@ def _current(
 
 
 def _listed(
-    root: Path, names: list[str], rows: list[_FileRow], db: sqlite3.Connection
+    root: Path, rules: CorpusRules, names: list[str], rows: list[_FileRow], db: sqlite3.Connection
 ) -> list[tuple[str, str]] | None:
-    """The walk's skipped entries, when the recorded listing still holds (every
-    folder's times as recorded, and trusted) and every file is as its row says."""
+    """The walk's skipped entries, when the recorded listing still holds (a walk
+    under these rules, every folder's times as recorded, and trusted) and every
+    file is as its row says."""
     found = db.execute("SELECT walk FROM listing WHERE id = 1").fetchone()
     listing = None if found is None else Listing.decode(found[0])
-    if listing is None or files_digest(sorted(names)) != listing.files:
+    if (
+        listing is None
+        or listing.rules != rules.fingerprint()  # (rules changed: no folder time says so)
+        or files_digest(sorted(names)) != listing.files
+    ):
         return None
     trusted_before = listing.taken_ns - cache.RACY_NS
     with _Under(root) as under:

@@ -27,6 +27,10 @@ class Listing(NamedTuple):
     """(root-relative folder, mtime_ns, ctime_ns) of every folder listed ("" the root)."""
     skipped: tuple[tuple[str, str], ...]
     """The walk's entries that are not regular files: (root-relative path, reason)."""
+    rules: str
+    """``CorpusRules.fingerprint`` of the rules the walk followed: under other rules
+    (a ``[tool.chunkls]`` rewritten in place changes no folder's times) it says
+    nothing of the corpus."""
 
     def encode(self) -> bytes:
         """The listing as the cache keeps it."""
@@ -41,9 +45,12 @@ class Listing(NamedTuple):
             return None
 
 
-def listing_of(walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int) -> Listing | None:
-    """The listing of a whole walk (``walk_corpus``'s ``stamps``), or ``None`` when
-    a folder could not be listed or a corpus file is a symlink (never cached)."""
+def listing_of(
+    walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int, rules: str
+) -> Listing | None:
+    """The listing of a whole walk (``walk_corpus``'s ``stamps``) under the rules of
+    fingerprint ``rules``, or ``None`` when a folder could not be listed or a corpus
+    file is a symlink (never cached)."""
     if not stamps or any(file.is_symlink for file in walk.files):
         return None
     return Listing(
@@ -51,6 +58,7 @@ def listing_of(walk: Walk, stamps: list[tuple[str, int, int]], taken_ns: int) ->
         files_digest(file.rel_path for file in walk.files),
         tuple(stamps),
         tuple((skipped.rel_path, skipped.reason) for skipped in walk.skipped),
+        rules,
     )
 
 
