@@ -142,6 +142,8 @@ def training_sources(site: Path) -> tuple[list[tuple[Path, str]], list[dict[str,
             note += " (a benchmark tree: left out)"
         elif not permissive(licence):
             note += " (not permissive: left out)"
+        elif not tops:
+            note += " (no package in site-packages, e.g. this project's own: left out)"
         rows.append({"package": dist.name, "version": dist.version, "licence": note, "used": used})
         if used:
             sources += [(site / top, f"{dist.name}/{top}") for top in sorted(tops)]
@@ -179,7 +181,7 @@ def tokens(text: str) -> list[str]:
 
 def query_bag(text: str, idf: dict[str, float], default_idf: float) -> dict[str, float]:
     """A query's tokens and weights (each once, by its IDF)."""
-    return {t: idf.get(t, default_idf) for t in set(tokens(text))}
+    return {t: idf.get(t, default_idf) for t in sorted(set(tokens(text)))}
 
 
 def chunk_bag(
@@ -193,7 +195,7 @@ def chunk_bag(
         bag[token] = (1 + math.log(count)) * idf.get(token, default_idf)
     name = identity.partition("-")[2]
     for weight, part in ((PATH, path.removesuffix(".py")), (NAME, name)):
-        for token in set(tokens(part)):
+        for token in sorted(set(tokens(part))):
             bag[token] = bag.get(token, 0.0) + weight * idf.get(token, default_idf)
     if len(bag) > MAX_TOKENS:
         bag = dict(sorted(bag.items(), key=lambda kv: -kv[1])[:MAX_TOKENS])
@@ -290,11 +292,16 @@ def collect_pairs(
     seen: set[str] = set()
     found: list[tuple[str, str, str]] = []
     per_source: Counter[str] = Counter()
+    docstrings = {c.target: (c.docstring, c.name) for c in candidates}
     for pair in pairs:
-        if pair.query.lower() in seen:
-            continue
-        seen.add(pair.query.lower())
-        found.append((pair.query, pair.target, texts[pair.target]))
+        queries = [pair.query]
+        if PARAGRAPHS:
+            queries.append(paragraph(*docstrings[pair.target]))
+        for query in queries:
+            if not query or query.lower() in seen:
+                continue
+            seen.add(query.lower())
+            found.append((query, pair.target, texts[pair.target]))
         parts = pair.target.split("/")
         per_source["/".join(parts[:2]) if parts[0] == "stdlib" else parts[0]] += 1
     for query, target, code in method_pairs(work) if METHODS else []:
@@ -305,6 +312,19 @@ def collect_pairs(
         parts = target.split("/")
         per_source["/".join(parts[:2]) if parts[0] == "stdlib" else parts[0]] += 1
     return found, per_source
+
+
+PARAGRAPHS = False
+"""Whether each docstring's first paragraph (up to ``PARAGRAPH_WORDS``) makes a
+second pair beside its first sentence."""
+PARAGRAPH_WORDS = 64
+
+
+def paragraph(docstring: str, name: str) -> str:
+    """A docstring's first paragraph without the name, its first words."""
+    text = re.split(r"\n[ \t]*\n", docstring.strip(), maxsplit=1)[0]
+    words = retrieval.remove_name(" ".join(text.split()), name).split()
+    return " ".join(words[:PARAGRAPH_WORDS]) if len(words) >= retrieval.MIN_WORDS else ""
 
 
 METHODS = True
@@ -334,7 +354,7 @@ def method_pairs(corpus: Path) -> list[tuple[str, str, str]]:
                     continue
                 docstring = ast.get_docstring(method)
                 query = retrieval.make_query(docstring, method.name) if docstring else None
-                if query is None or method.end_lineno is None:
+                if query is None or docstring is None or method.end_lineno is None:
                     continue
                 doc_node = method.body[0]
                 assert doc_node.end_lineno is not None
@@ -342,6 +362,8 @@ def method_pairs(corpus: Path) -> list[tuple[str, str, str]]:
                 code += lines[doc_node.end_lineno : method.end_lineno]
                 target = f"{rel}#function-{node.name}.{method.name}"
                 found.append((query, target, "\n".join(code)))
+                if PARAGRAPHS:
+                    found.append((paragraph(docstring, method.name), target, "\n".join(code)))
     return found
 
 
@@ -400,8 +422,8 @@ def train(
     rng = np.random.default_rng(seed)
     doc_freq: Counter[str] = Counter()
     for query, chunk_id, text in pairs:
-        doc_freq.update(set(tokens(f"{chunk_id}\n{text}")))
-        doc_freq.update(set(tokens(query)))
+        doc_freq.update(sorted(set(tokens(f"{chunk_id}\n{text}"))))
+        doc_freq.update(sorted(set(tokens(query))))
     vocab = [t for t, c in doc_freq.most_common(vocab_size) if c >= 3]
     n_docs = 2 * len(pairs)
     idf_values = np.array([math.log(1 + n_docs / doc_freq[t]) for t in vocab], dtype=np.float32)
@@ -456,6 +478,8 @@ def train(
 
 
 def train_command(args: argparse.Namespace) -> int:
+    global PARAGRAPHS
+    PARAGRAPHS = args.paragraphs
     site = Path(args.site or sysconfig.get_paths()["purelib"])
     sources, rows = training_sources(site)
     if args.only:
@@ -611,6 +635,9 @@ def main(argv: list[str] | None = None) -> int:
     train_parser.add_argument("--tau", type=float, default=0.05, help="InfoNCE's temperature")
     train_parser.add_argument("--batch", type=int, default=256)
     train_parser.add_argument("--pairs", type=Path, help="a cache of the pairs (read if there)")
+    train_parser.add_argument(
+        "--paragraphs", action="store_true", help="each docstring's first paragraph too"
+    )
     train_parser.add_argument(
         "--site", help="the site-packages to read (default: this environment's)"
     )
