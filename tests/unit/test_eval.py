@@ -458,3 +458,15 @@ def test_chunk_ids_and_files_mix_in_jsonl(tmp_path: Path) -> None:
     assert record["queries"] == 2
     # only the second query names a category
     assert list(record["categories"]) == ["semantic"]
+
+
+def test_a_broken_json_array_is_named_once(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text(SEMBLE_GOLD.replace('"category": "symbol"},', '"category": "symbol"}'))
+    gold, problems = read_gold(path, "b.json")
+    assert gold == []
+    said = "10: not a JSON array (Expecting ',' delimiter): every query; left out"
+    assert problems == [f"b.json:{said}"]
+    code, out, err = run("eval", str(path), "--root", str(WORKSPACE))
+    assert code == 1 and out.startswith("0 queries scored")
+    assert f"chunkls: {path}:{said}" in err

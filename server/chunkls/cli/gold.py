@@ -65,8 +65,12 @@ def records(text: str) -> list[tuple[int, Any, str, str | None]]:
     if stripped.startswith("["):
         try:
             values = json.loads(text)
-        except json.JSONDecodeError:
-            pass  # JSON Lines whose first line is a list: each line is its own
+        except json.JSONDecodeError as error:
+            first = stripped.splitlines()[0]
+            try:
+                json.loads(first)  # JSON Lines whose first line is a list: each line its own
+            except json.JSONDecodeError:
+                return [(error.lineno, None, "", f"not a JSON array ({error.msg}): every query")]
         else:
             return _elements(text, values)
     found: list[tuple[int, Any, str, str | None]] = []
