@@ -3,6 +3,7 @@ its annotation files and its formula, chunkls answering as ``chunkls search --to
 
     uv run python bench/peer_benchmark.py CHECKOUTS ANNOTATIONS [--repos REPOS.json]
         [--repo NAME ...] [--mode M ...] [--set NAME=VALUE ...] [--json PATH] [--verbose]
+        [--baseline PEER.json]
 
 ``CHECKOUTS`` holds one checkout per repository, named as its annotation file
 (``ANNOTATIONS/<name>.json``: queries with ``relevant`` and ``secondary`` files or
@@ -24,6 +25,7 @@ category: the mean of the repositories' means), and writes them as JSON (default
 ``bench/peer.json``; figures only, no query or path). ``--set NAME=VALUE`` sets a
 constant of ``chunkls.search.hybrid`` for the run (``module.NAME=VALUE``: of
 ``chunkls.<module>``), as ``bench/retrieval.py``'s ``--set`` does: an ablation.
+``--baseline`` names another run's JSON: each mode's differences from it are printed.
 """
 
 from __future__ import annotations
@@ -212,6 +214,38 @@ def table(mode: str, by_repo: dict[str, RepoResult]) -> str:
     return "\n".join(lines)
 
 
+def read_baseline(path: Path | None) -> dict[str, Any] | None:
+    """Another run's JSON (``--baseline``), or None."""
+    if path is None:
+        return None
+    try:
+        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        record["modes"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"--baseline {path}: not a peer_benchmark.py JSON ({error})") from None
+    return record
+
+
+def deltas(mode: str, by_repo: dict[str, RepoResult], baseline: dict[str, Any]) -> str:
+    """One line: this run's mean and categories less the baseline's, in one mode."""
+    before = baseline["modes"].get(mode)
+    if before is None:
+        return f"(the baseline has no {mode})"
+    now = summary(by_repo)
+    cells = [f"NDCG@10 {now['ndcg_at_10'] - before['ndcg_at_10']:+.3f}"]
+    cells += [
+        f"{c} {value - before['categories'][c]:+.3f}"
+        for c, value in now["categories"].items()
+        if c in before.get("categories", {})
+    ]
+    cells += [
+        f"{name} {r.ndcg_at_10 - before['repos'][name]['ndcg_at_10']:+.3f}"
+        for name, r in by_repo.items()
+        if name in before.get("repos", {})
+    ]
+    return f"{mode} against the baseline: " + ", ".join(cells)
+
+
 def print_queries(name: str, mode: str, result: RepoResult) -> None:
     """Each query's NDCG@10, target ranks and top five (stderr)."""
     for query in result.per_query:
@@ -246,6 +280,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "peer.json")
     parser.add_argument("--verbose", action="store_true", help="each query's ranks (stderr)")
+    parser.add_argument(
+        "--baseline", type=Path, help="another run's JSON: print this run's differences from it"
+    )
     return parser.parse_args(argv)
 
 
@@ -264,8 +301,11 @@ def main(argv: list[str] | None = None) -> int:
             by_mode[mode][name] = result
             if args.verbose:
                 print_queries(name, mode, result)
+    baseline = read_baseline(args.baseline)
     for mode in modes:
         print(table(mode, by_mode[mode]) + "\n")
+        if baseline is not None:
+            print(deltas(mode, by_mode[mode], baseline) + "\n")
     seconds = time.perf_counter() - started
     print(f"(the benchmark took {seconds:.1f} s)")
     report = {

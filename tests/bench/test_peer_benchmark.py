@@ -198,6 +198,22 @@ def test_set_changes_a_constant_for_the_run(bench: tuple[Path, Path, Path], tmp_
     assert list(report["modes"]) == ["hybrid"]  # type: ignore[call-overload]
 
 
+def test_a_baseline_run_gives_the_differences(
+    bench: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    run_bench(bench, tmp_path)
+    baseline = tmp_path / "baseline.json"
+    (tmp_path / "peer.json").rename(baseline)
+    _, printed = run_bench(bench, tmp_path, "--baseline", str(baseline))
+    assert "hybrid against the baseline: NDCG@10 +0.000, architecture +0.000" in printed
+    assert "bm25 against the baseline: NDCG@10 +0.000" in printed
+    assert ", alpha +0.000" in printed
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(SystemExit, match=r"not a peer_benchmark\.py JSON"):
+        run_bench(bench, tmp_path, "--baseline", str(bad))
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
