@@ -21,6 +21,7 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
+from chunkls.search.definitions import chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
@@ -249,13 +250,7 @@ class ChunkStore:
         located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
         if len(located) != stored.chunk_count:
             return  # its texts are missing: searchable once recovered
-        self.search_index.add_file(
-            (folder.position, rel_path),
-            (
-                (f"{chunk.chunk_id}\n{chunk.text}", item)
-                for chunk, item in zip(located, items, strict=True)
-            ),
-        )
+        self.search_index.add_file_terms((folder.position, rel_path), items, chunk_terms(located))
 
     def save(self, folder: Folder | None = None) -> None:
         """Write pending cache rows, and the search snapshot when it is stale."""
