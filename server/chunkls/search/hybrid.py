@@ -27,7 +27,7 @@ CANDIDATES = 64
 not depend on how many are asked for (every front door shows the same order)."""
 KIND_PRIOR = {"module": 0.5}
 """Score factors by chunk kind: module-level code is glue more often than answer."""
-TEST_PRIOR = 0.8
+TEST_PRIOR = 0.3
 """The score factor of a chunk of a test file, unless the query names tests."""
 TEST_WORDS = frozenset({"test", "tests", "testing"})
 LENGTH = 0.15
@@ -56,9 +56,14 @@ PATH_PRIOR = {
 }
 """Score factors by where a file is (``_path_kinds``), unless the query names the kind."""
 SATURATION = 0.5
-"""A file's second chunk in a block counts this much, its third this squared, ..."""
+"""Past a file's first ``SATURATE_FROM`` chunks in a block, each counts this much
+less than the one before (the first results cover more than one file)."""
+SATURATE_FROM = 1
+"""A file's chunks in a block that keep their scores."""
 COHERENCE = 0.0
 """How much a chunk gains when its file has other candidates in the block."""
+PRIOR_ON_NAMES = True
+"""Whether the kind and test priors scale what names add too (the path prior always does)."""
 WHOLE_WORDS = 3
 """Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
@@ -170,15 +175,15 @@ def _ranked(
             start : start + size
         ]:
             kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
-            score *= KIND_PRIOR.get(kind, 1.0)
+            prior = KIND_PRIOR.get(kind, 1.0)
             if not about_tests and _in_tests(source_path):
-                score *= TEST_PRIOR
-            score *= _path_prior(source_path, file_type, words)
+                prior *= TEST_PRIOR
+            where_prior = _path_prior(source_path, file_type, words)
+            score *= prior * where_prior
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
-            if symbol:
-                score += SYMBOL * name_match(symbol, word_idfs, stems)
-            score += table.bonus(doc, idfs)
-            score += STEM * _stem_match(source_path, word_idfs)
+            named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
+            named += table.bonus(doc, idfs) + STEM * _stem_match(source_path, word_idfs)
+            score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
             tier = 1 if table.defines_whole(doc) else 0
             block.append((doc, score, tier, chunk_id, source_path))
         ranked += _settled(block, order, ids)
@@ -216,7 +221,8 @@ def _settled(
         for doc, score, tier, cid, path in kept:
             count = per_file.get(path, 0)
             per_file[path] = count + 1
-            saturated.append((doc, score * SATURATION**count, tier, cid, path))
+            decay = SATURATION ** max(0, count + 1 - SATURATE_FROM)
+            saturated.append((doc, score * decay, tier, cid, path))
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
     return [(doc, score) for doc, score, _, _, _ in kept]
@@ -348,7 +354,9 @@ def _name_parts(symbol: str) -> tuple[frozenset[str], frozenset[str], str]:
     return parts, frozenset(map(stem, parts)), name.lower()
 
 
-_EXAMPLES = frozenset({"example", "examples", "demo", "demos", "sample", "samples"})
+_EXAMPLES = frozenset(
+    {"example", "examples", "demo", "demos", "sample", "samples", "doc", "docs", "docs_src"}
+)
 _VENDORED = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty", "extern"})
 _KIND_WORDS = {
     "examples": _EXAMPLES,
