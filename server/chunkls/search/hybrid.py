@@ -36,7 +36,7 @@ SYMBOL = 1.5
 """What a query word in the definition's name adds, times the word's IDF."""
 MIN_INSIDE = 4
 """Letters a word's stem needs to match inside a name (``scan`` in ``scanstring``)."""
-OWN_NAME = 3.0
+OWN_NAME = 1.0
 """What a query word that is a chunk's own name adds, times the word's IDF."""
 INNER_NAME = 1.0
 """What a query word that is a name defined inside a chunk adds, times its IDF."""
@@ -51,23 +51,26 @@ PATH_PRIOR = {
     "examples": 0.5,
     "vendored": 0.5,
     "compat": 0.5,
-    "init": 0.7,
+    "init": 1.0,
     "dot_markdown": 0.3,
+    "markdown": 0.5,
 }
 """Score factors by where a file is (``_path_kinds``), unless the query names the kind."""
 SATURATION = 0.5
-"""Past a file's first ``SATURATE_FROM`` chunks in a block, each counts this much
-less than the one before (the first results cover more than one file)."""
-SATURATE_FROM = 1
-"""A file's chunks in a block that keep their scores."""
-COHERENCE = 0.0
-"""How much a chunk gains when its file has other candidates in the block."""
+"""A file's second chunk in a block counts this much, its third this squared, ...
+(the first results cover more than one file when more than one answers)."""
+FILE_LIFT = 0.2
+"""What the best other candidate of a chunk's file adds to it, times its score."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
+NAMES_ONLY = True
+"""Whether a chunk's names count only for the query words that name code (``names``)."""
 WHOLE_WORDS = 3
 """Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
 _WORD = re.compile(r"\w+")
+_CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
+"""What makes a word code: an underscore, a digit, a capital after its first letter."""
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?\.py|conftest\.py)$"
 )
@@ -86,6 +89,9 @@ class HybridQuery(NamedTuple):
     """Other forms of its words, each once."""
     wholes: tuple[str, ...] = ()
     """The query as one name, lowercase (``basemodel``, ``base_model``), if it is short."""
+    names: tuple[str, ...] = ()
+    """Its words that name code: written as code (``ClientSession``, ``post_init``),
+    or every word of a short query; lowercase."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -99,10 +105,14 @@ def hybrid_query(query: str) -> HybridQuery:
         if term.isalpha():
             forms.update((form, None) for form in other_forms(term) if form not in distinct)
     words = [word.lower() for word in _WORD.findall(strip_roles(query))]
+
     wholes: tuple[str, ...] = ()
+    names = [word for word in _WORD.findall(strip_roles(query)) if _CODE_WORD.search(word)]
+    names = [name.lower() for name in names]
     if terms and 1 <= len(words) <= WHOLE_WORDS:
         wholes = tuple(dict.fromkeys(["".join(words), "_".join(words)]))
-    return HybridQuery(tuple(terms), tuple(forms), wholes)
+        names += terms
+    return HybridQuery(tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)))
 
 
 def rank(
@@ -138,7 +148,7 @@ def _ranked(
     weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
     found = top_where(source, tokens, depth, describe, where, weights)
     words = list(dict.fromkeys(query.terms))
-    table = _Table(source, words, query.wholes)
+    table = _Table(source, words, query.wholes, query.names)
     more = len(found) >= depth
     first = {doc for doc, _ in found[:CANDIDATES]}
     extra = [doc for doc in table.candidates() if doc not in first]
@@ -198,15 +208,16 @@ def _settled(
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
     rest), one per chunk ID (``ids``: those ranked before), each further chunk of
-    a file counted ``SATURATION`` times less, chunks of files with other
-    candidates lifted by ``COHERENCE``."""
-    if COHERENCE:
-        files: dict[str, int] = {}
+    a file counted ``SATURATION`` times less, each lifted by ``FILE_LIFT`` times
+    the best other candidate of its file."""
+    if FILE_LIFT:
+        tops: dict[str, list[float]] = {}
         for _, score, _, _, path in block:
-            if score > 0:
-                files[path] = files.get(path, 0) + 1
+            tops.setdefault(path, []).append(score)
+        for scores in tops.values():
+            scores.sort(reverse=True)
         block = [
-            (doc, score * (1 + COHERENCE) if files.get(path, 0) > 1 else score, tier, cid, path)
+            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path)
             for doc, score, tier, cid, path in block
         ]
     block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
@@ -221,11 +232,17 @@ def _settled(
         for doc, score, tier, cid, path in kept:
             count = per_file.get(path, 0)
             per_file[path] = count + 1
-            decay = SATURATION ** max(0, count + 1 - SATURATE_FROM)
-            saturated.append((doc, score * decay, tier, cid, path))
+            saturated.append((doc, score * SATURATION**count, tier, cid, path))
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
     return [(doc, score) for doc, score, _, _, _ in kept]
+
+
+def _other_best(scores: list[float], score: float) -> float:
+    """The best of a file's scores (best first) other than this one."""
+    if len(scores) < 2:
+        return 0.0
+    return scores[1] if scores[0] == score else scores[0]
 
 
 def _bm25_of(
@@ -249,10 +266,17 @@ class _Table:
     (their own name, or a name inside), and those with a name inside that has
     one of them as a part."""
 
-    def __init__(self, source: PostingsSource, words: list[str], wholes: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        source: PostingsSource,
+        words: list[str],
+        wholes: tuple[str, ...],
+        names: tuple[str, ...],
+    ) -> None:
         self.words = words
         self.wholes = wholes
-        named = list(dict.fromkeys(words + list(wholes)))
+        self.names = frozenset(names) | frozenset(wholes)
+        named = list(dict.fromkeys(words + list(wholes) + list(names)))
         keys = (
             [OWN + word for word in named]
             + [INNER + word for word in named]
@@ -285,12 +309,14 @@ class _Table:
         """What the names a chunk defines add: ``OWN_NAME``, ``INNER_NAME`` and
         ``INNER_PART`` times the IDF of each query word matched so."""
         total = 0.0
-        for weight, postings_of in (
-            (OWN_NAME, self.own),
-            (INNER_NAME, self.inner),
-            (INNER_PART, self.part),
+        for weight, postings_of, only_names in (
+            (OWN_NAME, self.own, True),
+            (INNER_NAME, self.inner, True),
+            (INNER_PART, self.part, False),
         ):
             for word, postings in postings_of.items():
+                if only_names and NAMES_ONLY and word not in self.names:
+                    continue
                 if weight and _has(postings.docs, doc):
                     total += weight * idfs.get(word, 0.0)
         return total
@@ -364,6 +390,7 @@ _KIND_WORDS = {
     "compat": frozenset({"compat", "compatibility"}),
     "init": frozenset({"init"}),
     "dot_markdown": frozenset(),
+    "markdown": frozenset({"docs", "documentation", "readme", "guide", "tutorial"}),
 }
 
 
@@ -381,8 +408,10 @@ def _path_kinds(source_path: str, file_type: str) -> tuple[str, ...]:
         kinds.append("compat")
     if name == "__init__.py":
         kinds.append("init")
-    if file_type != "code" and any(folder.startswith(".") for folder in folders):
-        kinds.append("dot_markdown")
+    if file_type != "code":
+        kinds.append("markdown")
+        if any(folder.startswith(".") for folder in folders):
+            kinds.append("dot_markdown")
     return tuple(kinds)
 
 
