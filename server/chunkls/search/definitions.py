@@ -147,8 +147,7 @@ def chunk_terms(chunks: Iterable[ChunkText]) -> FileTerms:
     listed = list(chunks)
     terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in listed)
     extra = [
-        table_terms(chunk.chunk_id, chunk.text, chunk.source_path, chunk.symbol)
-        for chunk in listed
+        table_terms(chunk.chunk_id, chunk.text, chunk.source_path, chunk.symbol) for chunk in listed
     ]
     if not any(extra):
         return terms
@@ -209,24 +208,37 @@ def passages(text: str, chunk_kind: str, start_line: int, python: bool) -> list[
     ]
 
 
-def best_lines(
-    text: str, chunk_kind: str, start_line: int, end_line: int, python: bool, words: Iterable[str]
-) -> tuple[int, int]:
-    """The lines of a chunk a query is best answered by: its passage (``passages``)
-    with the most query words in its name (three each) and text (one each, up to
-    three times), else the whole chunk's."""
+def best_part(
+    symbol: str | None,
+    text: str,
+    chunk_kind: str,
+    start_line: int,
+    end_line: int,
+    python: bool,
+    words: Iterable[str],
+) -> tuple[int, int, str | None]:
+    """The lines of a chunk a query is best answered by, and the name of the
+    definition they are (``None``: a window, or the whole chunk): its passage
+    (``passages``) with the most query words in its name (three each) and text
+    (one each, up to three times), else the whole chunk's lines (also when its
+    own name has query words and the passage's name none other)."""
     parts = passages(text, chunk_kind, start_line, python)
     wanted = [word for word in dict.fromkeys(words) if word]
     if not parts or not wanted:
-        return start_line, end_line
+        return start_line, end_line, None
+    own = own_name(symbol)
+    own_words = set(tokenize(symbol.rsplit(".", 1)[-1])) if symbol and own else set()
+    own_hits = sum(word in own_words for word in wanted)
     lines = text.lower().split("\n")
-    best, best_score = (start_line, end_line), 0.0
+    best: tuple[int, int, str | None] = (start_line, end_line, None)
+    best_score = 0.0
     for part in parts:
         body = "\n".join(lines[part.start_line - start_line : part.end_line - start_line + 1])
         named = set(tokenize(part.name)) if part.name else set()
-        score = sum(
-            3.0 * (word in named) + min(body.count(word), 3) for word in wanted
-        )
+        hits = sum(word in named for word in wanted if word not in own_words)
+        if own_hits and not hits:
+            continue  # the chunk's own name says as much
+        score = 3.0 * hits + sum(min(body.count(word), 3) for word in wanted)
         if score > best_score:
-            best, best_score = (part.start_line, part.end_line), score
+            best, best_score = (part.start_line, part.end_line, part.name or None), score
     return best

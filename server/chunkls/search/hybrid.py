@@ -161,7 +161,7 @@ def _ranked(
             + _bm25_of(source, tokens, weights, extra)
             + [pair for pair in found[CANDIDATES:] if pair[0] not in later]
         )
-    candidates = [(doc, score, stub) for doc, score, in found if (stub := describe(doc))]
+    candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
     live = source.live
     asked = list(dict.fromkeys(words + list(query.wholes)))
     idfs = {
@@ -322,9 +322,7 @@ class _Table:
         return total
 
 
-def _found(
-    found: dict[str, Postings | None], prefix: str, words: list[str]
-) -> dict[str, Postings]:
+def _found(found: dict[str, Postings | None], prefix: str, words: list[str]) -> dict[str, Postings]:
     """The postings of the words' table terms, by word (those the table has)."""
     return {word: postings for word in words if (postings := found[prefix + word]) is not None}
 

@@ -48,3 +48,11 @@ def rank(
     if mode != "bm25":
         raise ValueError(mode_problem(mode))
     return hybrid.top_where(source, tokenize(query), top_k, describe, where)
+
+
+def query_words(query: str, mode: str) -> tuple[str, ...]:
+    """The words a result's best part is chosen by: ``hybrid``'s content words,
+    every token in ``bm25``."""
+    if mode == "hybrid":
+        return hybrid.hybrid_query(query).terms
+    return tuple(tokenize(query))

@@ -32,6 +32,11 @@ class Hit(NamedTuple, Generic[T]):
 
     score: float
     item: T
+    lines: tuple[int, int] | None = None
+    """The lines (1-based, inclusive) of the part of the chunk that answers best:
+    a definition inside it, a window of a long one, or the whole chunk's lines."""
+    part: str | None = None
+    """The name of the definition inside the chunk that ``lines`` are, if they are one."""
 
 
 def idf(documents: int, df: int) -> float:
