@@ -80,7 +80,7 @@ def workspace_symbol(
                     name=hit.part,
                     kind=types.SymbolKind.Method,
                     location=location(hit.item, ls.encoding, hit.lines),
-                    container_name=f"{hit.item.chunk.chunk_id} ({mode} {hit.score:.3f})",
+                    container_name=f"{mode} {hit.score:.3f} in {hit.item.chunk.chunk_id}",
                 )
             )
     return found

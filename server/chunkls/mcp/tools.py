@@ -393,11 +393,10 @@ class Tools:
                 }
             )
             symbol = f" {chunk.symbol}" if chunk.symbol else ""
-            lines.append(f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})")
+            # the CLI's line: the tutorial's (bm25: exactly), then the best lines
+            said = f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})"
+            lines.append(said if mode == "bm25" else f"{said} lines {best[0]}-{best[1]}")
             lines.append(f"   {chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}")
-            if best != (chunk.start_line, chunk.end_line):
-                part = f" {hit.part}" if hit.part else ""
-                lines.append(f"   best part: lines {best[0]}-{best[1]}{part}")
             lines += [f"   | {line}" for line in preview.split("\n")]
         if not hits:
             where_said = f" in files matching {glob!r}" if glob else ""

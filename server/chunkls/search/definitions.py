@@ -220,8 +220,9 @@ def best_part(
     """The lines of a chunk a query is best answered by, and the name of the
     definition they are (``None``: a window, or the whole chunk): its passage
     (``passages``) with the most query words in its name (three each) and text
-    (one each, up to three times), else the whole chunk's lines (also when its
-    own name has query words and the passage's name none other)."""
+    (one each, up to three times) beating the chunk's head (its lines before
+    the first part), else the whole chunk's lines (also when its own name has
+    query words and the passage's name none other)."""
     parts = passages(text, chunk_kind, start_line, python)
     wanted = [word for word in dict.fromkeys(words) if word]
     if not parts or not wanted:
@@ -231,7 +232,9 @@ def best_part(
     own_hits = sum(word in own_words for word in wanted)
     lines = text.lower().split("\n")
     best: tuple[int, int, str | None] = (start_line, end_line, None)
-    best_score = 0.0
+    # the chunk's head (its signature and docstring, before the first part) is the whole
+    head = "\n".join(lines[: max(parts[0].start_line - start_line, 1)])
+    best_score = float(sum(min(head.count(word), 3) for word in wanted))
     for part in parts:
         body = "\n".join(lines[part.start_line - start_line : part.end_line - start_line + 1])
         named = set(tokenize(part.name)) if part.name else set()

@@ -175,7 +175,7 @@ def _ranked(
     average = source.total_length / live or 1.0
     order = source.order_key
     ranked: list[tuple[int, float]] = []
-    ids: set[str] = set()
+    ids: set[tuple[object, str]] = set()
     first_block = CANDIDATES + len(extra)
     start = 0
     while start < len(candidates):
@@ -195,23 +195,26 @@ def _ranked(
             named += table.bonus(doc, idfs) + STEM * _stem_match(source_path, word_idfs)
             score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
             tier = 1 if table.defines_whole(doc) else 0
-            block.append((doc, score, tier, chunk_id, source_path))
+            folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
+            block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
         ranked += _settled(block, order, ids)
         start += size
     return ranked, more
 
 
+_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str]]
+"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path)."""
+
+
 def _settled(
-    block: list[tuple[int, float, int, str, str]],
-    order: Callable[[int], object],
-    ids: set[str],
+    block: list[_Entry], order: Callable[[int], object], ids: set[tuple[object, str]]
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
     rest), one per chunk ID (``ids``: those ranked before), each further chunk of
     a file counted ``SATURATION`` times less, each lifted by ``FILE_LIFT`` times
     the best other candidate of its file."""
     if FILE_LIFT:
-        tops: dict[str, list[float]] = {}
+        tops: dict[tuple[object, str], list[float]] = {}
         for _, score, _, _, path in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
@@ -227,7 +230,7 @@ def _settled(
             ids.add(entry[3])
             kept.append(entry)
     if SATURATION < 1.0:
-        per_file: dict[str, int] = {}
+        per_file: dict[tuple[object, str], int] = {}
         saturated = []
         for doc, score, tier, cid, path in kept:
             count = per_file.get(path, 0)
