@@ -14,6 +14,7 @@ chunk's text when a result shows them (``passages``).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from array import array
 from collections.abc import Iterable
@@ -45,53 +46,72 @@ class Definition(NamedTuple):
     end: int
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _block_end(lines: list[str], first: int, indent: int) -> int:
-    """The last line of the block whose header is ``lines[first]``: the line
-    before the next code line indented no deeper (a closing bracket of the
-    header does not end it), trailing blank lines left out."""
-    last = first
-    for number in range(first + 1, len(lines)):
-        line = lines[number]
-        stripped = line.strip()
-        if not stripped:
+def _block_ends(lines: list[str], headers: dict[int, int]) -> dict[int, int]:
+    """The last line of each block whose header line (-> its indent) is given: the
+    last code line before the next one indented no deeper (a closing bracket of
+    a header does not end it; blank and comment lines are no code), in one pass."""
+    ends: dict[int, int] = {}
+    open_blocks: list[tuple[int, int]] = []
+    last = -1
+    for number, line in enumerate(lines):
+        code = line.lstrip(" \t")
+        if not code or code[0] == "#":
             continue
-        if _indent(line) <= indent and stripped[0] not in _CLOSING:
-            break
+        indent = len(line) - len(code)
+        if code[0] not in _CLOSING:
+            while open_blocks and indent <= open_blocks[-1][0]:
+                ends[open_blocks.pop()[1]] = last
+        if number in headers:
+            open_blocks.append((headers[number], number))
         last = number
-    return last
+    for _, header in open_blocks:
+        ends[header] = last
+    return ends
 
 
 def definitions(text: str, chunk_kind: str) -> list[Definition]:
-    """The names a Python chunk's text defines, in order: every ``def`` and
-    ``class`` (the chunk's own included), and a ``module`` chunk's top-level
-    assignments (not ``__dunder__`` ones)."""
-    found: list[Definition] = []
-    if "def" not in text and "class" not in text and chunk_kind != "module":
-        return found
+    """The names a Python chunk's text defines, in order, with their lines: every
+    ``def`` and ``class`` (the chunk's own included), and a ``module`` chunk's
+    top-level assignments (not ``__dunder__`` ones)."""
+    found = _named(text, chunk_kind)
+    if not found:
+        return []
     lines = text.split("\n")
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    for match in _DEF.finditer(text):
-        number = bisect.bisect_right(starts, match.start()) - 1
+    headers: dict[int, int] = {}
+    placed = []
+    for name, kind, offset, indent in found:
+        number = bisect.bisect_right(starts, offset) - 1
+        headers.setdefault(number, indent)
+        placed.append((name, kind, number))
+    ends = _block_ends(lines, headers)
+    result = []
+    for name, kind, number in placed:
         first = number
-        while first > 0 and lines[first - 1].strip().startswith("@"):
+        while kind != "variable" and first > 0 and lines[first - 1].strip().startswith("@"):
             first -= 1  # its decorators are its lines
-        kind = "class" if match[2] == "class" else "function"
-        end = _block_end(lines, number, len(match[1].expandtabs()))
-        found.append(Definition(match[3], kind, first, end))
+        result.append(Definition(name, kind, first, max(ends.get(number, number), number)))
+    return result
+
+
+def _named(text: str, chunk_kind: str) -> list[tuple[str, str, int, int]]:
+    """The names a chunk's text defines (``definitions``'s), each with the offset
+    of its line's match and its indent, in order."""
+    found: list[tuple[str, str, int, int]] = []
+    if "def" in text or "class" in text:
+        found = [
+            (match[3], "class" if match[2] == "class" else "function", match.start(), len(match[1]))
+            for match in _DEF.finditer(text)
+        ]
     if chunk_kind == "module":
-        for match in _ASSIGN.finditer(text):
-            name = match[1]
-            if name.startswith("__") and name.endswith("__"):
-                continue
-            number = bisect.bisect_right(starts, match.start()) - 1
-            found.append(Definition(name, "variable", number, _block_end(lines, number, 0)))
-        found.sort(key=lambda definition: definition.start)
+        found += [
+            (match[1], "variable", match.start(), 0)
+            for match in _ASSIGN.finditer(text)
+            if not (match[1].startswith("__") and match[1].endswith("__"))
+        ]
+        found.sort(key=lambda entry: entry[2])
     return found
 
 
@@ -114,12 +134,12 @@ def table_terms(chunk_id: str, text: str, source_path: str, symbol: str | None) 
     if not source_path.endswith(".py") and not source_path.endswith(".pyi"):
         return terms
     parts: dict[str, None] = {}
-    for definition in definitions(text, kind):
-        name = definition.name.lower()
-        if name == own and definition.start == 0:
-            continue
+    for index, (written, _, _, _) in enumerate(_named(text, kind)):
+        name = written.lower()
+        if name == own and index == 0:
+            continue  # (its own definition is the whole)
         terms.append(INNER + name)
-        parts.update(dict.fromkeys(tokenize(definition.name)))
+        parts.update(dict.fromkeys(tokenize(written)))
     terms += [PART + part for part in parts]
     return terms
 
@@ -185,6 +205,7 @@ WINDOW = 30
 """Lines of a window of a long chunk without definitions inside."""
 
 
+@functools.lru_cache(maxsize=1024)
 def passages(text: str, chunk_kind: str, start_line: int, python: bool) -> list[Passage]:
     """A chunk's parts: its inner definitions (Python), else windows of
     ``WINDOW`` lines overlapping by half; none for a chunk shorter than a window."""

@@ -42,7 +42,7 @@ INNER_NAME = 1.0
 """What a query word that is a name defined inside a chunk adds, times its IDF."""
 INNER_PART = 0.3
 """What a query word that is part of a name defined inside a chunk adds, times its IDF."""
-TABLE_CANDIDATES = 64
+TABLE_CANDIDATES = 16
 """Most chunks the symbol table adds to BM25's candidates (a name defined in more
 chunks than this adds none)."""
 STEM = 1.0
@@ -176,6 +176,7 @@ def _ranked(
     order = source.order_key
     ranked: list[tuple[int, float]] = []
     ids: set[tuple[object, str]] = set()
+    table.settle([doc for doc, _, _ in candidates], idfs)
     first_block = CANDIDATES + len(extra)
     start = 0
     while start < len(candidates):
@@ -192,9 +193,9 @@ def _ranked(
             score *= prior * where_prior
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
-            named += table.bonus(doc, idfs) + STEM * _stem_match(source_path, word_idfs)
+            named += table.bonus.get(doc, 0.0) + STEM * _stem_match(source_path, word_idfs)
             score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
-            tier = 1 if table.defines_whole(doc) else 0
+            tier = 1 if doc in table.whole else 0
             folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
             block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
         ranked += _settled(block, order, ids)
@@ -302,27 +303,28 @@ class _Table:
                 break
         return list(picked)[:TABLE_CANDIDATES]
 
-    def defines_whole(self, doc: int) -> bool:
-        """Whether the chunk's own name is the whole query."""
-        return any(
-            _has(postings.docs, doc) for word, postings in self.own.items() if word in self.wholes
-        )
-
-    def bonus(self, doc: int, idfs: dict[str, float]) -> float:
-        """What the names a chunk defines add: ``OWN_NAME``, ``INNER_NAME`` and
-        ``INNER_PART`` times the IDF of each query word matched so."""
-        total = 0.0
+    def settle(self, docs: list[int], idfs: dict[str, float]) -> None:
+        """What the names each of these chunks defines add (``bonus``): ``OWN_NAME``,
+        ``INNER_NAME`` and ``INNER_PART`` times the IDF of each query word matched
+        so; and which are named by the whole query (``whole``)."""
+        wanted = set(docs)
+        bonus: dict[int, float] = {}
         for weight, postings_of, only_names in (
             (OWN_NAME, self.own, True),
             (INNER_NAME, self.inner, True),
             (INNER_PART, self.part, False),
         ):
             for word, postings in postings_of.items():
-                if only_names and NAMES_ONLY and word not in self.names:
+                if not weight or (only_names and NAMES_ONLY and word not in self.names):
                     continue
-                if weight and _has(postings.docs, doc):
-                    total += weight * idfs.get(word, 0.0)
-        return total
+                add = weight * idfs.get(word, 0.0)
+                for doc in _members(postings.docs, wanted):
+                    bonus[doc] = bonus.get(doc, 0.0) + add
+        self.bonus = bonus
+        self.whole: set[int] = set()
+        for word, postings in self.own.items():
+            if word in self.wholes:
+                self.whole |= _members(postings.docs, wanted)
 
 
 def _found(found: dict[str, Postings | None], prefix: str, words: list[str]) -> dict[str, Postings]:
@@ -330,9 +332,17 @@ def _found(found: dict[str, Postings | None], prefix: str, words: list[str]) -> 
     return {word: postings for word in words if (postings := found[prefix + word]) is not None}
 
 
-def _has(docs: Sequence[int], doc: int) -> bool:
-    at = bisect.bisect_left(docs, doc)
-    return at < len(docs) and docs[at] == doc
+def _members(docs: Sequence[int], wanted: set[int]) -> set[int]:
+    """Which of ``wanted`` a posting list (ascending) holds."""
+    if len(docs) <= 4 * len(wanted) + 64:
+        listed = docs.tolist() if hasattr(docs, "tolist") else docs
+        return wanted.intersection(listed)
+    found = set()
+    for doc in wanted:
+        at = bisect.bisect_left(docs, doc)
+        if at < len(docs) and docs[at] == doc:
+            found.add(doc)
+    return found
 
 
 def top_where(
