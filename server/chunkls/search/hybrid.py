@@ -63,6 +63,8 @@ FILE_LIFT = 0.2
 """What the best other candidate of a chunk's file adds to it, times its score."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
+WHOLE_FIRST = True
+"""Whether a chunk whose own name is the whole query comes before the rest."""
 NAMES_ONLY = True
 """Whether a chunk's names count only for the query words that name code (``names``)."""
 WHOLE_WORDS = 3
@@ -195,7 +197,7 @@ def _ranked(
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
             named += table.bonus.get(doc, 0.0) + STEM * _stem_match(source_path, word_idfs)
             score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
-            tier = 1 if doc in table.whole else 0
+            tier = 1 if WHOLE_FIRST and doc in table.whole else 0
             folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
             block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
         ranked += _settled(block, order, ids)
