@@ -200,3 +200,32 @@ def test_the_words_that_name_code(
     parsed = hybrid.hybrid_query(query)
     assert parsed.names == names
     assert parsed.wholes == wholes
+
+
+def test_a_name_is_found_by_its_beginning_as_one_types(tmp_path: Path) -> None:
+    decoys = "".join(f"def base_helper{i}(mod):\n    return mod.base{i}\n\n" for i in range(40))
+    write_tree(tmp_path, {"main.py": "class BaseModel:\n    x = 1\n", "helpers.py": decoys})
+    index = build_index([tmp_path])
+    for typed in ("BaseMod", "basemode"):
+        hits = index.queries.search(typed, 5, "hybrid")
+        assert hits[0].item.chunk.chunk_id == "main.py#class-BaseModel", typed
+
+
+@pytest.mark.parametrize(
+    ("prefix", "limit", "expected"),
+    [
+        ("\x01base", 10, ["\x01base", "\x01basemodel", "\x01basemodelx", "\x01baseq"]),
+        ("\x01basem", 10, ["\x01basemodel", "\x01basemodelx"]),
+        ("\x01base", 2, ["\x01base", "\x01basemodel"]),
+        ("\x01basemodelxy", 10, []),
+        ("\x02", 10, ["\x02get"]),
+    ],
+)
+def test_the_terms_a_prefix_begins(prefix: str, limit: int, expected: list[str]) -> None:
+    from chunkls.search.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary()
+    vocabulary.ids(["\x01basemodel", "model", "\x01base", "\x02get", "\x01baseq"])
+    vocabulary.freeze()
+    vocabulary.ids(["\x01basemodelx", "\x01bas"])  # added since: not in the table yet
+    assert vocabulary.starting(prefix, limit) == expected

@@ -63,6 +63,11 @@ FILE_LIFT = 0.2
 """What the best other candidate of a chunk's file adds to it, times its score."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
+PREFIX_NAME = 2.0
+"""What a chunk's own name adds when the whole query begins it (``BaseMod``), times
+that name's IDF (at least ``MIN_INSIDE`` letters typed)."""
+PREFIX_TERMS = 16
+"""Most names one query's prefix is looked up as."""
 WHOLE_FIRST = True
 """Whether a chunk whose own name is the whole query comes before the rest."""
 NAMES_ONLY = True
@@ -288,16 +293,27 @@ class _Table:
             + [INNER + word for word in named]
             + [PART + word for word in words]
         )
+        # names the whole query begins (``BaseMod``: ``BaseModel``), as one types
+        started = [
+            term
+            for whole in wholes
+            if len(whole) >= MIN_INSIDE and PREFIX_NAME
+            for term in source.terms_starting(OWN + whole, PREFIX_TERMS + 1)
+            if term != OWN + whole
+        ][:PREFIX_TERMS]
+        keys += started
         found = dict(zip(keys, source.postings(keys), strict=True))
         self.own = _found(found, OWN, named)
         self.inner = _found(found, INNER, named)
         self.part = _found(found, PART, words)
+        self.started = {term: postings for term in started if (postings := found[term])}
+        self.live = source.live
 
     def candidates(self) -> list[int]:
         """The chunks defining a query word (own names first), at most
         ``TABLE_CANDIDATES``, in corpus order within each."""
         picked: dict[int, None] = {}
-        for postings in [*self.own.values(), *self.inner.values()]:
+        for postings in [*self.own.values(), *self.inner.values(), *self.started.values()]:
             if len(postings.docs) > TABLE_CANDIDATES:
                 continue  # a name defined everywhere does not point anywhere
             picked.update(dict.fromkeys(int(doc) for doc in postings.docs))
@@ -322,6 +338,10 @@ class _Table:
                 add = weight * idfs.get(word, 0.0)
                 for doc in _members(postings.docs, wanted):
                     bonus[doc] = bonus.get(doc, 0.0) + add
+        for postings in self.started.values():
+            add = PREFIX_NAME * idf(self.live, len(postings.docs))
+            for doc in _members(postings.docs, wanted):
+                bonus[doc] = bonus.get(doc, 0.0) + add
         self.bonus = bonus
         self.whole: set[int] = set()
         for word, postings in self.own.items():

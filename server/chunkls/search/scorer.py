@@ -116,6 +116,9 @@ class PostingsSource(Protocol):
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
         """Each token's postings (``None``: no live document has it)."""
 
+    def terms_starting(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, sorted by UTF-8."""
+
     def order_key(self, doc: int) -> Any:
         """A document's place in corpus order (ties are ranked by it)."""
 
