@@ -21,6 +21,7 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
+from chunkls.search.definitions import best_part, chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
@@ -249,13 +250,7 @@ class ChunkStore:
         located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
         if len(located) != stored.chunk_count:
             return  # its texts are missing: searchable once recovered
-        self.search_index.add_file(
-            (folder.position, rel_path),
-            (
-                (f"{chunk.chunk_id}\n{chunk.text}", item)
-                for chunk, item in zip(located, items, strict=True)
-            ),
-        )
+        self.search_index.add_file_terms((folder.position, rel_path), items, chunk_terms(located))
 
     def save(self, folder: Folder | None = None) -> None:
         """Write pending cache rows, and the search snapshot when it is stale."""
@@ -487,7 +482,10 @@ class ChunkStore:
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
-        from chunkls.search.modes import rank  # (a question that is no search skips it)
+        from chunkls.search.modes import (
+            query_words,
+            rank,
+        )  # (a question that is no search skips it)
 
         source = self.postings
         by_position = {folder.position: folder for folder in self.folders}
@@ -503,12 +501,24 @@ class ChunkStore:
             stubs = self._stubs(found[1].packed) if found else ()
             return stubs[found[2]] if found and found[2] < len(stubs) else None
 
+        mode = self.search_mode(mode)
+        words = query_words(query, mode)
         hits = []
-        for doc, score in rank(source, query, top_k, self.search_mode(mode), describe, where):
+        for doc, score in rank(source, query, top_k, mode, describe, where):
             if found := stored_at(doc):
                 chunks = self._unpack(found[0], found[1])
                 if found[2] < len(chunks):
-                    hits.append(Hit(score, IndexedChunk(found[0], chunks[found[2]])))
+                    chunk = chunks[found[2]]
+                    start, end, part = best_part(
+                        chunk.symbol,
+                        chunk.text,
+                        chunk.identity.split("-", 1)[0],
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.file_type == "code",
+                        words,
+                    )
+                    hits.append(Hit(score, IndexedChunk(found[0], chunk), (start, end), part))
         return hits
 
     def source_paths(self) -> set[str]:
