@@ -3,7 +3,7 @@ its annotation files and its formula, chunkls answering as ``chunkls search --to
 
     uv run python bench/peer_benchmark.py CHECKOUTS ANNOTATIONS [--repos REPOS.json]
         [--repo NAME ...] [--mode M ...] [--set NAME=VALUE ...] [--json PATH] [--verbose]
-        [--baseline PEER.json]
+        [--baseline PEER.json] [--lines chunk|part]
 
 ``CHECKOUTS`` holds one checkout per repository, named as its annotation file
 (``ANNOTATIONS/<name>.json``: queries with ``relevant`` and ``secondary`` files or
@@ -26,6 +26,8 @@ category: the mean of the repositories' means), and writes them as JSON (default
 constant of ``chunkls.search.hybrid`` for the run (``module.NAME=VALUE``: of
 ``chunkls.<module>``), as ``bench/retrieval.py``'s ``--set`` does: an ablation.
 ``--baseline`` names another run's JSON: each mode's differences from it are printed.
+``--lines part`` matches a target's span with the lines of a result's best part (a
+method, a window) rather than its whole chunk's.
 """
 
 from __future__ import annotations
@@ -134,7 +136,9 @@ def repos_to_measure(
     return found
 
 
-def measure_repo(folder: Path, annotation: Path, modes: list[str]) -> dict[str, RepoResult]:
+def measure_repo(
+    folder: Path, annotation: Path, modes: list[str], part: bool = False
+) -> dict[str, RepoResult]:
     """One repository indexed once, its queries searched in each mode."""
     from chunkls.cli.gold import indexed, place, read_gold
     from chunkls.index.session import build_index
@@ -155,7 +159,7 @@ def measure_repo(folder: Path, annotation: Path, modes: list[str]) -> dict[str, 
         per_query: list[dict[str, Any]] = []
         for entry, targets in zip(gold, matchable, strict=True):
             hits = queries.search(entry.query, TOP_K, mode)
-            ranked = [place(hit) for hit in hits]
+            ranked = [place(hit, part) for hit in hits]
             ranks = target_ranks(ranked, targets)
             score = rank_figures([list(ranks.values())], TOP_K).ndcg_at_k
             scores.append(score)
@@ -281,6 +285,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=REPO / "bench" / "peer.json")
     parser.add_argument("--verbose", action="store_true", help="each query's ranks (stderr)")
     parser.add_argument(
+        "--lines",
+        choices=("chunk", "part"),
+        default="chunk",
+        help="a result's lines for a target's span: its chunk's (default, as semble "
+        "matches its chunks) or its best part's",
+    )
+    parser.add_argument(
         "--baseline", type=Path, help="another run's JSON: print this run's differences from it"
     )
     return parser.parse_args(argv)
@@ -297,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     by_mode: dict[str, dict[str, RepoResult]] = {mode: {} for mode in modes}
     for name, (folder, annotation) in repos.items():
-        for mode, result in measure_repo(folder, annotation, modes).items():
+        for mode, result in measure_repo(folder, annotation, modes, args.lines == "part").items():
             by_mode[mode][name] = result
             if args.verbose:
                 print_queries(name, mode, result)
@@ -314,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             "modes": modes,
             "set": found,
             "benchmark_roots": args.repos is not None,
+            "lines": args.lines,
             "repos": list(repos),
         },
         "modes": {

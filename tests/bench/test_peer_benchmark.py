@@ -198,6 +198,26 @@ def test_set_changes_a_constant_for_the_run(bench: tuple[Path, Path, Path], tmp_
     assert list(report["modes"]) == ["hybrid"]  # type: ignore[call-overload]
 
 
+def test_best_part_lines_can_match_the_spans(
+    bench: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """The span of ``wave`` (line 8): the class's chunk (lines 4-8) covers it, and
+    so does its best part for the query (the method, lines 7-8); a span of the
+    class's docstring (line 5) only the whole chunk covers, when the method answers."""
+    annotations = bench[1]
+    spans = [
+        {"query": "quokka wombat", "relevant": [{"path": p, "start_line": a, "end_line": b}]}
+        for p, a, b in (("src/alpha/greet.py", 8, 8), ("src/alpha/greet.py", 5, 5))
+    ]
+    (annotations / "alpha.json").write_text(json.dumps(spans))
+    chunk, _ = run_bench(bench, tmp_path, "--mode", "hybrid")
+    part, _ = run_bench(bench, tmp_path, "--mode", "hybrid", "--lines", "part")
+    assert chunk["settings"]["lines"] == "chunk" and part["settings"]["lines"] == "part"  # type: ignore[index]
+    by_chunk = chunk["modes"]["hybrid"]["repos"]["alpha"]["ndcg_at_10"]  # type: ignore[index]
+    by_part = part["modes"]["hybrid"]["repos"]["alpha"]["ndcg_at_10"]  # type: ignore[index]
+    assert (by_chunk, by_part) == (1.0, 0.5)
+
+
 def test_a_baseline_run_gives_the_differences(
     bench: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:

@@ -174,10 +174,12 @@ def read_gold(path: Path, name: str) -> tuple[list[Gold], list[str]]:
     return good, problems
 
 
-def place(hit: Hit[IndexedChunk]) -> Place:
-    """Where a search result is."""
+def place(hit: Hit[IndexedChunk], part: bool = False) -> Place:
+    """Where a search result is: its chunk's lines, or (``part``) those of the part
+    of it that answers best, when the ranking gives them."""
     chunk = hit.item.chunk
-    return Place(chunk.chunk_id, chunk.source_path, chunk.start_line, chunk.end_line)
+    start, end = hit.lines if part and hit.lines is not None else (chunk.start_line, chunk.end_line)
+    return Place(chunk.chunk_id, chunk.source_path, start, end)
 
 
 def indexed(queries: Queries, target: Target) -> bool:
