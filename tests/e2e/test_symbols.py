@@ -77,12 +77,19 @@ async def test_workspace_symbol_is_the_search(
     assert first.name == "app/greet.py#class-Greeter"
     assert isinstance(first.location, types.Location)
     assert first.location.uri == uri(shared_workspace / "app" / "greet.py")
-    assert first.location.range.start.line == 22
     roots = [shared_workspace, shared_workspace.parent / "second"]
     expected = build_index(roots).queries.search("greeting polite", len(symbols), "hybrid")
-    assert [(s.name, s.container_name) for s in symbols] == [
-        (h.item.chunk.chunk_id, f"hybrid {h.score:.3f}") for h in expected
-    ]
+    # at the part of the class that answers best (``__init__`` sets the greeting)
+    assert expected[0].lines == (26, 27)
+    assert (first.location.range.start.line, first.location.range.end.line) == (25, 26)
+    # each result, then (when its best part is a definition inside it) that part
+    # by its own name, in the chunk's ID
+    listed = []
+    for hit in expected:
+        listed.append((hit.item.chunk.chunk_id, f"hybrid {hit.score:.3f}"))
+        if hit.part is not None:
+            listed.append((hit.part, f"hybrid {hit.score:.3f} in {hit.item.chunk.chunk_id}"))
+    assert [(s.name, s.container_name) for s in symbols] == listed
     for query in ("  ", "how does the", "?!"):
         empty = await asyncio.wait_for(
             shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query)), TIMEOUT

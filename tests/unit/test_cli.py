@@ -66,7 +66,8 @@ def tree(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("mode", ["bm25", "hybrid"])
 def test_search_prints_the_tutorials_demo_format(tree: Path, mode: str) -> None:
     """``--mode bm25`` is the tutorial's demo; the default (hybrid) prints the
-    same lines, naming its mode where the demo says ``bm25``."""
+    same lines, naming its mode where the demo says ``bm25``, and the lines of
+    the part that answers best after them."""
     argv = ["search", "greet name hello", "--root", str(tree), "--top-k", "2"]
     code, out, err = run(*argv, *(["--mode", mode] if mode == "bm25" else []))
     assert (code, err) == (0, "")
@@ -74,7 +75,8 @@ def test_search_prints_the_tutorials_demo_format(tree: Path, mode: str) -> None:
     assert lines[0] == "Indexed 7 chunks"
     assert len(lines) == 3
     for rank, line in enumerate(lines[1:], 1):
-        assert re.fullmatch(rf"{rank}\. \S+#\S+ \({mode} \d+\.\d{{3}}\)", line), line
+        best = "" if mode == "bm25" else r" lines \d+-\d+"
+        assert re.fullmatch(rf"{rank}\. \S+#\S+ \({mode} \d+\.\d{{3}}\){best}", line), line
     assert lines[1].startswith("1. app/greet.py#")
 
 

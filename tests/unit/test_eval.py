@@ -146,8 +146,10 @@ def test_json_figures(gold: Path) -> None:
     assert list(record["rankings"]) == list(MODES)
     hybrid = record["rankings"]["hybrid"]
     assert set(hybrid) == {
-        "label", "queries", "recall_at_1", "recall_at_k", "mrr_at_k", "ndcg_at_k", "misses"
+        "label", "queries", "recall_at_1", "recall_at_k", "mrr_at_k", "ndcg_at_k", "categories",
+        "misses",
     }  # fmt: skip
+    assert hybrid["categories"] == {}  # (no query names one)
     assert hybrid["misses"] == [
         {"line": 4, "query": "unrelated words zebra", "ranks": {"README.md#heading-usage": None}}
     ]
@@ -177,8 +179,11 @@ def test_malformed_lines_are_named_and_the_rest_scored(tmp_path: Path) -> None:
     said = err.splitlines()
     assert f"chunkls: {path}:2: not JSON (Expecting value); left out" in said
     assert f"chunkls: {path}:3: no 'query' string; left out" in said
-    assert f"chunkls: {path}:4: no relevant chunk ID; left out" in said
-    assert f"chunkls: {path}:5: 'relevant' is not a list of chunk IDs; left out" in said
+    assert f"chunkls: {path}:4: no relevant chunk ID or file; left out" in said
+    assert (
+        f"chunkls: {path}:5: 'relevant' is not a list of chunk IDs or file targets; left out"
+        in said
+    )
     assert f"chunkls: {path}:6: no 'query' string; left out" in said
     assert any(
         line.startswith(f"chunkls: {path}:8: the query has no searchable terms") for line in said
@@ -252,3 +257,216 @@ def test_the_worked_example_in_the_docs_is_what_eval_prints(
     code, out, err = run(*argv)
     assert code == 0
     assert err.splitlines() + out.splitlines() == printed
+
+
+# -- semble-style gold: files and line spans, secondary targets, categories ----------
+
+from chunkls.cli.gold import guess_category, read_gold, target  # noqa: E402
+from chunkls.search.metrics import (  # noqa: E402
+    Place,
+    Span,
+    covers,
+    path_matches,
+    rank_figures,
+    target_ranks,
+)
+
+SMILE = Place("app/emoji.py#function-smile", "app/emoji.py", 4, 6)
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("app/emoji.py#function-smile", "app/emoji.py#function-smile"),  # a chunk ID
+        ("app/emoji.py", Span("app/emoji.py")),  # a file
+        (" app/emoji.py ", Span("app/emoji.py")),
+        ({"path": "app/emoji.py"}, Span("app/emoji.py")),
+        ({"path": "app/emoji.py", "start_line": 4, "end_line": 9}, Span("app/emoji.py", 4, 9)),
+        ({"path": "a.py", "start_line": "4", "end_line": "4"}, Span("a.py", 4, 4)),  # as semble
+    ],
+)
+def test_targets_as_written(written: object, expected: object) -> None:
+    assert target(written) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("", "an empty target"),
+        (3, "3 is no chunk ID, path or {path, lines} object"),
+        ({"start_line": 1, "end_line": 2}, "has no 'path' string"),
+        ({"path": ""}, "has no 'path' string"),
+        ({"path": "a.py", "start_line": 5}, "a.py: start_line and end_line go together"),
+        ({"path": "a.py", "end_line": 5}, "a.py: start_line and end_line go together"),
+        ({"path": "a.py", "start_line": 9, "end_line": 5}, "start_line 9 is after end_line 5"),
+        ({"path": "a.py", "start_line": 0, "end_line": 5}, "start_line 0 is not a line number"),
+        ({"path": "a.py", "start_line": 1.5, "end_line": 5}, "start_line 1.5 is not a line"),
+        ({"path": "a.py", "start_line": True, "end_line": 5}, "start_line True is not a line"),
+        ({"path": "a.py", "start_line": 1, "end_line": "x"}, "end_line 'x' is not a line"),
+    ],
+)
+def test_bad_targets_say_what_is_wrong(written: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        target(written)
+
+
+@pytest.mark.parametrize(
+    ("source_path", "path", "expected"),
+    [
+        ("app/emoji.py", "app/emoji.py", True),
+        ("emoji.py", "app/emoji.py", True),  # the index's root is below the checkout's
+        ("pkg/app/emoji.py", "app/emoji.py", True),  # or above it
+        ("app\\emoji.py", "app/emoji.py", True),
+        ("app/myemoji.py", "emoji.py", False),  # a suffix, not at a "/"
+        ("app/emoji.py", "app/emoji.pyi", False),
+        ("other/emoji.py", "app/emoji.py", False),
+    ],
+)
+def test_paths_match_as_semble_matches_them(source_path: str, path: str, expected: bool) -> None:
+    assert path_matches(source_path, path) is expected
+
+
+@pytest.mark.parametrize(
+    ("span", "expected"),
+    [
+        ((4, 6), True),
+        ((1, 3), False),  # ends the line before
+        ((1, 4), True),  # overlaps the first line only
+        ((6, 9), True),  # the last line only
+        ((7, 9), False),  # starts the line after
+        ((5, 5), True),  # inside
+        ((1, 99), True),  # around
+        (None, True),  # no lines: the file
+    ],
+)
+def test_a_chunk_covers_lines_it_overlaps(span: tuple[int, int] | None, expected: bool) -> None:
+    assert covers(SMILE, Span("app/emoji.py", *(span or (None, None)))) is expected
+    assert not covers(SMILE, Span("app/greet.py", *(span or (None, None))))
+    assert covers(SMILE, SMILE.chunk_id) and not covers(SMILE, "app/emoji.py#module-1")
+
+
+def test_semble_ndcg_binary_gains_and_ideal_over_what_the_index_has() -> None:
+    greet = Place("app/greet.py#function-greet", "app/greet.py", 17, 20)
+    ranked = [greet, SMILE]
+    both = (Span("app/greet.py"), Span("app/greet.py", 18, 19))  # one chunk covers both
+    got = target_ranks(ranked, (*both, Span("app/emoji.py"), Span("app/gone.py")))
+    assert list(got.values()) == [1, 1, 2, None]
+    # rank 1 gains once though it covers two targets; the ideal counts four
+    ideal = sum(1 / math.log2(i + 2) for i in range(4))
+    assert rank_figures([list(got.values())], 10).ndcg_at_k == pytest.approx(
+        (1 + 1 / math.log2(3)) / ideal
+    )
+    assert rank_figures([[]], 10).ndcg_at_k == 0.0  # nothing to find: 0, as semble scores it
+    assert rank_figures([[None]], 10) == Figures(1, 0.0, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("query", "category"),
+    [
+        ("BaseModel", "symbol"),
+        (" APIRouter ", "symbol"),
+        ("how are routes registered", "architecture"),
+        ("How does it work", "architecture"),
+        ("however long", "semantic"),
+        ("middleware stack and CORS", "semantic"),
+    ],
+)
+def test_a_missing_category_is_guessed_as_semble_guesses(query: str, category: str) -> None:
+    assert guess_category(query) == category
+
+
+SEMBLE_GOLD = """[
+  {
+    "query": "turn a face into an emoji",
+    "relevant": ["app/emoji.py"],
+    "secondary": [{"path": "app/greet.py", "start_line": 41, "end_line": 42}],
+    "category": "semantic"
+  },
+  {"query": "Greeter", "relevant": [{"path": "app/greet.py", "start_line": 25, "end_line": 26}],
+   "secondary": [], "category": "symbol"},
+  {"query": "how is a greeting fetched", "relevant": ["app/gone.py"]},
+  {"query": "Greeter", "relevant": [{"path": "app/greet.py", "start_line": 9}]},
+  {"query": "smile", "relevant": ["app/emoji.py"], "secondary": "app/greet.py"},
+  {"query": "smile", "relevant": ["app/emoji.py"], "category": 3},
+  {"query": "smile", "relevant": [], "secondary": ["app/emoji.py"]}
+]
+"""
+
+
+@pytest.fixture
+def semble_gold(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace.json"
+    path.write_text(SEMBLE_GOLD, encoding="utf-8")
+    return path
+
+
+def test_a_semble_annotation_file_is_read_with_its_lines(semble_gold: Path) -> None:
+    gold, problems = read_gold(semble_gold, "g.json")
+    assert [(g.line, g.category) for g in gold] == [
+        (2, "semantic"), (8, "symbol"), (10, "architecture")  # (guessed)
+    ]  # fmt: skip
+    assert gold[0].relevant == (Span("app/emoji.py"), Span("app/greet.py", 41, 42))
+    assert problems == [
+        "g.json:11: 'relevant': app/greet.py: start_line and end_line go together; left out",
+        "g.json:12: 'secondary' is not a list of chunk IDs or file targets; left out",
+        "g.json:13: 'category' is not a string; left out",
+        "g.json:14: no relevant chunk ID or file; left out",
+    ]
+
+
+def test_eval_scores_semble_gold_per_category(semble_gold: Path) -> None:
+    code, out, err = run("eval", str(semble_gold), "--root", str(WORKSPACE), "--json")
+    assert code == 0
+    record = json.loads(out)
+    assert record["queries"] == 3  # the one with nothing indexed is scored 0
+    assert record["not_indexed"] == [{"line": 10, "target": "app/gone.py"}]
+    assert f"{semble_gold}:10: no indexed chunk covers app/gone.py; not counted" in err
+    for mode in MODES:
+        figures_ = record["rankings"][mode]
+        assert set(figures_["categories"]) == {"architecture", "semantic", "symbol"}
+        assert figures_["categories"]["architecture"]["ndcg_at_k"] == 0.0
+        # the Greeter's class chunk (lines 23-30) covers lines 25-26: found first
+        assert figures_["categories"]["symbol"]["ndcg_at_k"] == 1.0
+        categories = figures_["categories"].values()
+        assert figures_["ndcg_at_k"] == pytest.approx(sum(c["ndcg_at_k"] for c in categories) / 3)
+
+
+def test_eval_prints_a_table_by_category(semble_gold: Path) -> None:
+    code, out, _ = run("eval", str(semble_gold), "--root", str(WORKSPACE), "--mode", "bm25")
+    assert code == 0
+    assert "nDCG@10 by category (queries)" in out
+    assert "| ranking | all (3) | architecture (1) | semantic (1) | symbol (1) |" in out
+    bm25_rows = [line for line in out.splitlines() if line.startswith("| bm25 | ")]
+    assert len(bm25_rows) == 2  # the figures, then nDCG@10 overall and by category
+    cells = bm25_rows[1].strip("|").split("|")
+    assert len(cells) == 5 and cells[2].strip() == "0.000" and cells[4].strip() == "1.000"
+    assert cells[1].strip() == bm25_rows[0].strip("|").split("|")[4].strip()
+    assert "'how is a greeting fetched': nothing in the index to find" in out
+
+
+def test_chunk_ids_and_files_mix_in_jsonl(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {"query": "emoji face", "relevant": ["app/emoji.py#function-smile", "README.md"]},
+            {"query": "emoji face", "relevant": ["app/emoji.py"], "category": "semantic"},
+        ],
+    )
+    code, out, _ = run("eval", str(path), "--root", str(WORKSPACE), "--json", "--mode", "bm25")
+    assert code == 0
+    record = json.loads(out)["rankings"]["bm25"]
+    assert record["queries"] == 2
+    # only the second query names a category
+    assert list(record["categories"]) == ["semantic"]
+
+
+def test_a_broken_json_array_is_named_once(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text(SEMBLE_GOLD.replace('"category": "symbol"},', '"category": "symbol"}'))
+    gold, problems = read_gold(path, "b.json")
+    assert gold == []
+    said = "10: not a JSON array (Expecting ',' delimiter): every query; left out"
+    assert problems == [f"b.json:{said}"]
+    code, out, err = run("eval", str(path), "--root", str(WORKSPACE))
+    assert code == 1 and out.startswith("0 queries scored")
+    assert f"chunkls: {path}:{said}" in err

@@ -276,7 +276,8 @@ def test_the_first_results_do_not_depend_on_how_many_are_asked_for(tmp_path: Pat
     """The palette asks 50, ``workspace/symbol`` 100, MCP 10, the CLI 5: each
     shows the first results of one ranking. Here the definition named for the
     question is a long one, far down BM25's order, beyond the first block of
-    candidates: it is lifted within its own block, not above the first."""
+    candidates: the symbol table brings it into the first block, where its name
+    puts it first."""
     decoys = "".join(f"def decoy{i}():\n    return 'fold items {i}'\n\n" for i in range(100))
     filler = "".join(f"def other{i}():\n    return 'nothing {i}'\n\n" for i in range(400))
     long_body = "\n".join(f"    step{i} = compute(step{i - 1})" for i in range(1, 300))
@@ -295,6 +296,6 @@ def test_the_first_results_do_not_depend_on_how_many_are_asked_for(tmp_path: Pat
         return [hit.item.chunk.chunk_id for hit in hits]
 
     whole = order(200)
-    assert whole.index("z.py#function-fold_items") == hybrid.CANDIDATES
+    assert whole.index("z.py#function-fold_items") == 0
     for top_k in (1, 5, 10, 50, hybrid.CANDIDATES, hybrid.CANDIDATES + 1, 100):
         assert order(top_k) == whole[:top_k]

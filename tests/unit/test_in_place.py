@@ -253,7 +253,9 @@ def test_a_hybrid_search_reads_its_terms_and_forms_and_its_candidates_files(tree
     assert query.terms == ("greet", "name")
     hits = disk.queries.search("how does it greet a name?", 2, "hybrid")
     assert next(hit.item.chunk.chunk_id for hit in hits) == "app/greet.py#function-greet"
-    assert rows_read(disk)["postings"] <= len(query.terms) + len(query.forms)
+    # its terms and forms, and the symbol table's three terms for each word
+    table = 3 * len(set(query.terms))
+    assert rows_read(disk)["postings"] <= len(query.terms) + len(query.forms) + table
     assert 1 <= rows_read(disk)["stubs"] <= CANDIDATES  # the candidates' files only
     assert 1 <= rows_read(disk)["texts"] <= 2  # and the texts of the results' only
     disk.close()
@@ -291,11 +293,18 @@ def test_scores_and_order_are_the_loaded_indexs_bit_for_bit(
     assert len(disk.queries) == len(index.queries)
     rng = random.Random(3)
     queries = ["alpha", "alpha alpha beta", "greet", "f0 def return", "zzz", "Same", "hashed"]
+    queries += ["Greeter", "Gree", "Greet", "hello", "Greeter hello"]  # the symbol table
     queries += [" ".join(rng.choices(WORDS, k=rng.randint(1, 4))) for _ in range(30)]
     for query in queries:
         for top_k in (1, 3, 10, 200):
-            ours = [(h.score, h.item.chunk) for h in disk.queries.search(query, top_k, mode)]
-            theirs = [(h.score, h.item.chunk) for h in index.queries.search(query, top_k, mode)]
+            ours = [
+                (h.score, h.item.chunk, h.lines, h.part)
+                for h in disk.queries.search(query, top_k, mode)
+            ]
+            theirs = [
+                (h.score, h.item.chunk, h.lines, h.part)
+                for h in index.queries.search(query, top_k, mode)
+            ]
             assert ours == theirs, (query, top_k)
     assert list(disk.queries.chunk_ids()) == [
         entry.chunk.chunk_id for entry in index.queries.chunks()

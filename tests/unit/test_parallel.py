@@ -13,6 +13,7 @@ from chunkls.chunking.ingest import scan_corpus
 from chunkls.chunking.models import LocatedChunk
 from chunkls.index.session import Session, build_index
 from chunkls.index.workers import Chunked, chunk_many, chunk_one, default_workers
+from chunkls.search.definitions import chunk_terms
 from chunkls.search.tokens import file_terms
 from chunkls.storage.packed import StoredFile, unpack_stubs
 
@@ -68,8 +69,11 @@ def test_results_carry_the_serial_search_terms(tmp_path: Path) -> None:
     files = walk_corpus(root, rules).files
     for result in _results(list(chunk_many(root.resolve(), files, rules, 2))).values():
         if result.chunks is not None:
-            texts = [f"{c.chunk_id}\n{c.text}" for c in unpack(result.chunks)]
-            assert result.terms == file_terms(texts).packed()
+            chunks = unpack(result.chunks)
+            assert result.terms == chunk_terms(chunks).packed()
+            # the tutorial's BM25 documents, then the symbol table's terms
+            texts = [f"{c.chunk_id}\n{c.text}" for c in chunks]
+            assert result.terms.lengths == file_terms(texts).lengths
             assert result.digest is not None
 
 

@@ -147,7 +147,10 @@ def _check(check: argparse.ArgumentParser) -> None:
 
 def _eval(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
-        "gold", metavar="GOLD.jsonl", help='one {"query": ..., "relevant": [chunk IDs]} per line'
+        "gold",
+        metavar="GOLD.jsonl",
+        help='one {"query": ..., "relevant": [chunk IDs or files]} per line, or a JSON '
+        "array of them (semble's annotations: files or line spans, secondary, category)",
     )
     evaluate.add_argument("--mode", choices=MODES, default=None, help="one mode (default: each)")
     evaluate.add_argument(

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
     from chunkls.index.replacement import Replacement
+    from chunkls.search.scorer import Hit
 
 T = TypeVar("T")
 Resolved = tuple["list[IndexedChunk]", "Replacement | None", list[str], "str | None"]
@@ -145,6 +146,10 @@ class Command:
                     "source_path": hit.item.chunk.source_path,
                     "start_line": hit.item.chunk.start_line,
                     "end_line": hit.item.chunk.end_line,
+                    "lines": list(
+                        hit.lines or (hit.item.chunk.start_line, hit.item.chunk.end_line)
+                    ),
+                    "part": hit.part,
                 }
                 for hit in hits
             ]
@@ -153,7 +158,12 @@ class Command:
         else:
             print(f"Indexed {indexed} chunks", file=self.out)
             for rank, hit in enumerate(hits, 1):
-                print(f"{rank}. {hit.item.chunk.chunk_id} ({mode} {hit.score:.3f})", file=self.out)
+                chunk = hit.item.chunk
+                # the tutorial's line (``bm25``: its demo's output, exactly), then the best lines
+                said = f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})"
+                if mode != "bm25" and hit.lines is not None:
+                    said += f" lines {hit.lines[0]}-{hit.lines[1]}"
+                print(said, file=self.out)
         if not hits and not args.quiet:  # (the exit code says it)
             print(f"chunkls: no chunks match {args.query!r}", file=self.err)
         return self.code
@@ -267,6 +277,12 @@ class Command:
         from chunkls.cli.evaluate import evaluate
 
         return evaluate(self)
+
+
+def best_lines(hit: Hit[IndexedChunk]) -> list[int]:
+    """A result's best lines (1-based, inclusive), the whole chunk's if none are given."""
+    chunk = hit.item.chunk
+    return list(hit.lines or (chunk.start_line, chunk.end_line))
 
 
 def chunk_record(chunk: LocatedChunk) -> dict[str, object]:

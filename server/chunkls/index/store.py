@@ -22,6 +22,7 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
+from chunkls.search.definitions import best_part, chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
@@ -279,13 +280,7 @@ class ChunkStore:
         located = chunks.chunks if chunks is not None else self._unpack(folder, stored)
         if len(located) != stored.chunk_count:
             return  # its texts are missing: searchable once recovered
-        self.search_index.add_file(
-            (folder.position, rel_path),
-            (
-                (f"{chunk.chunk_id}\n{chunk.text}", item)
-                for chunk, item in zip(located, items, strict=True)
-            ),
-        )
+        self.search_index.add_file_terms((folder.position, rel_path), items, chunk_terms(located))
 
     def save(self, folder: Folder | None = None) -> None:
         """Write pending cache rows, and the search snapshot when it is stale."""
@@ -554,11 +549,25 @@ class ChunkStore:
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
+        from chunkls.search.modes import query_words  # (a question that is no search skips it)
+
+        mode = self.search_mode(mode)
+        words = query_words(query, mode)
         hits = []
         for score, folder, stored, number in self._ranked(query, top_k, mode, where):
             chunks = self._unpack(folder, stored)
             if number < len(chunks):
-                hits.append(Hit(score, IndexedChunk(folder, chunks[number])))
+                chunk = chunks[number]
+                start, end, part = best_part(
+                    chunk.symbol,
+                    chunk.text,
+                    chunk.identity.split("-", 1)[0],
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.file_type == "code",
+                    words,
+                )
+                hits.append(Hit(score, IndexedChunk(folder, chunk), (start, end), part))
         return hits
 
     def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:

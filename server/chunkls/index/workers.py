@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
-from chunkls.search.tokens import FileTerms, file_terms
+from chunkls.search.definitions import chunk_terms
+from chunkls.search.tokens import FileTerms
 from chunkls.storage.packed import StoredFile, pack
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def chunk_one(
     Never raises for a file: an unexpected error skips it with the error as reason."""
     try:
         entry, data = read_and_chunk(root_resolved, file, rules, skip_ast)
-        terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in entry.chunks).packed()
+        terms = chunk_terms(entry.chunks).packed()
         stored = pack(entry)
     except FileSkipped as error:
         try:

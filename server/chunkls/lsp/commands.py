@@ -22,7 +22,7 @@ from chunkls.lsp.contract import (
     configure_converter,
 )
 from chunkls.lsp.documents import chunk_at_line, get_document
-from chunkls.lsp.ranges import chunk_range, chunk_uri
+from chunkls.lsp.ranges import chunk_range, chunk_uri, location
 from chunkls.lsp.refs import refs_of, resolve_written
 from chunkls.lsp.uris import path_of, uri_of
 from chunkls.search.modes import mode_problem, query_problem
@@ -56,7 +56,8 @@ def register(server: ChunkServer) -> None:
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]] | dict[str, Any]:
-    """chunkls.search: ranked chunks with URI, range, a one-line preview and the
+    """chunkls.search: ranked chunks with URI, the range of the part that answers
+    best (``lines``; ``chunkRange``: the whole chunk's), a one-line preview and the
     mode that ranked them (none for a query with nothing to search); with
     ``withReason``, a ``SearchAnswer`` that also says why a query was not searched."""
     if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
@@ -79,7 +80,10 @@ def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]
             "score": round(hit.score, 6),
             "mode": mode,
             "uri": chunk_uri(hit.item),
-            "range": chunk_range(hit.item.chunk, None, ls.encoding),
+            # the jump target: the part that answers best (``lines``), in the chunk
+            "range": location(hit.item, ls.encoding, hit.lines).range,
+            "chunkRange": chunk_range(hit.item.chunk, None, ls.encoding),
+            "lines": list(hit.lines) if hit.lines else None,
             "preview": hit.item.chunk.first_line[:200],
         }
         for hit in ls.queries.search(args.query, max(1, min(args.top_k, MAX_TOP_K)), mode)

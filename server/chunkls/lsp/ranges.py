@@ -47,9 +47,25 @@ def chunk_uri(entry: IndexedChunk) -> str:
     return uri_of(entry.path)
 
 
-def location(entry: IndexedChunk, encoding: Encoding = "utf-16") -> types.Location:
-    """Where a chunk is."""
-    return types.Location(chunk_uri(entry), chunk_range(entry.chunk, None, encoding))
+def location(
+    entry: IndexedChunk, encoding: Encoding = "utf-16", lines: tuple[int, int] | None = None
+) -> types.Location:
+    """Where a chunk is (``lines``: those of a part of it, 1-based, inclusive)."""
+    if lines is None:
+        return types.Location(chunk_uri(entry), chunk_range(entry.chunk, None, encoding))
+    return types.Location(chunk_uri(entry), part_range(entry.chunk, lines, encoding))
+
+
+def part_range(
+    chunk: LocatedChunk, lines: tuple[int, int], encoding: Encoding = "utf-16"
+) -> types.Range:
+    """The range of some of a chunk's lines (1-based, inclusive; kept within the
+    chunk's): from the start of the first to the end of the last."""
+    text_lines = chunk.text.split("\n")
+    first = min(max(lines[0], chunk.start_line), chunk.end_line)
+    last = min(max(lines[1], first), chunk.start_line + len(text_lines) - 1)
+    end = units(text_lines[last - chunk.start_line].rstrip("\r"), encoding)
+    return types.Range(types.Position(first - 1, 0), types.Position(last - 1, end))
 
 
 def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:

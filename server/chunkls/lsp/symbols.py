@@ -58,19 +58,32 @@ def workspace_symbol(
     ls: ChunkServer, params: types.WorkspaceSymbolParams
 ) -> list[types.WorkspaceSymbol]:
     """workspace/symbol: chunks ranked for the query in the ``search.mode``
-    setting's mode (the container name says which, with the score)."""
+    setting's mode (the container name says which, with the score), each at the
+    part that answers best; when that part is a definition inside the chunk, it
+    follows by its own name, its container the chunk's ID."""
     mode = ls.queries.search_mode(ls.settings.search.requested)
     if query_problem(params.query, mode) is not None:
         return []
-    return [
-        types.WorkspaceSymbol(
-            name=hit.item.chunk.chunk_id,
-            kind=symbol_kind(hit.item.chunk),
-            location=location(hit.item, ls.encoding),
-            container_name=f"{mode} {hit.score:.3f}",
+    found = []
+    for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT, mode):
+        found.append(
+            types.WorkspaceSymbol(
+                name=hit.item.chunk.chunk_id,
+                kind=symbol_kind(hit.item.chunk),
+                location=location(hit.item, ls.encoding, hit.lines),
+                container_name=f"{mode} {hit.score:.3f}",
+            )
         )
-        for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT, mode)
-    ]
+        if hit.part is not None:  # a definition inside the chunk: by its name, in the chunk
+            found.append(
+                types.WorkspaceSymbol(
+                    name=hit.part,
+                    kind=types.SymbolKind.Method,
+                    location=location(hit.item, ls.encoding, hit.lines),
+                    container_name=f"{mode} {hit.score:.3f} in {hit.item.chunk.chunk_id}",
+                )
+            )
+    return found
 
 
 def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:

@@ -132,8 +132,9 @@ SPECS = (
         "Search this repository's code and docs, cut into chunks (Python functions, "
         "classes and module blocks; Markdown sections). The default ranking (hybrid) "
         "reads a question in plain English as well as code words and names; mode 'bm25' "
-        "is plain BM25. Each result has its chunk ID, score, file, lines, symbol and a "
-        "short preview; read_chunk gives the full text. " + CITE,
+        "is plain BM25. Each result has its chunk ID, score, file, lines, symbol, the "
+        "lines of its part that answers best and a short preview; read_chunk gives the "
+        "full text. " + CITE,
         _object(
             {
                 "query": _text(
@@ -170,6 +171,20 @@ SPECS = (
                 "indexed": {"type": "integer", "description": "Chunks in the index."},
                 "mode": {"type": "string", "enum": list(MODES), "description": "The ranking."},
                 "results": _chunks(
+                    lines={
+                        "type": "array",
+                        "items": {"type": "integer"},
+                        "minItems": 2,
+                        "maxItems": 2,
+                        "description": "The first and last line (1-based) of the part of "
+                        "the chunk that answers best: a definition inside it, a window of "
+                        "a long one, or the whole chunk.",
+                    },
+                    part={
+                        "type": ["string", "null"],
+                        "description": "The name of the definition inside the chunk that "
+                        "'lines' are, if they are one.",
+                    },
                     score={"type": "number", "description": "The mode's score."},
                     preview={"type": "string", "description": "The first lines."},
                 ),
@@ -415,11 +430,22 @@ class Tools:
         lines = [f"Indexed {len(index)} chunks"]
         for rank, hit in enumerate(hits, 1):
             chunk = hit.item.chunk
-            links.append(chunk_link(hit.item))
+            best = hit.lines or (chunk.start_line, chunk.end_line)
+            links.append(chunk_link(hit.item, best))  # (the file's best lines, in a long chunk)
             preview = _preview(chunk.text)
-            results.append({**_range(chunk), "score": round(hit.score, 6), "preview": preview})
+            results.append(
+                {
+                    **_range(chunk),
+                    "lines": list(best),
+                    "part": hit.part,
+                    "score": round(hit.score, 6),
+                    "preview": preview,
+                }
+            )
             symbol = f" {chunk.symbol}" if chunk.symbol else ""
-            lines.append(f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})")
+            # the CLI's line: the tutorial's (bm25: exactly), then the best lines
+            said = f"{rank}. {chunk.chunk_id} ({mode} {hit.score:.3f})"
+            lines.append(said if mode == "bm25" else f"{said} lines {best[0]}-{best[1]}")
             lines.append(f"   {chunk.source_path}:{chunk.start_line}-{chunk.end_line}{symbol}")
             lines += [f"   | {line}" for line in preview.split("\n")]
         if not hits:

@@ -8,14 +8,16 @@ The figures are tuned on ``bench/retrieval.py``; see ``docs/search.md``.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
-from chunkls.search.scorer import PostingsSource, idf, in_order
+from chunkls.search.scorer import Postings, PostingsSource, idf
 from chunkls.search.tokens import tokenize
 
 FORM_WEIGHT = 0.2
@@ -25,7 +27,7 @@ CANDIDATES = 64
 not depend on how many are asked for (every front door shows the same order)."""
 KIND_PRIOR = {"module": 0.5}
 """Score factors by chunk kind: module-level code is glue more often than answer."""
-TEST_PRIOR = 0.8
+TEST_PRIOR = 0.3
 """The score factor of a chunk of a test file, unless the query names tests."""
 TEST_WORDS = frozenset({"test", "tests", "testing"})
 LENGTH = 0.15
@@ -37,7 +39,48 @@ MIN_INSIDE = 4
 NAMES_KEPT = 1024
 """Names whose parts are kept between searches (a search scores 64 candidates a
 block; more would only keep the names of a week of edits: new names every save)."""
+OWN_NAME = 1.0
+"""What a query word that is a chunk's own name adds, times the word's IDF."""
+INNER_NAME = 1.0
+"""What a query word that is a name defined inside a chunk adds, times its IDF."""
+INNER_PART = 0.3
+"""What a query word that is part of a name defined inside a chunk adds, times its IDF."""
+TABLE_CANDIDATES = 16
+"""Most chunks the symbol table adds to BM25's candidates (a name defined in more
+chunks than this adds none)."""
+STEM = 1.0
+"""What a query word naming the file (a part of its name) adds, times its IDF."""
+PATH_PRIOR = {
+    "examples": 0.5,
+    "vendored": 0.5,
+    "compat": 0.5,
+    "init": 1.0,
+    "dot_markdown": 0.3,
+    "markdown": 0.5,
+}
+"""Score factors by where a file is (``_path_kinds``), unless the query names the kind."""
+SATURATION = 0.5
+"""A file's second chunk in a block counts this much, its third this squared, ...
+(the first results cover more than one file when more than one answers)."""
+FILE_LIFT = 0.2
+"""What the best other candidate of a chunk's file adds to it, times its score."""
+PRIOR_ON_NAMES = True
+"""Whether the kind and test priors scale what names add too (the path prior always does)."""
+PREFIX_NAME = 2.0
+"""What a chunk's own name adds when the whole query begins it (``BaseMod``), times
+that name's IDF (at least ``MIN_INSIDE`` letters typed)."""
+PREFIX_TERMS = 16
+"""Most names one query's prefix is looked up as."""
+WHOLE_FIRST = True
+"""Whether a chunk whose own name is the whole query comes before the rest."""
+NAMES_ONLY = True
+"""Whether a chunk's names count only for the query words that name code (``names``)."""
+WHOLE_WORDS = 3
+"""Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
+_WORD = re.compile(r"\w+")
+_CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
+"""What makes a word code: an underscore, a digit, a capital after its first letter."""
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?\.py|conftest\.py)$"
 )
@@ -54,6 +97,11 @@ class HybridQuery(NamedTuple):
     """Its content tokens, in order (repeats count again)."""
     forms: tuple[str, ...]
     """Other forms of its words, each once."""
+    wholes: tuple[str, ...] = ()
+    """The query as one name, lowercase (``basemodel``, ``base_model``), if it is short."""
+    names: tuple[str, ...] = ()
+    """Its words that name code: written as code (``ClientSession``, ``post_init``),
+    or every word of a short query; lowercase."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -66,7 +114,15 @@ def hybrid_query(query: str) -> HybridQuery:
     for term in distinct:
         if term.isalpha():
             forms.update((form, None) for form in other_forms(term) if form not in distinct)
-    return HybridQuery(tuple(terms), tuple(forms))
+    words = [word.lower() for word in _WORD.findall(strip_roles(query))]
+
+    wholes: tuple[str, ...] = ()
+    names = [word for word in _WORD.findall(strip_roles(query)) if _CODE_WORD.search(word)]
+    names = [name.lower() for name in names]
+    if terms and 1 <= len(words) <= WHOLE_WORDS:
+        wholes = tuple(dict.fromkeys(["".join(words), "_".join(words)]))
+        names += terms
+    return HybridQuery(tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)))
 
 
 def rank(
@@ -77,41 +133,241 @@ def rank(
     where: Callable[[str], bool] | None = None,
 ) -> list[tuple[int, float]]:
     """The ``top_k`` best (document, score) pairs, best first, ties in corpus
-    order; ``where`` keeps the chunks whose ``source_path`` it accepts."""
+    order, one per chunk ID; ``where`` keeps the chunks whose ``source_path`` it
+    accepts."""
     if top_k <= 0 or not query.terms or not source.live:
         return []
+    depth = -(-top_k // CANDIDATES) * CANDIDATES  # whole blocks
+    while True:
+        ranked, more = _ranked(source, query, depth, describe, where)
+        if len(ranked) >= top_k or not more:
+            return ranked[:top_k]
+        depth *= 2  # repeated IDs took places: look deeper
+
+
+def _ranked(
+    source: PostingsSource,
+    query: HybridQuery,
+    depth: int,
+    describe: Describe,
+    where: Callable[[str], bool] | None,
+) -> tuple[list[tuple[int, float]], bool]:
+    """The best chunks among BM25's ``depth`` best and the symbol table's, one per
+    chunk ID, and whether BM25 had more."""
     tokens = query.terms + query.forms
     weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
-    depth = -(-top_k // CANDIDATES) * CANDIDATES  # whole blocks
     found = top_where(source, tokens, depth, describe, where, weights)
-    candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
     words = list(dict.fromkeys(query.terms))
+    table = _Table(source, words, query.wholes, query.names)
+    more = len(found) >= depth
+    first = {doc for doc, _ in found[:CANDIDATES]}
+    extra = [doc for doc in table.candidates() if doc not in first]
+    if where is not None:
+        extra = [doc for doc in extra if (stub := describe(doc)) and where(stub[1])]
+    if extra:  # into the first block, wherever BM25 has them
+        later = set(extra)
+        found = (
+            found[:CANDIDATES]
+            + _bm25_of(source, tokens, weights, extra)
+            + [pair for pair in found[CANDIDATES:] if pair[0] not in later]
+        )
+    candidates = [(doc, score, stub) for doc, score in found if (stub := describe(doc))]
     live = source.live
+    asked = list(dict.fromkeys(words + list(query.wholes)))
     idfs = {
         word: idf(live, df)
-        for word, df in zip(words, source.scorer.document_frequencies(source, words), strict=True)
+        for word, df in zip(asked, source.scorer.document_frequencies(source, asked), strict=True)
         if df
     }
     stems = {word: stem(word) for word in idfs}
+    word_idfs = {word: weight for word, weight in idfs.items() if word in words}
     about_tests = not TEST_WORDS.isdisjoint(words)
     average = source.total_length / live or 1.0
     order = source.order_key
     ranked: list[tuple[int, float]] = []
-    for start in range(0, len(candidates), CANDIDATES):
+    ids: set[tuple[object, str]] = set()
+    table.settle([doc for doc, _, _ in candidates], idfs)
+    first_block = CANDIDATES + len(extra)
+    start = 0
+    while start < len(candidates):
+        size = first_block if start == 0 else CANDIDATES
         block = []
-        for doc, score, (chunk_id, source_path, _, symbol, _, _) in candidates[
-            start : start + CANDIDATES
+        for doc, score, (chunk_id, source_path, file_type, symbol, _, _) in candidates[
+            start : start + size
         ]:
             kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
-            score *= KIND_PRIOR.get(kind, 1.0)
+            prior = KIND_PRIOR.get(kind, 1.0)
             if not about_tests and _in_tests(source_path):
-                score *= TEST_PRIOR
+                prior *= TEST_PRIOR
+            where_prior = _path_prior(source_path, file_type, words)
+            score *= prior * where_prior
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
-            if symbol:
-                score += SYMBOL * name_match(symbol, idfs, stems)
-            block.append((doc, score))
-        ranked += in_order(block, order)
-    return ranked[:top_k]
+            named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
+            named += table.bonus.get(doc, 0.0) + STEM * _stem_match(source_path, word_idfs)
+            score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
+            tier = 1 if WHOLE_FIRST and doc in table.whole else 0
+            folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
+            block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
+        ranked += _settled(block, order, ids)
+        start += size
+    return ranked, more
+
+
+_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str]]
+"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path)."""
+
+
+def _settled(
+    block: list[_Entry], order: Callable[[int], object], ids: set[tuple[object, str]]
+) -> list[tuple[int, float]]:
+    """A block's chunks best first (a chunk named by the whole query before the
+    rest), one per chunk ID (``ids``: those ranked before), each further chunk of
+    a file counted ``SATURATION`` times less, each lifted by ``FILE_LIFT`` times
+    the best other candidate of its file."""
+    if FILE_LIFT:
+        tops: dict[tuple[object, str], list[float]] = {}
+        for _, score, _, _, path in block:
+            tops.setdefault(path, []).append(score)
+        for scores in tops.values():
+            scores.sort(reverse=True)
+        block = [
+            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path)
+            for doc, score, tier, cid, path in block
+        ]
+    block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
+    kept = []
+    for entry in block:
+        if entry[3] not in ids:
+            ids.add(entry[3])
+            kept.append(entry)
+    if SATURATION < 1.0:
+        per_file: dict[tuple[object, str], int] = {}
+        saturated = []
+        for doc, score, tier, cid, path in kept:
+            count = per_file.get(path, 0)
+            per_file[path] = count + 1
+            saturated.append((doc, score * SATURATION**count, tier, cid, path))
+        saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
+        kept = saturated
+    return [(doc, score) for doc, score, _, _, _ in kept]
+
+
+def _other_best(scores: list[float], score: float) -> float:
+    """The best of a file's scores (best first) other than this one."""
+    if len(scores) < 2:
+        return 0.0
+    return scores[1] if scores[0] == score else scores[0]
+
+
+def _bm25_of(
+    source: PostingsSource, tokens: Sequence[str], weights: Sequence[float], docs: list[int]
+) -> list[tuple[int, float]]:
+    """Documents' BM25 scores for the query (term scores added in query order)."""
+    terms = source.scorer.terms(source, tokens, weights)
+    scored = []
+    for doc in docs:
+        total = 0.0
+        for entry in terms:
+            at = bisect.bisect_left(entry.docs, doc)
+            if at < len(entry.docs) and entry.docs[at] == doc:
+                total += float(entry.scores[at])
+        scored.append((doc, total))
+    return scored
+
+
+class _Table:
+    """The symbol table's answers for a query's words: the chunks that define them
+    (their own name, or a name inside), and those with a name inside that has
+    one of them as a part."""
+
+    def __init__(
+        self,
+        source: PostingsSource,
+        words: list[str],
+        wholes: tuple[str, ...],
+        names: tuple[str, ...],
+    ) -> None:
+        self.words = words
+        self.wholes = wholes
+        self.names = frozenset(names) | frozenset(wholes)
+        named = list(dict.fromkeys(words + list(wholes) + list(names)))
+        keys = (
+            [OWN + word for word in named]
+            + [INNER + word for word in named]
+            + [PART + word for word in words]
+        )
+        # names the whole query begins (``BaseMod``: ``BaseModel``), as one types
+        started = [
+            term
+            for whole in wholes
+            if len(whole) >= MIN_INSIDE and PREFIX_NAME
+            for term in source.terms_starting(OWN + whole, PREFIX_TERMS + 1)
+            if term != OWN + whole
+        ][:PREFIX_TERMS]
+        keys += started
+        found = dict(zip(keys, source.postings(keys), strict=True))
+        self.own = _found(found, OWN, named)
+        self.inner = _found(found, INNER, named)
+        self.part = _found(found, PART, words)
+        self.started = {term: postings for term in started if (postings := found[term])}
+        self.live = source.live
+
+    def candidates(self) -> list[int]:
+        """The chunks defining a query word (own names first), at most
+        ``TABLE_CANDIDATES``, in corpus order within each."""
+        picked: dict[int, None] = {}
+        for postings in [*self.own.values(), *self.inner.values(), *self.started.values()]:
+            if len(postings.docs) > TABLE_CANDIDATES:
+                continue  # a name defined everywhere does not point anywhere
+            picked.update(dict.fromkeys(int(doc) for doc in postings.docs))
+            if len(picked) >= TABLE_CANDIDATES:
+                break
+        return list(picked)[:TABLE_CANDIDATES]
+
+    def settle(self, docs: list[int], idfs: dict[str, float]) -> None:
+        """What the names each of these chunks defines add (``bonus``): ``OWN_NAME``,
+        ``INNER_NAME`` and ``INNER_PART`` times the IDF of each query word matched
+        so; and which are named by the whole query (``whole``)."""
+        wanted = set(docs)
+        bonus: dict[int, float] = {}
+        for weight, postings_of, only_names in (
+            (OWN_NAME, self.own, True),
+            (INNER_NAME, self.inner, True),
+            (INNER_PART, self.part, False),
+        ):
+            for word, postings in postings_of.items():
+                if not weight or (only_names and NAMES_ONLY and word not in self.names):
+                    continue
+                add = weight * idfs.get(word, 0.0)
+                for doc in _members(postings.docs, wanted):
+                    bonus[doc] = bonus.get(doc, 0.0) + add
+        for postings in self.started.values():
+            add = PREFIX_NAME * idf(self.live, len(postings.docs))
+            for doc in _members(postings.docs, wanted):
+                bonus[doc] = bonus.get(doc, 0.0) + add
+        self.bonus = bonus
+        self.whole: set[int] = set()
+        for word, postings in self.own.items():
+            if word in self.wholes:
+                self.whole |= _members(postings.docs, wanted)
+
+
+def _found(found: dict[str, Postings | None], prefix: str, words: list[str]) -> dict[str, Postings]:
+    """The postings of the words' table terms, by word (those the table has)."""
+    return {word: postings for word in words if (postings := found[prefix + word]) is not None}
+
+
+def _members(docs: Sequence[int], wanted: set[int]) -> set[int]:
+    """Which of ``wanted`` a posting list (ascending) holds."""
+    if len(docs) <= 4 * len(wanted) + 64:
+        listed = docs.tolist() if hasattr(docs, "tolist") else docs
+        return wanted.intersection(listed)
+    found = set()
+    for doc in wanted:
+        at = bisect.bisect_left(docs, doc)
+        if at < len(docs) and docs[at] == doc:
+            found.add(doc)
+    return found
 
 
 def top_where(
@@ -159,3 +415,65 @@ def _name_parts(symbol: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     name = symbol.rsplit(".", 1)[-1]
     parts = tuple(dict.fromkeys(tokenize(name)))
     return parts, tuple(dict.fromkeys(map(stem, parts))), name.lower()
+
+
+_EXAMPLES = frozenset(
+    {"example", "examples", "demo", "demos", "sample", "samples", "doc", "docs", "docs_src"}
+)
+_VENDORED = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty", "extern"})
+_KIND_WORDS = {
+    "examples": _EXAMPLES,
+    "vendored": frozenset({"vendor", "vendored"}),
+    "compat": frozenset({"compat", "compatibility"}),
+    "init": frozenset({"init"}),
+    "dot_markdown": frozenset(),
+    "markdown": frozenset({"docs", "documentation", "readme", "guide", "tutorial"}),
+}
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_kinds(source_path: str, file_type: str) -> tuple[str, ...]:
+    """Which of ``PATH_PRIOR``'s kinds a file is."""
+    folders = source_path.split("/")
+    name = folders.pop()
+    kinds = []
+    if not _EXAMPLES.isdisjoint(folders):
+        kinds.append("examples")
+    if not _VENDORED.isdisjoint(folders):
+        kinds.append("vendored")
+    if "compat" in name.lower() or any("compat" in folder.lower() for folder in folders):
+        kinds.append("compat")
+    if name == "__init__.py":
+        kinds.append("init")
+    if file_type != "code":
+        kinds.append("markdown")
+        if any(folder.startswith(".") for folder in folders):
+            kinds.append("dot_markdown")
+    return tuple(kinds)
+
+
+def _path_prior(source_path: str, file_type: str, words: list[str]) -> float:
+    """The product of ``PATH_PRIOR``'s factors for where a file is."""
+    factor = 1.0
+    for kind in _path_kinds(source_path, file_type):
+        if _KIND_WORDS[kind].isdisjoint(words):
+            factor *= PATH_PRIOR.get(kind, 1.0)
+    return factor
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem_words(source_path: str) -> frozenset[str]:
+    """The words of a file's name without its extension (``__init__``: its folder's)."""
+    folders = source_path.split("/")
+    name = folders[-1].rsplit(".", 1)[0]
+    if name == "__init__" and len(folders) > 1:
+        name = folders[-2]
+    return frozenset(tokenize(name))
+
+
+def _stem_match(source_path: str, idfs: dict[str, float]) -> float:
+    """The summed IDF of the query words that name the file."""
+    if not STEM:
+        return 0.0
+    named = _stem_words(source_path)
+    return sum(weight for word, weight in idfs.items() if word in named)

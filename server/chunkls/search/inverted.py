@@ -414,6 +414,12 @@ class BM25Index(Generic[T]):
             found.append(Postings(docs, tfs, dl) if len(docs) else None)
         return found
 
+    def terms_starting(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, sorted (a term
+        whose documents are all gone may be among them: it has no postings)."""
+        self._settle()
+        return self._vocabulary.starting(prefix, limit)
+
     def _query_term_ids(self, tokens: Sequence[str]) -> list[int | None]:
         """The term id of each query token (``None``: not in the vocabulary)."""
         vocabulary = self._vocabulary

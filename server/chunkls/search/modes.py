@@ -41,10 +41,32 @@ def rank(
     where: Callable[[str], bool] | None = None,
 ) -> list[tuple[int, float]]:
     """The ``top_k`` best (document, score) pairs for a query in a mode, best
-    first, ties in corpus order; ``where`` keeps the chunks whose
-    ``source_path`` it accepts."""
+    first, ties in corpus order, one per chunk ID of a folder; ``where`` keeps
+    the chunks whose ``source_path`` it accepts."""
     if mode == "hybrid":
         return hybrid.rank(source, hybrid.hybrid_query(query), top_k, describe, where)
     if mode != "bm25":
         raise ValueError(mode_problem(mode))
-    return hybrid.top_where(source, tokenize(query), top_k, describe, where)
+    tokens = tokenize(query)
+    depth = top_k
+    while True:  # overloads share an ID: one result each (the first, best)
+        found = hybrid.top_where(source, tokens, depth, describe, where)
+        seen: set[tuple[object, str]] = set()
+        kept = []
+        for doc, score in found:
+            stub = describe(doc)
+            key = (source.order_key(doc)[0][0], stub[0] if stub else "")
+            if key not in seen:
+                seen.add(key)
+                kept.append((doc, score))
+        if len(kept) >= top_k or len(found) < depth:
+            return kept[:top_k]
+        depth *= 2
+
+
+def query_words(query: str, mode: str) -> tuple[str, ...]:
+    """The words a result's best part is chosen by: ``hybrid``'s content words,
+    every token in ``bm25``."""
+    if mode == "hybrid":
+        return hybrid.hybrid_query(query).terms
+    return tuple(tokenize(query))

@@ -32,6 +32,11 @@ class Hit(NamedTuple, Generic[T]):
 
     score: float
     item: T
+    lines: tuple[int, int] | None = None
+    """The lines (1-based, inclusive) of the part of the chunk that answers best:
+    a definition inside it, a window of a long one, or the whole chunk's lines."""
+    part: str | None = None
+    """The name of the definition inside the chunk that ``lines`` are, if they are one."""
 
 
 def idf(documents: int, df: int) -> float:
@@ -110,6 +115,9 @@ class PostingsSource(Protocol):
 
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
         """Each token's postings (``None``: no live document has it)."""
+
+    def terms_starting(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, sorted by UTF-8."""
 
     def order_key(self, doc: int) -> Any:
         """A document's place in corpus order (ties are ranked by it)."""

@@ -120,6 +120,20 @@ class TermTable:
             for term, rank in zip(encoded, self.ranks(encoded), strict=True)
         ]
 
+    def starting(self, prefix: bytes, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, in sorted order."""
+        found: list[str] = []
+        if not len(self.ids):
+            return found
+        rank = self.ranks([prefix])[0]
+        while rank < len(self.ids) and len(found) < limit:
+            term = self._bytes(rank)
+            if not term.startswith(prefix):
+                break
+            found.append(term.decode("utf-8"))
+            rank += 1
+        return found
+
     def names(self) -> list[str]:
         """Every term, by id (ids must be 0 to n-1)."""
         names = [""] * len(self.ids)
@@ -202,6 +216,12 @@ class Vocabulary:
             for i, term_id in zip(missing, in_table, strict=True):
                 found[i] = term_id if term_id >= 0 else None
         return found
+
+    def starting(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, sorted."""
+        found = self.table.starting(prefix.encode("utf-8"), limit)
+        found += [term for term in self.added if term.startswith(prefix)]
+        return sorted(found, key=lambda term: term.encode("utf-8"))[:limit]
 
     def ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
         """The ids of terms, adding the new ones."""

@@ -38,7 +38,7 @@ def _logger() -> logging.Logger:
 
 SCHEMA = 9
 """Bump when the tables or blob layouts change."""
-TOKENIZER = 1
+TOKENIZER = 2
 """Bump when ``search.tokenize`` changes what it returns."""
 RACY_NS = 2_000_000_000
 """A file modified this close to when its row was written is confirmed by hash."""

@@ -221,6 +221,21 @@ class SavedPostings:
         self._cache.rows_read["postings"] += len(tokens)
         return rows
 
+    def terms_starting(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` terms that start with ``prefix``, sorted by UTF-8."""
+        wanted = prefix.encode("utf-8")
+        prefixes = self._arrays["prefixes"]
+        rank = bisect.bisect_left(prefixes, int.from_bytes(wanted[:8].ljust(8, b"\0"), "big"))
+        found: list[str] = []
+        while rank < len(prefixes) and len(found) < limit:
+            term = self._term(rank)
+            if term >= wanted and not term.startswith(wanted):
+                break
+            if term.startswith(wanted):
+                found.append(term.decode("utf-8", "replace"))
+            rank += 1
+        return found
+
     def postings(self, tokens: Sequence[str]) -> list[Postings | None]:
         """Each token's documents, frequencies and lengths (``None``: none has it)."""
         rows = self._rows(tokens)

@@ -1,0 +1,268 @@
+"""The symbol table: the names each chunk defines, kept as extra terms of the
+search postings, and the passages a chunk's lines split into.
+
+A chunk defines its own symbol (``class-BaseModel`` defines ``BaseModel``) and
+the names defined inside it: methods, nested classes and functions, and a
+module chunk's top-level assignments (``Alias = Foo``). Each is a term of the
+chunk's postings that no query token can be (tokens are ``\\w+`` words; these
+start with a control character), so BM25 scores, lengths and document
+frequencies stay the tutorial's; the table is stored, updated on save and read
+in place with the postings. A definition's own lines are found again from the
+chunk's text when a result shows them (``passages``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from array import array
+from collections.abc import Iterable
+from typing import NamedTuple, Protocol
+
+from chunkls.search.tokens import FileTerms, file_terms, tokenize
+
+OWN = "\x01"
+"""Prefix of a chunk's own name (lowercase): ``\\x01basemodel``."""
+INNER = "\x02"
+"""Prefix of a name defined inside a chunk (lowercase): ``\\x02model_validate``."""
+PART = "\x03"
+"""Prefix of a part of a name defined inside a chunk: ``\\x03validate``."""
+
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+_IDENTIFIER = re.compile(r"\w+")
+_CLOSING = ")]}"
+
+
+class Definition(NamedTuple):
+    """A name defined in a chunk's text, with its lines (0-based, inclusive,
+    counted from the text's first line)."""
+
+    name: str
+    kind: str
+    """``class``, ``function`` or ``variable``."""
+    start: int
+    end: int
+
+
+def _block_ends(lines: list[str], headers: dict[int, int]) -> dict[int, int]:
+    """The last line of each block whose header line (-> its indent) is given: the
+    last code line before the next one indented no deeper (a closing bracket of
+    a header does not end it; blank and comment lines are no code), in one pass."""
+    ends: dict[int, int] = {}
+    open_blocks: list[tuple[int, int]] = []
+    last = -1
+    for number, line in enumerate(lines):
+        code = line.lstrip(" \t")
+        if not code or code[0] == "#":
+            continue
+        indent = len(line) - len(code)
+        if code[0] not in _CLOSING:
+            while open_blocks and indent <= open_blocks[-1][0]:
+                ends[open_blocks.pop()[1]] = last
+        if number in headers:
+            open_blocks.append((headers[number], number))
+        last = number
+    for _, header in open_blocks:
+        ends[header] = last
+    return ends
+
+
+def definitions(text: str, chunk_kind: str) -> list[Definition]:
+    """The names a Python chunk's text defines, in order, with their lines: every
+    ``def`` and ``class`` (the chunk's own included), and a ``module`` chunk's
+    top-level assignments (not ``__dunder__`` ones)."""
+    found = _named(text, chunk_kind)
+    if not found:
+        return []
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    headers: dict[int, int] = {}
+    placed = []
+    for name, kind, offset, indent in found:
+        number = bisect.bisect_right(starts, offset) - 1
+        headers.setdefault(number, indent)
+        placed.append((name, kind, number))
+    ends = _block_ends(lines, headers)
+    result = []
+    for name, kind, number in placed:
+        first = number
+        while kind != "variable" and first > 0 and lines[first - 1].strip().startswith("@"):
+            first -= 1  # its decorators are its lines
+        result.append(Definition(name, kind, first, max(ends.get(number, number), number)))
+    return result
+
+
+def _named(text: str, chunk_kind: str) -> list[tuple[str, str, int, int]]:
+    """The names a chunk's text defines (``definitions``'s), each with the offset
+    of its line's match and its indent, in order."""
+    found: list[tuple[str, str, int, int]] = []
+    if "def" in text or "class" in text:
+        found = [
+            (match[3], "class" if match[2] == "class" else "function", match.start(), len(match[1]))
+            for match in _DEF.finditer(text)
+        ]
+    if chunk_kind == "module":
+        found += [
+            (match[1], "variable", match.start(), 0)
+            for match in _ASSIGN.finditer(text)
+            if not (match[1].startswith("__") and match[1].endswith("__"))
+        ]
+        found.sort(key=lambda entry: entry[2])
+    return found
+
+
+def own_name(symbol: str | None) -> str | None:
+    """A chunk's own name as the table keeps it (lowercase; ``None``: a heading's
+    text or ``<module>`` is no name)."""
+    if not symbol:
+        return None
+    name = symbol.rsplit(".", 1)[-1]
+    return name.lower() if _IDENTIFIER.fullmatch(name) else None
+
+
+def table_terms(chunk_id: str, text: str, source_path: str, symbol: str | None) -> list[str]:
+    """The symbol table's terms of one chunk (repeats count again)."""
+    kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
+    terms = []
+    own = own_name(symbol)
+    if own is not None:
+        terms.append(OWN + own)
+    if not source_path.endswith(".py") and not source_path.endswith(".pyi"):
+        return terms
+    parts: dict[str, None] = {}
+    for index, (written, _, _, _) in enumerate(_named(text, kind)):
+        name = written.lower()
+        if name == own and index == 0:
+            continue  # (its own definition is the whole)
+        terms.append(INNER + name)
+        parts.update(dict.fromkeys(tokenize(written)))
+    terms += [PART + part for part in parts]
+    return terms
+
+
+class ChunkText(Protocol):
+    """What the table reads of a chunk."""
+
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def source_path(self) -> str: ...
+
+    @property
+    def symbol(self) -> str | None: ...
+
+
+def chunk_terms(chunks: Iterable[ChunkText]) -> FileTerms:
+    """A file's search terms: ``file_terms`` of each chunk's ID and text (the
+    tutorial's BM25 documents), plus each chunk's symbol-table terms, which add
+    postings but no length."""
+    listed = list(chunks)
+    terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in listed)
+    extra = [
+        table_terms(chunk.chunk_id, chunk.text, chunk.source_path, chunk.symbol) for chunk in listed
+    ]
+    if not any(extra):
+        return terms
+    names = list(terms.names())
+    local = {name: index for index, name in enumerate(names)}
+    rows = array("i", terms.rows)
+    third = len(rows) // 3
+    term_index, positions, frequencies = rows[:third], rows[third : 2 * third], rows[2 * third :]
+    for position, chunk_terms_ in enumerate(extra):
+        counts: dict[str, int] = {}
+        for term in chunk_terms_:
+            counts[term] = counts.get(term, 0) + 1
+        for term, count in counts.items():
+            index = local.get(term)
+            if index is None:
+                index = local[term] = len(names)
+                names.append(term)
+            term_index.append(index)
+            positions.append(position)
+            frequencies.append(count)
+    rows_bytes = term_index.tobytes() + positions.tobytes() + frequencies.tobytes()
+    return FileTerms(tuple(names), rows_bytes, terms.lengths)
+
+
+class Passage(NamedTuple):
+    """A part of a chunk a result can point at: lines (1-based, inclusive, in
+    the file) and the words of its name."""
+
+    start_line: int
+    end_line: int
+    name: str
+
+
+WINDOW = 30
+"""Lines of a window of a long chunk without definitions inside."""
+
+
+@functools.lru_cache(maxsize=1024)
+def passages(text: str, chunk_kind: str, start_line: int, python: bool) -> list[Passage]:
+    """A chunk's parts: its inner definitions (Python), else windows of
+    ``WINDOW`` lines overlapping by half; none for a chunk shorter than a window."""
+    lines = text.count("\n") + 1
+    found: list[Passage] = []
+    if python:
+        inner = definitions(text, chunk_kind)
+        if chunk_kind in {"class", "function"} and inner and inner[0].start == 0:
+            inner = inner[1:]  # (the chunk's own definition is the whole)
+        found = [
+            Passage(start_line + d.start, start_line + d.end, d.name)
+            for d in inner
+            if d.end - d.start + 1 < lines
+        ]
+    if found or lines <= WINDOW:
+        return found
+    step = WINDOW // 2
+    return [
+        Passage(start_line + first, start_line + min(first + WINDOW, lines) - 1, "")
+        for first in range(0, max(lines - step, 1), step)
+    ]
+
+
+def best_part(
+    symbol: str | None,
+    text: str,
+    chunk_kind: str,
+    start_line: int,
+    end_line: int,
+    python: bool,
+    words: Iterable[str],
+) -> tuple[int, int, str | None]:
+    """The lines of a chunk a query is best answered by, and the name of the
+    definition they are (``None``: a window, or the whole chunk): its passage
+    (``passages``) with the most query words in its name (three each) and text
+    (one each, up to three times) beating the chunk's head (its lines before
+    the first part), else the whole chunk's lines (also when its own name has
+    query words and the passage's name none other)."""
+    parts = passages(text, chunk_kind, start_line, python)
+    wanted = [word for word in dict.fromkeys(words) if word]
+    if not parts or not wanted:
+        return start_line, end_line, None
+    own = own_name(symbol)
+    own_words = set(tokenize(symbol.rsplit(".", 1)[-1])) if symbol and own else set()
+    own_hits = sum(word in own_words for word in wanted)
+    lines = text.lower().split("\n")
+    best: tuple[int, int, str | None] = (start_line, end_line, None)
+    # the chunk's head (its signature and docstring, before the first part) is the whole
+    head = "\n".join(lines[: max(parts[0].start_line - start_line, 1)])
+    best_score = float(sum(min(head.count(word), 3) for word in wanted))
+    for part in parts:
+        body = "\n".join(lines[part.start_line - start_line : part.end_line - start_line + 1])
+        named = set(tokenize(part.name)) if part.name else set()
+        hits = sum(word in named for word in wanted if word not in own_words)
+        if own_hits and not hits:
+            continue  # the chunk's own name says as much
+        score = 3.0 * hits + sum(min(body.count(word), 3) for word in wanted)
+        if score > best_score:
+            best, best_score = (part.start_line, part.end_line, part.name or None), score
+    return best

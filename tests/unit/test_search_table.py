@@ -1,0 +1,231 @@
+"""The symbol table (``chunkls.search.definitions``) and the ranking it feeds: the
+names each chunk defines, each with its lines; a class named exactly is first
+whatever its length; one result per chunk ID; each result's best part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chunkls.index.session import build_index
+from chunkls.search import definitions, hybrid
+from chunkls.search.definitions import (
+    INNER,
+    OWN,
+    PART,
+    Definition,
+    best_part,
+    chunk_terms,
+    table_terms,
+)
+from chunkls.search.tokens import file_terms
+
+from .strategies import write_tree
+
+CLASS_TEXT = '''@decorated
+class Client:
+    """A client."""
+
+    @property
+    def session(
+        self,
+    ) -> int:
+        return 1
+
+    async def close_connection(self):
+        def inner():
+            pass
+        return inner
+
+    class Options:
+        retries = 3'''
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        (
+            CLASS_TEXT,
+            "class",
+            [
+                Definition("Client", "class", 0, 16),
+                Definition("session", "function", 4, 8),
+                Definition("close_connection", "function", 10, 13),
+                Definition("inner", "function", 11, 12),
+                Definition("Options", "class", 15, 16),
+            ],
+        ),
+        (
+            "import os\n\nAlias = Client\nTIMEOUT: int = (\n    3\n)\n__all__ = []\nx == 1",
+            "module",
+            [Definition("Alias", "variable", 2, 2), Definition("TIMEOUT", "variable", 3, 5)],
+        ),
+        ("def f():\n    return 'def'", "function", [Definition("f", "function", 0, 1)]),
+        ("x = 1", "function", []),  # (assignments count in module chunks only)
+    ],
+)
+def test_the_names_a_chunk_defines_with_their_lines(
+    text: str, kind: str, expected: list[Definition]
+) -> None:
+    assert definitions.definitions(text, kind) == expected
+
+
+def test_a_chunks_table_terms() -> None:
+    terms = table_terms("a.py#class-Client", CLASS_TEXT, "a.py", "Client")
+    assert terms[0] == OWN + "client"
+    assert INNER + "client" not in terms  # (its own definition is the whole)
+    assert {INNER + "session", INNER + "close_connection", INNER + "options"} <= set(terms)
+    assert {PART + "close", PART + "connection", PART + "close_connection"} <= set(terms)
+    # a heading's text is no name; Markdown defines nothing inside
+    assert (
+        table_terms("a.md#heading-setup-guide", "# Setup guide\ndef x", "a.md", "Setup guide") == []
+    )
+
+
+def test_the_table_adds_postings_but_no_length() -> None:
+    """BM25's documents are the tutorial's: the same lengths, the same terms."""
+
+    class Chunk:
+        def __init__(self, chunk_id: str, text: str, symbol: str | None) -> None:
+            self.chunk_id, self.text, self.source_path, self.symbol = chunk_id, text, "a.py", symbol
+
+    chunks = [
+        Chunk("a.py#class-Client", CLASS_TEXT, "Client"),
+        Chunk("a.py#module-1", "x = 1", None),
+    ]
+    plain = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in chunks)
+    both = chunk_terms(chunks)
+    assert both.lengths == plain.lengths
+    names = list(both.names())
+    assert names[: len(plain.names())] == list(plain.names())
+    assert all(name[0] in OWN + INNER + PART for name in names[len(plain.names()) :])
+
+
+def test_a_class_named_exactly_is_first_whatever_its_length(tmp_path: Path) -> None:
+    """A 3,000-line class against forty short functions with its words in their names."""
+    methods = "".join(f"    def step{i}(self):\n        return {i}\n\n" for i in range(1500))
+    decoys = "".join(
+        f"def base_model_helper{i}(model):\n    return model.base_model{i}\n\n" for i in range(40)
+    )
+    write_tree(tmp_path, {"main.py": f"class BaseModel:\n{methods}", "helpers.py": decoys})
+    index = build_index([tmp_path])
+    for query in ("BaseModel", "basemodel", "base model", "BASEMODEL"):
+        hits = index.queries.search(query, 10, "hybrid")
+        assert hits[0].item.chunk.chunk_id == "main.py#class-BaseModel", query
+        chunk = hits[0].item.chunk
+        assert hits[0].lines == (1, chunk.end_line)  # the class named: the whole of it
+
+
+def test_a_method_is_found_by_its_name_with_its_lines(tmp_path: Path) -> None:
+    methods = "".join(f"    def step{i}(self):\n        return {i}\n\n" for i in range(300))
+    body = f"class Parser:\n{methods}    def parse_header(self, line):\n        return line\n"
+    decoys = "".join(f"def parse{i}(header):\n    return header\n\n" for i in range(80))
+    write_tree(tmp_path, {"parser.py": body, "decoys.py": decoys})
+    index = build_index([tmp_path])
+    hits = index.queries.search("parse_header", 5, "hybrid")
+    assert hits[0].item.chunk.chunk_id == "parser.py#class-Parser"
+    assert hits[0].part == "parse_header"
+    assert hits[0].lines == (902, 903)
+
+
+def test_a_file_change_updates_the_table(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "class Store:\n    def put(self):\n        pass\n"})
+    index = build_index([tmp_path])
+    assert index.queries.search("evict_oldest", 5, "hybrid") == []
+    (tmp_path / "a.py").write_text(
+        "class Store:\n    def put(self):\n        pass\n\n"
+        "    def evict_oldest(self):\n        pass\n"
+    )
+    index.refresh(index.queries.folders[0], ["a.py"])  # (as a save does)
+    hits = index.queries.search("evict_oldest", 5, "hybrid")
+    assert [(hit.item.chunk.chunk_id, hit.part, hit.lines) for hit in hits] == [
+        ("a.py#class-Store", "evict_oldest", (5, 6))
+    ]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "bm25"])
+def test_overloads_of_one_id_are_one_result(tmp_path: Path, mode: str) -> None:
+    overloads = (
+        "".join(f"@overload\ndef parse(value: int{i}) -> int: ...\n" for i in range(5))
+        + "def parse(value):\n    return value\n"
+    )
+    write_tree(tmp_path, {"p.py": overloads, "q.py": "def parse_value(value):\n    return 1\n"})
+    index = build_index([tmp_path])
+    ids = [hit.item.chunk.chunk_id for hit in index.queries.search("parse value", 10, mode)]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {"p.py#function-parse", "q.py#function-parse_value"}
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["greeting"], (4, 5, "set_greeting")),  # a part's name
+        (["polite"], (1, 8, None)),  # the head (docstring): the whole chunk
+        (["Greeter".lower()], (1, 8, None)),  # the chunk's own name
+        (["nothing"], (1, 8, None)),
+    ],
+)
+def test_the_best_part_of_a_chunk(words: list[str], expected: tuple[int, int, str | None]) -> None:
+    text = (
+        'class Greeter:\n    """Polite."""\n\n    def set_greeting(self, greeting):\n'
+        "        self.greeting = greeting\n\n    def other(self):\n        pass"
+    )
+    assert best_part("Greeter", text, "class", 1, 8, True, words) == expected
+
+
+def test_a_long_chunk_without_definitions_is_cut_in_windows() -> None:
+    text = "\n".join(["print(1)"] * 100 + ["print(needle)"] + ["print(2)"] * 40)
+    start, end, part = best_part("<module>", text, "module", 10, 150, True, ["needle"])
+    assert part is None and end - start + 1 <= definitions.WINDOW and start <= 110 <= end
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "wholes"),
+    [
+        ("BaseModel", ("basemodel", "base", "model"), ("basemodel",)),
+        ("base model", ("base", "model"), ("basemodel", "base_model")),
+        ("how does ClientSession close", ("clientsession",), ()),
+        (
+            "model_post_init hook",
+            ("model_post_init", "model", "post", "init", "hook"),
+            ("model_post_inithook", "model_post_init_hook"),
+        ),
+        ("how are routes registered in the app", (), ()),
+    ],
+)
+def test_the_words_that_name_code(
+    query: str, names: tuple[str, ...], wholes: tuple[str, ...]
+) -> None:
+    parsed = hybrid.hybrid_query(query)
+    assert parsed.names == names
+    assert parsed.wholes == wholes
+
+
+def test_a_name_is_found_by_its_beginning_as_one_types(tmp_path: Path) -> None:
+    decoys = "".join(f"def base_helper{i}(mod):\n    return mod.base{i}\n\n" for i in range(40))
+    write_tree(tmp_path, {"main.py": "class BaseModel:\n    x = 1\n", "helpers.py": decoys})
+    index = build_index([tmp_path])
+    for typed in ("BaseMod", "basemode"):
+        hits = index.queries.search(typed, 5, "hybrid")
+        assert hits[0].item.chunk.chunk_id == "main.py#class-BaseModel", typed
+
+
+@pytest.mark.parametrize(
+    ("prefix", "limit", "expected"),
+    [
+        ("\x01base", 10, ["\x01base", "\x01basemodel", "\x01basemodelx", "\x01baseq"]),
+        ("\x01basem", 10, ["\x01basemodel", "\x01basemodelx"]),
+        ("\x01base", 2, ["\x01base", "\x01basemodel"]),
+        ("\x01basemodelxy", 10, []),
+        ("\x02", 10, ["\x02get"]),
+    ],
+)
+def test_the_terms_a_prefix_begins(prefix: str, limit: int, expected: list[str]) -> None:
+    from chunkls.search.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary()
+    vocabulary.ids(["\x01basemodel", "model", "\x01base", "\x02get", "\x01baseq"])
+    vocabulary.freeze()
+    vocabulary.ids(["\x01basemodelx", "\x01bas"])  # added since: not in the table yet
+    assert vocabulary.starting(prefix, limit) == expected
