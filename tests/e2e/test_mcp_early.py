@@ -102,7 +102,7 @@ def session(
 
 def without_notice(answer: Any) -> Any:
     """An answer without the notice of one given while the index loads."""
-    from chunkls.mcp.tools import LOADING_NOTICE
+    from chunkls.mcp.specs import LOADING_NOTICE
 
     result = answer.get("result")
     if not isinstance(result, dict) or "content" not in result:
@@ -117,7 +117,7 @@ def without_notice(answer: Any) -> Any:
 
 def noticed(answer: Any) -> bool:
     """Whether a tool call's answer says the index was still loading."""
-    from chunkls.mcp.tools import LOADING_NOTICE
+    from chunkls.mcp.specs import LOADING_NOTICE
 
     return LOADING_NOTICE in answer["result"]["content"][0]["text"]
 

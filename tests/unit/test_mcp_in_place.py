@@ -19,7 +19,7 @@ from chunkls.cli import main as cli
 from chunkls.mcp import resources
 from chunkls.mcp.server import Loader
 from chunkls.mcp.service import McpService
-from chunkls.mcp.tools import LOADING_NOTICE
+from chunkls.mcp.specs import LOADING_NOTICE
 
 from .strategies import write_tree
 

@@ -22,7 +22,7 @@ from pydantic import AnyUrl
 
 from chunkls.mcp import resources
 from chunkls.mcp.resources import ResourceProblem
-from chunkls.mcp.tools import LOADING_NOTICE
+from chunkls.mcp.specs import LOADING_NOTICE
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

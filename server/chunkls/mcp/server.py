@@ -25,7 +25,8 @@ from chunkls.mcp.freshness import Freshness
 from chunkls.mcp.inflight import DrainingInput, InFlight, TrackingOutput
 from chunkls.mcp.serve_resources import Resources
 from chunkls.mcp.service import McpService
-from chunkls.mcp.tools import INSTRUCTIONS, SPECS, Answer, call_result, error, links_allowed
+from chunkls.mcp.specs import INSTRUCTIONS, SPECS
+from chunkls.mcp.tools import Answer, call_result, error, links_allowed
 from chunkls.runtime.early_reader import EarlyReader
 from chunkls.runtime.streams import discard_output
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.session import Session
-from chunkls.mcp.tools import LOADING_NOTICE, Answer, Tools, checked, error, root_problem
+from chunkls.mcp.specs import LOADING_NOTICE
+from chunkls.mcp.tools import Answer, Tools, checked, error, root_problem
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
