@@ -22,7 +22,7 @@ from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
-from chunkls.search.definitions import best_part, chunk_terms
+from chunkls.search.definitions import chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
@@ -549,58 +549,14 @@ class ChunkStore:
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
     ) -> list[Hit[IndexedChunk]]:
-        from chunkls.search.modes import query_words  # (a question that is no search skips it)
+        from chunkls.index.ranked import search  # (a question that is no search skips it)
 
-        mode = self.search_mode(mode)
-        words = query_words(query, mode)
-        hits = []
-        for score, folder, stored, number in self._ranked(query, top_k, mode, where):
-            chunks = self._unpack(folder, stored)
-            if number < len(chunks):
-                chunk = chunks[number]
-                start, end, part = best_part(
-                    chunk.symbol,
-                    chunk.text,
-                    chunk.identity.split("-", 1)[0],
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.file_type == "code",
-                    words,
-                )
-                hits.append(Hit(score, IndexedChunk(folder, chunk), (start, end), part))
-        return hits
+        return search(self, query, top_k, self.search_mode(mode), where)
 
     def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
-        ids = []
-        for _score, _folder, stored, number in self._ranked(query, top_k, mode, None):
-            stubs = self._stubs(stored.packed)
-            if number < len(stubs):
-                ids.append(stubs[number][0])
-        return ids
+        from chunkls.index.ranked import search_ids
 
-    def _ranked(
-        self, query: str, top_k: int, mode: str | None, where: Callable[[str], bool] | None
-    ) -> Iterator[tuple[float, Folder, StoredFile, int]]:
-        """``search``'s ranking: each hit's score, folder, file and place in it."""
-        from chunkls.search.modes import rank  # (a question that is no search skips it)
-
-        source = self.postings
-        by_position = {folder.position: folder for folder in self.folders}
-
-        def stored_at(doc: int) -> tuple[Folder, StoredFile, int] | None:
-            (position, rel_path), number = source.order_key(doc)
-            folder = by_position.get(position)
-            stored = self._stored(folder, rel_path) if folder is not None else None
-            return (folder, stored, number) if folder is not None and stored else None
-
-        def describe(doc: int) -> Stub | None:  # ranking reads no text
-            found = stored_at(doc)
-            stubs = self._stubs(found[1].packed) if found else ()
-            return stubs[found[2]] if found and found[2] < len(stubs) else None
-
-        for doc, score in rank(source, query, top_k, self.search_mode(mode), describe, where):
-            if found := stored_at(doc):
-                yield (score, *found)
+        return search_ids(self, query, top_k, self.search_mode(mode))
 
     def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
         from chunkls.index.browse import chunk_page

@@ -1,0 +1,74 @@
+"""The query API's search: a mode's ranking (``chunkls.search.modes.rank``) over
+the store's postings, each ranked document found in its folder's file, and the
+part of each result that answers best. Reads only, as every question does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from chunkls.index.folder import Folder, IndexedChunk
+from chunkls.search.definitions import best_part
+from chunkls.search.modes import query_words, rank
+from chunkls.search.scorer import Hit
+
+if TYPE_CHECKING:
+    from chunkls.index.store import ChunkStore
+    from chunkls.storage.packed import StoredFile, Stub
+
+
+def search(
+    store: ChunkStore, query: str, top_k: int, mode: str, where: Callable[[str], bool] | None
+) -> list[Hit[IndexedChunk]]:
+    """The best chunks for a query in a mode, each with its best part's lines."""
+    words = query_words(query, mode)
+    hits = []
+    for score, folder, stored, number in ranked(store, query, top_k, mode, where):
+        chunks = store._unpack(folder, stored)
+        if number < len(chunks):
+            chunk = chunks[number]
+            start, end, part = best_part(
+                chunk.symbol,
+                chunk.text,
+                chunk.identity.split("-", 1)[0],
+                chunk.start_line,
+                chunk.end_line,
+                chunk.file_type == "code",
+                words,
+            )
+            hits.append(Hit(score, IndexedChunk(folder, chunk), (start, end), part))
+    return hits
+
+
+def search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> list[str]:
+    """The IDs of ``search``'s results, in its order (no chunk text is read)."""
+    ids = []
+    for _score, _folder, stored, number in ranked(store, query, top_k, mode, None):
+        stubs = store._stubs(stored.packed)
+        if number < len(stubs):
+            ids.append(stubs[number][0])
+    return ids
+
+
+def ranked(
+    store: ChunkStore, query: str, top_k: int, mode: str, where: Callable[[str], bool] | None
+) -> Iterator[tuple[float, Folder, StoredFile, int]]:
+    """``search``'s ranking: each hit's score, folder, file and place in it."""
+    source = store.postings
+    by_position = {folder.position: folder for folder in store.folders}
+
+    def stored_at(doc: int) -> tuple[Folder, StoredFile, int] | None:
+        (position, rel_path), number = source.order_key(doc)
+        folder = by_position.get(position)
+        stored = store._stored(folder, rel_path) if folder is not None else None
+        return (folder, stored, number) if folder is not None and stored else None
+
+    def describe(doc: int) -> Stub | None:  # ranking reads no text
+        found = stored_at(doc)
+        stubs = store._stubs(found[1].packed) if found else ()
+        return stubs[found[2]] if found and found[2] < len(stubs) else None
+
+    for doc, score in rank(source, query, top_k, mode, describe, where):
+        if found := stored_at(doc):
+            yield (score, *found)
