@@ -89,8 +89,11 @@ async def test_save_after_rename_updates_lenses_search_and_definitions(
         client, transcript_uri, position_of(transcript_text, "#function-salute")
     )
     assert [loc.range.start.line + 1 for loc in found] == [17]
-    gone = await definition(client, transcript_uri, position_of(transcript_text, "#function-greet"))
-    assert gone == []
+    # the old ID follows its chunk: the index's history knows it was renamed
+    renamed = await definition(
+        client, transcript_uri, position_of(transcript_text, "#function-greet")
+    )
+    assert [loc.range.start.line + 1 for loc in renamed] == [17]
     workspace_caps = client.capabilities.workspace  # type: ignore[union-attr]
     if workspace_caps and workspace_caps.code_lens and workspace_caps.code_lens.refresh_support:
 
@@ -154,8 +157,9 @@ async def test_a_hover_follows_the_index_while_its_document_stays_the_same(
     later.unlink()
     watched(client, (later, types.FileChangeType.Deleted))
 
-    async def unknown() -> bool:
-        return "Unknown chunk ID" in (await hover(client, notes_uri, at) or "")
+    async def unknown() -> bool:  # no preview of a chunk; its last text, as history
+        said = await hover(client, notes_uri, at) or ""
+        return "was deleted" in said and "Unknown chunk ID" not in said
 
     await until(unknown, "the hover to forget the deleted chunk")
 
