@@ -236,24 +236,33 @@ async def test_each_tools_result_links_its_chunks(workspace: Path) -> None:
         )
         outlined = await call(session, "outline", {"path": "app/greet.py"})
         checked = await call(session, "check_citations", {"text": "see app/greet.py#function-gret"})
-        followed = [
+        followed = [  # (a link to a result's best lines in its chunk is the file's)
             await asyncio.wait_for(session.read_resource(link.uri), TIMEOUT)
             for link in searched.content[1:]
-            if isinstance(link, types.ResourceLink)
+            if isinstance(link, types.ResourceLink) and str(link.uri).startswith("chunkls:")
         ]
     for result, key in [(searched, "results"), (read, "chunks"), (outlined, "chunks")]:
         text_of(result)
         links = result.content[1:]
         ids = [item["chunk_id"] for item in result.structuredContent[key]]  # type: ignore[index]
         assert ids and [link.name for link in links] == ids  # type: ignore[union-attr]
-        assert [str(link.uri) for link in links] == [chunk_uri(i) for i in ids]  # type: ignore[union-attr]
+        wanted = [chunk_uri(i) for i in ids]
+        if key == "results":  # the chunk's URI, or its file's with the best lines inside it
+            wanted = [
+                chunk_uri(r["chunk_id"])
+                if r["lines"] == [r["start_line"], r["end_line"]]
+                else "{}#L{}-L{}".format((workspace / r["path"]).resolve().as_uri(), *r["lines"])
+                for r in result.structuredContent[key]  # type: ignore[index]
+            ]
+        assert [str(link.uri) for link in links] == wanted  # type: ignore[union-attr]
     assert read.isError  # (one ID unknown: the one found is still linked)
     (suggested,) = checked.content[1:]
     problem = checked.structuredContent["problems"][0]  # type: ignore[index]
     assert isinstance(suggested, types.ResourceLink)
     assert suggested.name == problem["suggestions"][0]
     results = searched.structuredContent["results"]  # type: ignore[index]
-    assert [r.contents[0].meta["chunk_id"] for r in followed] == [r["chunk_id"] for r in results]  # type: ignore[index]
+    whole = [r["chunk_id"] for r in results if r["lines"] == [r["start_line"], r["end_line"]]]
+    assert [r.contents[0].meta["chunk_id"] for r in followed] == whole  # type: ignore[index]
 
 
 async def test_a_client_that_listed_hears_when_files_come_and_go(workspace: Path) -> None:

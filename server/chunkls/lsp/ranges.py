@@ -50,8 +50,9 @@ def chunk_uri(entry: IndexedChunk) -> str:
 def location(
     entry: IndexedChunk, encoding: Encoding = "utf-16", lines: tuple[int, int] | None = None
 ) -> types.Location:
-    """Where a chunk is (``lines``: those of a part of it, 1-based, inclusive)."""
-    if lines is None:
+    """Where a chunk is (``lines``: those of a part of it, 1-based, inclusive;
+    the whole chunk's are its editor range, which its text may not span)."""
+    if lines is None or lines == (entry.chunk.start_line, entry.chunk.end_line):
         return types.Location(chunk_uri(entry), chunk_range(entry.chunk, None, encoding))
     return types.Location(chunk_uri(entry), part_range(entry.chunk, lines, encoding))
 
