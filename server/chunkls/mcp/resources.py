@@ -93,7 +93,9 @@ def chunk_link(found: IndexedChunk, lines: tuple[int, int] | None = None) -> dic
     }
 
 
-def _meta(chunk: LocatedChunk) -> dict[str, Any]:
+def chunk_fields(chunk: LocatedChunk) -> dict[str, Any]:
+    """A chunk's ID, path, lines and symbol: a resource's ``_meta``, and the fields
+    every tool's structured result gives for a chunk."""
     return {
         "chunk_id": chunk.chunk_id,
         "path": chunk.source_path,
@@ -175,7 +177,7 @@ def read(index: Queries, uri: str) -> list[dict[str, Any]]:
         )
     return [
         {"text": entry.chunk.text, "mimeType": mime_type(entry.chunk.file_type)}
-        | {"_meta": _meta(entry.chunk)}
+        | {"_meta": chunk_fields(entry.chunk)}
         for entry in found
     ]
 

@@ -21,7 +21,7 @@ from chunkls.chunking.models import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
 from chunkls.index.folder import IndexedChunk
-from chunkls.mcp.resources import chunk_link
+from chunkls.mcp.resources import chunk_fields, chunk_link
 from chunkls.mcp.specs import (
     MAX_ARGUMENT,
     MAX_IDS,
@@ -165,7 +165,7 @@ class Tools:
             preview = _preview(chunk.text)
             results.append(
                 {
-                    **_range(chunk),
+                    **chunk_fields(chunk),
                     "lines": list(best),
                     "part": hit.part,
                     "score": round(hit.score, 6),
@@ -250,7 +250,9 @@ class Tools:
             for entry in found:
                 chunk = entry.chunk
                 links.append(chunk_link(entry))
-                chunks.append({**_range(chunk), "file_type": chunk.file_type, "text": chunk.text})
+                chunks.append(
+                    {**chunk_fields(chunk), "file_type": chunk.file_type, "text": chunk.text}
+                )
                 if replacement is not None:
                     chunks[-1].update(moved_from=ref.chunk_id, replacement=replacement.evidence())
                 # the CLI's `chunkls resolve` rendering, under the ID
@@ -273,7 +275,7 @@ class Tools:
             symbol = f"  {chunk.symbol}" if chunk.symbol else ""
             lines.append(f"{chunk.chunk_id}  lines {chunk.start_line}-{chunk.end_line}{symbol}")
         links = tuple(chunk_link(IndexedChunk(folder, chunk)) for chunk in chunks)
-        structured = {"path": rel_path, "chunks": list(map(_range, chunks))}
+        structured = {"path": rel_path, "chunks": list(map(chunk_fields, chunks))}
         return Answer("\n".join(lines), structured, links=links)
 
     def check_citations(self, arguments: Mapping[str, Any]) -> Answer:
@@ -355,16 +357,6 @@ class Tools:
             f"outline: no chunks for {rel_path} (only Python and Markdown files inside the "
             f"roots have chunks){hint}"
         )
-
-
-def _range(chunk: LocatedChunk) -> dict[str, Any]:
-    return {
-        "chunk_id": chunk.chunk_id,
-        "path": chunk.source_path,
-        "start_line": chunk.start_line,
-        "end_line": chunk.end_line,
-        "symbol": chunk.symbol,
-    }
 
 
 def _preview(text: str) -> str:
