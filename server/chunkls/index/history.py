@@ -38,6 +38,9 @@ MAX_BLOB = 4 * 1024 * 1024
 GIT_TIMEOUT = 30.0
 """Seconds a ``git log`` may take before the history is given up (answers nothing)."""
 
+_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-C")
+"""git, with nothing of the repository's configuration that would start another
+program (``log --raw`` and ``cat-file`` run no diff driver, textconv or hook)."""
 _SYMLINK = "120000"
 _GITLINK = "160000"
 
@@ -114,7 +117,7 @@ class GitHistory:
             if self.usable and self._batch is None:
                 try:
                     self._batch = subprocess.Popen(
-                        ["git", "-C", os.fspath(self.root), "cat-file", "--batch"],
+                        [*_GIT, os.fspath(self.root), "cat-file", "--batch"],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -128,7 +131,7 @@ class GitHistory:
 
     def _git(self, *args: str) -> bytes:
         done = subprocess.run(
-            ["git", "-C", os.fspath(self.root), *args],
+            [*_GIT, os.fspath(self.root), *args],
             stdin=subprocess.PIPE,
             capture_output=True,
             timeout=GIT_TIMEOUT,
