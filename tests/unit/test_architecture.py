@@ -10,12 +10,14 @@ at module level or inside a function, except those under ``if TYPE_CHECKING:``
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "chunkls"
+DEVELOPMENT = PACKAGE.parents[1] / "docs" / "development.md"
 
 FEATURES = {
     "chunkls.lsp.commands",
@@ -545,3 +547,15 @@ def test_relative_imports_are_resolved(tmp_path: Path) -> None:
     graph, _ = import_graph(root)
     assert graph["pkg.sub"] == {"pkg.sub.one"}
     assert graph["pkg.sub.one"] == {"pkg.two", "pkg.sub.three"}
+
+
+def test_the_layout_table_gives_every_module_its_job() -> None:
+    """``docs/development.md`` has a row for each module (a package's ``__init__.py``
+    only when it holds more than its docstring), and none for a module gone."""
+    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", DEVELOPMENT.read_text("utf-8"), re.M))
+    modules = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" or path.parent == PACKAGE or path.parent.name == "cli"
+    }
+    assert listed == modules
