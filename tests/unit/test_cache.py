@@ -509,7 +509,7 @@ def test_a_rows_texts_are_read_back_before_and_after_it_is_written(tmp_path: Pat
     """``texts`` answers from the row waiting to be written, then from the table
     (the texts are the last column: start-ups read every other one)."""
     from chunkls.chunking.ingest import FileChunks
-    from chunkls.chunking.models import LocatedChunk
+    from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.storage.cache import FolderCache
     from chunkls.storage.packed import pack
 

@@ -17,8 +17,8 @@ from chunkls.chunking.chunker import (
     normalize_newlines,
 )
 from chunkls.chunking.ingest import chunk_file, chunk_markdown, chunk_python
-from chunkls.chunking.record import Chunk
 from chunkls.chunking.suffixes import file_type_for
+from chunkls.chunking.tutorial_chunk import Chunk
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from chunkls.chunking.ingest import chunk_file, ingest_path, scan_corpus
-from chunkls.chunking.record import Chunk
+from chunkls.chunking.tutorial_chunk import Chunk
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import Tree, markdown_source, python_source, trees, write_tree

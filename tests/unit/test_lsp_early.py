@@ -101,7 +101,7 @@ def test_the_fingerprint_is_the_language_servers_code() -> None:
 
 def test_the_lens_command_and_the_framing_are_the_contracts() -> None:
     from chunkls.lsp import early, protocol
-    from chunkls.lsp.chunk_lenses import chunk_lenses
+    from chunkls.lsp.lens_items import chunk_lenses
 
     [chunk] = chunk_source("def f():\n    pass\n", "a.py", "a.py")
     [lens] = chunk_lenses("a.py", None, [chunk], None)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import chunkls.storage.snapshot
+import chunkls.storage.saved_postings
 from chunkls.index.session import Session, build_index
 from chunkls.storage.cache import store_path
 from chunkls.storage.mapped import HEADER, Mapped, file_path, read_plain, remove_others
@@ -55,7 +55,7 @@ def test_the_file_read_without_numpy_has_the_mapped_arrays(tree: Path, cache: Pa
     build_index([tree], cache_dir=cache, workers=1)
     db = sqlite3.connect(store_path(tree.resolve(), cache))
     directory = store_path(tree.resolve(), cache).parent
-    mapped, _ = chunkls.storage.snapshot.load(db, directory)
+    mapped, _ = chunkls.storage.saved_postings.load(db, directory)
     db.close()
     token = _token(tree, cache)
     assert mapped is not None and mapped.mapped is not None and token is not None
@@ -137,7 +137,7 @@ def test_an_unwritable_postings_file_leaves_no_snapshot(
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(chunkls.storage.snapshot.MappedWriter, "put", refuse)
+    monkeypatch.setattr(chunkls.storage.saved_postings.MappedWriter, "put", refuse)
     with caplog.at_level(logging.INFO, logger="chunkls.storage.cache"):
         cold = _state(build_index([tree], cache_dir=cache, workers=1))
     assert _token(tree, cache) is None and _files(tree, cache) == []
@@ -151,14 +151,14 @@ def test_an_unwritable_postings_file_leaves_no_snapshot(
 def test_a_failed_stream_gives_the_file_up_and_keeps_the_rows(
     tree: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = chunkls.storage.snapshot.MappedWriter.put
+    real = chunkls.storage.saved_postings.MappedWriter.put
 
-    def put(self: chunkls.storage.snapshot.MappedWriter, name: str, data: object) -> None:
+    def put(self: chunkls.storage.saved_postings.MappedWriter, name: str, data: object) -> None:
         if name == "docs":
             raise OSError(28, "No space left on device")
         real(self, name, data)
 
-    monkeypatch.setattr(chunkls.storage.snapshot.MappedWriter, "put", put)
+    monkeypatch.setattr(chunkls.storage.saved_postings.MappedWriter, "put", put)
     cold = _state(build_index([tree], cache_dir=cache, workers=1))
     assert _token(tree, cache) is None and _files(tree, cache) == []
     monkeypatch.undo()

@@ -10,7 +10,7 @@ import pytest
 
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
 from chunkls.chunking.ingest import scan_corpus
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.index.session import Session, build_index
 from chunkls.index.workers import Chunked, chunk_many, chunk_one, default_workers
 from chunkls.search.definitions import chunk_terms

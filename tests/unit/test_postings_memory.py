@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from chunkls.search.postings import Segment, Snapshot
-from chunkls.storage import snapshot as saved
+from chunkls.storage import saved_postings as saved
 from chunkls.storage.cache import FolderCache
 
 from .search_helpers import term_table

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking.corpus import CorpusRules
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.lsp.navigation import PREVIEW_LINES, preview
 

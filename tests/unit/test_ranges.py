@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkls.chunking.ingest import scan_corpus
-from chunkls.chunking.models import LocatedChunk
-from chunkls.chunking.record import Chunk
+from chunkls.chunking.located_chunk import LocatedChunk
+from chunkls.chunking.tutorial_chunk import Chunk
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import markdown_source, python_source

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chunkls.chunking.corpus import CorpusRules
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.index import unpacked
 from chunkls.index.folder import Folder
 from chunkls.index.unpacked import Unpacked

@@ -9,7 +9,7 @@ on that line, and every compiled one whose line starts with ``def``, ``class``,
 or a byte-order mark, bytes read while the file changed, a declined scan) the
 file is parsed as usual.
 
-Only worker processes use this (``parallel``): ``marshal`` is not made for
+Only worker processes use this (``chunkls.index.workers``): ``marshal`` is not made for
 untrusted data, and a batch whose worker a crafted file brings down is chunked
 again, without bytecode, in the process that started it.
 """

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.outline import Outline, Parsed, outline_of, parse_module, reparse
 from chunkls.chunking.suffixes import file_type_for, suffix_of
 

@@ -29,9 +29,9 @@ from chunkls.chunking.corpus import (
     read_corpus_file,
     walk_corpus,
 )
-from chunkls.chunking.models import LocatedChunk
-from chunkls.chunking.record import Chunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for, suffix_of
+from chunkls.chunking.tutorial_chunk import Chunk
 
 
 def _source_path(path: Path, root: Path | None) -> str:

@@ -8,7 +8,7 @@ the table: each function and class must be a top-level scope of that name on
 its keyword line, and each such scope (not ``lambda``) whose line starts with
 ``def``, ``async`` or ``class`` must be found.
 
-Only worker processes use this (``parallel``); the editor keeps ``ast.parse``.
+Only worker processes use this (``chunkls.index.workers``); the editor keeps ``ast.parse``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from chunkls.index.session import Session
 if TYPE_CHECKING:
     import argparse
 
-    from chunkls.chunking.models import LocatedChunk
+    from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
     from chunkls.index.replacement import Replacement

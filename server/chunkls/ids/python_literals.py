@@ -18,215 +18,241 @@ def python_literal_spans(
     them; the other lines are skipped in bulk, keeping what decides the rest
     (brackets, indentation, strings over lines), so the spans listed are exact.
     """
-    n = len(text)
-    spans: list[tuple[int, int]] = []
-    append = spans.append
-    count = text.count
-    startswith = text.startswith
-    skip_line, skip_lines, skip_negative = _SKIP_LINE.match, _SKIP_LINES.match, _SKIP_NEGATIVE.match
-    parenlev = 0  # as in tokenize: it may go negative (then no line starts a statement)
-    continued = False  # the line ended in a backslash
-    # tokenize's ``needcont``: set by a string continued by a backslash, cleared
-    # only when a string over lines ends (not when one is dropped)
-    needcont = False
-    indents = [0]
-    dead: dict[str, int] = {}  # quote -> end of a line where it starts no string
-    stops = _line_starts(text, near) if near is not None else []
-    stop = last = 0  # the next offset at or after pos, and the last one near it
-    pos = 0
-    while True:
-        # at the start of a line
-        if parenlev == 0 and not continued:  # a new statement
-            # whole one-line statements in one match: up to the next line near
-            # an offset (no spans), or over the lines near it (with spans)
-            if near is None:
-                limit = pos
-                end = n
+    try:
+        return _Reader(text, near).read()
+    except _Untokenizable:
+        return None
+
+
+class _Untokenizable(Exception):
+    """Where ``tokenize`` raises (an IndentationError, EOF in a string or a statement)."""
+
+
+class _Reader:
+    """One pass over a source: the tokenizer's state, and the spans found so far."""
+
+    def __init__(self, text: str, near: Sequence[int] | None) -> None:
+        self.text, self.n, self.near = text, len(text), near
+        self.spans: list[tuple[int, int]] = []
+        self.parenlev = 0  # as in tokenize: it may go negative (then no line starts a statement)
+        self.continued = False  # the line ended in a backslash
+        self.needcont = False  # tokenize's: set by a string continued, cleared when one ends
+        self.indents = [0]
+        self.dead: dict[str, int] = {}  # quote -> end of a line where it starts no string
+        self.stops = _line_starts(text, near) if near is not None else []
+        self.stop = self.last = 0  # the next offset at or after pos, and the last one near it
+        self.pos = 0  # where the reading is
+
+    def read(self) -> list[tuple[int, int]]:
+        """Line by line to the end: statements whole where they can be, token by token otherwise."""
+        while True:  # at the start of a line
+            if self.parenlev == 0 and not self.continued:  # a new statement
+                limit, end = self._window()
+                if self._simple_lines(limit, end):
+                    continue
+                read = self._statement(limit)
+                if read is None:
+                    return self.spans
+                if read:
+                    continue
+            elif self.pos >= self.n:  # a continued statement
+                raise _Untokenizable  # EOF in multi-line statement
             else:
-                while stop < len(stops) and stops[stop] < pos:
-                    stop += 1
-                limit = stops[stop] if stop < len(stops) else n
-                end = limit
-                if limit == pos < n:
-                    last = max(last, stop)  # (kept between lines: each offset is looked at once)
-                    while last + 1 < len(stops) and stops[last + 1] - stops[last] < _NEAR:
-                        last += 1
-                    end = min(stops[last] + _NEAR, n)
-            match = _SIMPLE_LINES.match(text, pos, end)
-            assert match is not None
-            if match.end() > pos:
-                # each dedent must land on an indentation it closes
-                previous = None
-                for indent in _STATEMENT_INDENTS(text, pos, match.end()):
-                    if indent != previous:
-                        previous = indent
-                        column = _column(indent)
-                        if column > indents[-1]:
-                            indents.append(column)
-                        elif column < indents[-1]:
-                            if column not in indents:
-                                return None  # IndentationError
-                            while column < indents[-1]:
-                                indents.pop()
-                if limit == pos:
-                    for token in _LINE_LITERALS(text, pos, match.end()):
-                        if token.lastindex is not None:
-                            append(token.span(token.lastindex))
-                pos = match.end()
-                continue
-            match = _INDENT.match(text, pos)
-            assert match is not None
-            first = match.end()
-            if first >= n:
-                return spans  # at EOF, or a last line of only whitespace: tokenize stops
-            char = text[first]
-            if char in "#\r\n":  # a comment line, a blank one, or one tokenize skips
-                line_end = text.find("\n", first) + 1 or n
-                if char == "#":
-                    append((first, first + len(text[first:line_end].rstrip("\r\n"))))
-                pos = line_end
-                continue
-            column = first - pos if match.lastindex is None else _column(text[pos:first])
-            if column != indents[-1]:
-                if column > indents[-1]:
-                    indents.append(column)
-                elif column not in indents:
-                    return None  # IndentationError: unindent does not match
-                else:
-                    while column < indents[-1]:
-                        indents.pop()
-            match = _STATEMENT[needcont].match(text, first)
-            if match is not None:  # a whole statement, plain
-                if match.end() <= limit:  # and more at this indentation
-                    match = _STATEMENTS[needcont].match(text, pos, limit)
-                    assert match is not None
-                else:  # holding an offset: its strings and comments
-                    for token in _LITERAL(text, first, match.end()):
-                        append(token.span())
-                pos = match.end()
-                continue
-            pos = first
-        else:  # a continued statement
-            if pos >= n:
-                return None  # EOF in multi-line statement
-            continued = False
-        # token by token to the end of the line (inside brackets, of the line
-        # that closes them: the lines inside change nothing)
+                self.continued = False
+            if self._line_tokens():
+                return self.spans
+
+    def _window(self) -> tuple[int, int]:
+        """(the next line near an offset, how far to read whole statements):
+        up to that line (no spans), or over the lines near it (with spans)."""
+        pos, n, stops = self.pos, self.n, self.stops
+        if self.near is None:
+            return pos, n
+        while self.stop < len(stops) and stops[self.stop] < pos:
+            self.stop += 1
+        limit = stops[self.stop] if self.stop < len(stops) else n
+        end = limit
+        if limit == pos < n:
+            last = max(self.last, self.stop)  # (each offset is looked at once)
+            while last + 1 < len(stops) and stops[last + 1] - stops[last] < _NEAR:
+                last += 1
+            self.last = last
+            end = min(stops[last] + _NEAR, n)
+        return limit, end
+
+    def _indent(self, column: int) -> None:
+        """A statement at ``column``: an indent, or dedents onto an indentation."""
+        indents = self.indents
+        if column > indents[-1]:
+            indents.append(column)
+        elif column < indents[-1]:
+            if column not in indents:
+                raise _Untokenizable  # IndentationError: unindent does not match
+            while column < indents[-1]:
+                indents.pop()
+
+    def _simple_lines(self, limit: int, end: int) -> bool:
+        """Whole one-line statements in one match (spans at ``limit``): whether any."""
+        text, pos = self.text, self.pos
+        if (end := _end(_SIMPLE_LINES, text, pos, end)) <= pos:
+            return False
+        previous = None
+        for indent in _STATEMENT_INDENTS(text, pos, end):
+            if indent != previous:
+                previous = indent
+                self._indent(_column(indent))
+        if limit == pos:
+            literals = _LINE_LITERALS(text, pos, end)
+            self.spans.extend(t.span(t.lastindex) for t in literals if t.lastindex is not None)
+        self.pos = end
+        return True
+
+    def _statement(self, limit: int) -> bool | None:
+        """The line's indentation, then a blank or comment line, or a whole
+        statement in one match: whether it was read (``None``: the source ended)."""
+        text, n, pos = self.text, self.n, self.pos
+        match = _INDENT.match(text, pos)
+        assert match is not None
+        first = match.end()
+        if first >= n:
+            return None  # at EOF, or a last line of only whitespace: tokenize stops
+        char = text[first]
+        if char in "#\r\n":  # a comment line, a blank one, or one tokenize skips
+            line_end = text.find("\n", first) + 1 or n
+            if char == "#":
+                self.spans.append((first, first + len(text[first:line_end].rstrip("\r\n"))))
+            self.pos = line_end
+            return True
+        self._indent(first - pos if match.lastindex is None else _column(text[pos:first]))
+        match = _STATEMENT[self.needcont].match(text, first)
+        if match is not None:  # a whole statement, plain
+            if match.end() <= limit:  # and more at this indentation
+                self.pos = _end(_STATEMENTS[self.needcont], text, pos, limit)
+            else:  # holding an offset: its strings and comments
+                self.spans.extend(token.span() for token in _LITERAL(text, first, match.end()))
+                self.pos = match.end()
+            return True
+        self.pos = first
+        return False
+
+    def _line_tokens(self) -> bool:
+        """Token by token to the end of the line (inside brackets, of the line
+        that closes them: the lines inside change nothing); whether the source ended."""
+        text, n = self.text, self.n
         while True:
-            if parenlev > 0:
-                match = skip_lines(text, pos)
-            else:
-                match = (skip_line if parenlev == 0 else skip_negative)(text, pos)
-            assert match is not None
-            pos = match.end()
+            skip = _SKIPS[(self.parenlev > 0) - (self.parenlev < 0)]
+            pos = self.pos = _end(skip, text, self.pos)
             if pos >= n:
-                return None if parenlev else spans
+                if self.parenlev:
+                    raise _Untokenizable  # EOF in multi-line statement
+                return True
             char = text[pos]
             if char == "\n":
-                pos += 1
-                break
-            if char in "([{":
-                if parenlev > 0:
-                    # openers and code up to a closer, across lines (parenlev
-                    # cannot come to 0 there): only how many matters
-                    match = _OPENERS.match(text, pos)
-                    assert match is not None
-                    end = match.end()
-                    parenlev += count("(", pos, end) + count("[", pos, end) + count("{", pos, end)
-                else:
-                    match = _OPENING.match(text, pos)
-                    assert match is not None
-                    end = match.end()
-                    parenlev += end - pos
-                pos = end
-            elif char in ")]}":
-                if parenlev < 0:
-                    match = _CLOSERS.match(text, pos)
-                    assert match is not None
-                    end = match.end()
-                    parenlev -= count(")", pos, end) + count("]", pos, end) + count("}", pos, end)
-                else:
-                    match = _CLOSING.match(text, pos)
-                    assert match is not None
-                    end = match.end()
-                    parenlev -= end - pos
-                pos = end
+                self.pos = pos + 1
+                return False
+            if char in "([{" or char in ")]}":
+                self._bracket_run(pos, char in "([{")
             elif char == "#":
-                match = _COMMENT.match(text, pos)
-                assert match is not None
-                append(match.span())
-                pos = match.end()
+                self._span(pos, _end(_COMMENT, text, pos))
             elif char == "\\":
-                if startswith("\n", pos + 1):
-                    pos += 2
-                elif startswith("\r\n", pos + 1):
-                    pos += 3
-                else:
-                    pos += 1  # not before a newline: an error token
-                    continue
-                if not parenlev:
-                    continued = True
-                    break
-            elif startswith(char * 3, pos):
-                rest = _TRIPLE_REST[char]
-                if not needcont:
-                    match = rest.match(text, pos + 3)
-                    if match is None:
-                        return None  # EOF in multi-line string
-                    append((pos, match.end()))
-                    pos = match.end()
-                    continue
-                # tokenize's quirk: after a continued string was dropped, a
-                # triple-quoted one goes on only over lines ending in a backslash
-                line_end = text.find("\n", pos) + 1 or n
-                match = rest.match(text, pos + 3, line_end)
-                if match is not None:
-                    append((pos, match.end()))
-                    pos = match.end()
-                    continue
-                match = _TRIPLE_LINES[char].match(text, line_end)
-                assert match is not None
-                if match.end() >= n:
-                    return None  # EOF in multi-line string
-                line_end = text.find("\n", match.end()) + 1 or n
-                closing = rest.match(text, match.end(), line_end)
-                if closing is None:  # dropped with the rest of the line
-                    pos = line_end
-                    break
-                append((pos, closing.end()))
-                pos = closing.end()
-                needcont = False
-            elif dead.get(char, -1) > pos:
-                pos += 1  # no string starts here: an error token
-            else:
-                match = _STRING[char].match(text, pos)
-                if match is None:
-                    # unterminated: the quote is an error token, and no later
-                    # quote of its kind on this line starts a string either
-                    dead[char] = text.find("\n", pos) + 1 or n
-                    pos += 1
-                elif match.end(1) - match.start(1) == 1:
-                    append((pos, match.end()))
-                    pos = match.end()
-                else:  # continued on the next line by a backslash
-                    needcont = True
-                    start = pos
-                    match = _STRING_LINES[char].match(text, match.end())
-                    assert match is not None
-                    pos = match.end()
-                    if pos >= n:
-                        return None  # EOF in multi-line string
-                    line_end = text.find("\n", pos) + 1 or n
-                    match = _STRING_REST[char].match(text, pos, line_end)
-                    if match is not None:
-                        append((start, match.end()))
-                        pos = match.end()
-                        needcont = False
-                    else:
-                        # neither ended nor continued: tokenize drops the string
-                        # and the rest of this line as an error token
-                        pos = line_end
-                        break
+                if self._backslash(pos):
+                    return False
+            elif text.startswith(char * 3, pos):
+                if self._triple(char, pos):
+                    return False
+            elif self.dead.get(char, -1) > pos:
+                self.pos = pos + 1  # no string starts here: an error token
+            elif self._string(char, pos):
+                return False
+
+    def _bracket_run(self, pos: int, opening: bool) -> None:
+        """Opening (closing) brackets at ``pos``; with more open (closed) already,
+        code up to a bracket the other way too (only how many matters)."""
+        text, sign = self.text, 1 if opening else -1
+        if self.parenlev * sign > 0:
+            end = _end(_OPENERS if opening else _CLOSERS, text, pos)
+            count = sum(text.count(kind, pos, end) for kind in ("([{" if opening else ")]}"))
+        else:
+            end = _end(_OPENING if opening else _CLOSING, text, pos)
+            count = end - pos
+        self.parenlev += sign * count
+        self.pos = end
+
+    def _backslash(self, pos: int) -> bool:
+        """A backslash at ``pos``; whether it ends the line (continuing the statement)."""
+        text = self.text
+        if text.startswith("\n", pos + 1) or text.startswith("\r\n", pos + 1):
+            self.pos = text.index("\n", pos) + 1
+        else:
+            self.pos = pos + 1  # not before a newline: an error token
+            return False
+        if not self.parenlev:
+            self.continued = True
+            return True
+        return False
+
+    def _triple(self, char: str, pos: int) -> bool:
+        """A triple-quoted string at ``pos``; whether the rest of its line was dropped."""
+        text, n = self.text, self.n
+        rest = _TRIPLE_REST[char]
+        if not self.needcont:
+            match = rest.match(text, pos + 3)
+            if match is None:
+                raise _Untokenizable  # EOF in multi-line string
+            return self._span(pos, match.end())
+        # tokenize's quirk: after a dropped continued string, only over lines ending in "\\"
+        line_end = text.find("\n", pos) + 1 or n
+        match = rest.match(text, pos + 3, line_end)
+        if match is not None:
+            return self._span(pos, match.end())
+        after = _end(_TRIPLE_LINES[char], text, line_end)
+        if after >= n:
+            raise _Untokenizable  # EOF in multi-line string
+        line_end = text.find("\n", after) + 1 or n
+        closing = rest.match(text, after, line_end)
+        if closing is None:  # dropped with the rest of the line
+            self.pos = line_end
+            return True
+        self.needcont = False
+        return self._span(pos, closing.end())
+
+    def _string(self, char: str, pos: int) -> bool:
+        """A one-quote string at ``pos``; whether the rest of its line was dropped."""
+        text, n = self.text, self.n
+        match = _STRING[char].match(text, pos)
+        if match is None:
+            # unterminated: an error token, as every later such quote on its line
+            self.dead[char] = text.find("\n", pos) + 1 or n
+            self.pos = pos + 1
+            return False
+        if match.end(1) - match.start(1) == 1:
+            return self._span(pos, match.end())
+        # continued on the next line by a backslash
+        self.needcont = True
+        self.pos = _end(_STRING_LINES[char], text, match.end())
+        if self.pos >= n:
+            raise _Untokenizable  # EOF in multi-line string
+        line_end = text.find("\n", self.pos) + 1 or n
+        match = _STRING_REST[char].match(text, self.pos, line_end)
+        if match is not None:
+            self.needcont = False
+            return self._span(pos, match.end())
+        # neither ended nor continued: tokenize drops it and the rest of the line
+        self.pos = line_end
+        return True
+
+    def _span(self, start: int, end: int) -> bool:
+        """A string from ``start`` to ``end``, read: the line goes on (``False``)."""
+        self.spans.append((start, end))
+        self.pos = end
+        return False
+
+
+def _end(pattern: re.Pattern[str], text: str, pos: int, endpos: int | None = None) -> int:
+    """Where ``pattern``, one that always matches, ends when matched at ``pos``."""
+    match = pattern.match(text, pos, len(text) if endpos is None else endpos)
+    assert match is not None
+    return match.end()
 
 
 def _line_starts(text: str, offsets: Sequence[int]) -> list[int]:
@@ -245,14 +271,13 @@ def _column(indent: str) -> int:
     if "\t" not in indent and "\f" not in indent:
         return len(indent)
     column = 0
-    for char in indent:
-        if char == " ":
-            column += 1
-        elif char == "\t":
-            column = (column // 8 + 1) * 8
-        else:  # form feed
-            column = 0
+    for char in indent:  # a form feed sets it back to 0
+        column = column + 1 if char == " " else (column // 8 + 1) * 8 if char == "\t" else 0
     return column
+
+
+_NEAR = 4096
+"""Offsets this close are read together (the spans between them are listed)."""
 
 
 # What decides the tokens of Python source: quotes, "#", backslashes, brackets,
@@ -309,6 +334,8 @@ _SKIP_LINES = re.compile(rf"(?:{_CODE_LINES}++|{_JOIN}|{_PLAIN_GROUP})*+")
 _SKIP_NEGATIVE = re.compile(rf"(?:{_CODE_LINES}++|{_JOIN}|{_brackets(rf'{_CODE}++|{_JOIN}', 3)})*+")
 """With parenlev below 0, brackets may bring it to 0 at a newline: only brackets
 closed on their line are skipped whole."""
+_SKIPS = (_SKIP_LINE, _SKIP_LINES, _SKIP_NEGATIVE)
+"""By the sign of parenlev: what is skipped when reading token by token."""
 _OPENERS = re.compile(r"[^'\"#\\)\]}]*+")
 _CLOSERS = re.compile(r"[^'\"#\\(\[{]*+")
 _OPENING = re.compile(r"[(\[{]++")
@@ -340,8 +367,6 @@ _LINE_LITERALS = re.compile(
 ).finditer
 """The strings and comments among such lines (a comment line ends before its
 last carriage returns, a line that starts with one has none)."""
-_NEAR = 4096
-"""Offsets this close are read together (the spans between them are listed)."""
 _COMMENT = re.compile(_COMMENT_TEXT)
 _TRIPLE_REST = {
     "'": re.compile(r"(?:[^'\\]|\\.|'(?!''))*+'''", re.DOTALL),

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.index.id_map import IdMap
 
 if TYPE_CHECKING:

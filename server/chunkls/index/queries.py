@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from chunkls.chunking.models import LocatedChunk
+    from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, Problem

@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+INDEX_ELSEWHERE_FROM = 2_000
+"""Files to chunk from which a long-lived server (the LSP, MCP) indexes a folder in
+a separate process (into its cache, then loaded from it): the server's heap stays
+that of a warm start."""
+
 ASK_ROUNDS = 3
 """Most times ``ask`` takes the write step and asks (a damaged cache read in place:
 loaded, then its damaged texts read from the files)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.index.folder import Folder, IndexedChunk, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger

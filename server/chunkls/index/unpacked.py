@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chunkls.chunking.models import LocatedChunk
+    from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.index.folder import Folder
     from chunkls.storage.packed import StoredFile
 

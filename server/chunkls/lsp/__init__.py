@@ -4,6 +4,6 @@
 (``server``: its state and the one path that changes the index). A feature
 imports no other feature, and ``server`` only for typing; what they share has a
 module of its own: ``documents`` (a document's text, folder, lines and
-chunking), ``refs`` (the chunk IDs written in a document and what they resolve
+chunking), ``written_ids`` (the chunk IDs written in a document and what they resolve
 to) and ``ranges`` (every LSP range and location).
 """

@@ -23,8 +23,8 @@ from chunkls.lsp.contract import (
 )
 from chunkls.lsp.documents import chunk_at_line, get_document
 from chunkls.lsp.ranges import chunk_range, chunk_uri, location
-from chunkls.lsp.refs import refs_of, resolve_written
 from chunkls.lsp.uris import path_of, uri_of
+from chunkls.lsp.written_ids import refs_of, resolve_written
 from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:

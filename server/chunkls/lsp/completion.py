@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.ids.grammar import typed_id_at
 from chunkls.ids.positions import column_to_index
 from chunkls.lsp.ranges import range_before
-from chunkls.lsp.refs import navigable
+from chunkls.lsp.written_ids import navigable
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer

@@ -17,7 +17,7 @@ from chunkls.ids.json_strings import JSON_LANGUAGES, escape
 from chunkls.index.citations import Problem
 from chunkls.lsp.documents import DocumentContext, is_open
 from chunkls.lsp.ranges import overlaps, range_before, ref_range
-from chunkls.lsp.refs import navigable, refs_of
+from chunkls.lsp.written_ids import navigable, refs_of
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
 from chunkls.chunking.corpus import CorpusRules, FileSkipped, read_corpus_file
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for
 from chunkls.ids.grammar import ChunkRef
 from chunkls.ids.positions import Encoding, TextLines

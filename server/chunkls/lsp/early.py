@@ -119,7 +119,7 @@ def early_lenses(source: LensSource, uri: str, text: str) -> list[dict[str, Any]
     """The document's lenses as JSON before the index is loaded (``None``: the server's)."""
     from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
     from chunkls.chunking.suffixes import file_type_for
-    from chunkls.lsp.chunk_lenses import chunk_lenses
+    from chunkls.lsp.lens_items import chunk_lenses
     from chunkls.lsp.uris import path_of
 
     if not source.enabled:

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.lsp.chunk_lenses import chunk_lenses
 from chunkls.lsp.contract import SHOW_REFERENCES
 from chunkls.lsp.documents import get_buffer, get_document
+from chunkls.lsp.lens_items import chunk_lenses
 from chunkls.lsp.ranges import citation_locations, line_start
 
 if TYPE_CHECKING:

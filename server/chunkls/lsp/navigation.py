@@ -11,7 +11,7 @@ from chunkls.ids.grammar import ChunkRef, candidate_ids, ref_at
 from chunkls.index.folder import IndexedChunk
 from chunkls.lsp.documents import DocumentContext
 from chunkls.lsp.ranges import chunk_uri, location, ref_range
-from chunkls.lsp.refs import navigable, refs_near, refs_of, resolve_ref
+from chunkls.lsp.written_ids import navigable, refs_near, refs_of, resolve_ref
 
 if TYPE_CHECKING:
     from chunkls.index.replacement import Replacement

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.ids.positions import Encoding, TextLines, units
 from chunkls.index.citations import Citation
 from chunkls.index.folder import IndexedChunk

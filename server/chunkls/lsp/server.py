@@ -24,7 +24,7 @@ from chunkls.chunking.corpus import CorpusRules
 from chunkls.ids.positions import Encoding
 from chunkls.index.folder import Folder
 from chunkls.index.queries import Queries
-from chunkls.index.session import Session
+from chunkls.index.session import INDEX_ELSEWHERE_FROM, Session
 from chunkls.lsp.contract import STATUS_NOTIFICATION, Status
 from chunkls.lsp.documents import Buffer, DocumentContext
 from chunkls.lsp.logs import ClientLog
@@ -40,9 +40,6 @@ _YIELD_EVERY = 0.005
 """Seconds of indexing work between two pauses for the event loop."""
 TRIM_EVERY = 0.2
 """Least seconds between two returns of free heap memory after index changes."""
-INDEX_ELSEWHERE_FROM = 2_000
-"""Files to chunk from which a folder is indexed in a separate process (into its
-cache, then loaded from it): the server's heap stays that of a restart."""
 _PAUSE = 0.0005
 """How long each pause lets requests run (several loop turns: read, handle, write)."""
 

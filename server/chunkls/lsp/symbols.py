@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.lsp.documents import get_buffer, get_document
 from chunkls.lsp.ranges import chunk_range, line_start, location
 from chunkls.search.modes import query_problem

@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote
 from chunkls.index.browse import Place
 
 if TYPE_CHECKING:
-    from chunkls.chunking.models import LocatedChunk
+    from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
     from chunkls.storage.packed import Stub

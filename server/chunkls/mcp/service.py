@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunking.corpus import CorpusRules
-from chunkls.index.session import Session
+from chunkls.index.session import INDEX_ELSEWHERE_FROM, Session
 from chunkls.mcp.specs import LOADING_NOTICE
 from chunkls.mcp.tools import Answer, Tools, checked, error, root_problem
 
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("chunkls")
 T = TypeVar("T")
-
-INDEX_ELSEWHERE_FROM = 2_000
-"""Files to chunk from which a root is indexed in a separate process, keeping
-the server's heap that of a warm start."""
 
 
 class McpService:

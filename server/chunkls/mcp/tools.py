@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chunkls.chunking.corpus import compile_globs, glob_problem
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.ids.grammar import candidate_ids, find_chunk_refs_in, ids_written, path_written
 from chunkls.ids.positions import TextLines
 from chunkls.index.folder import IndexedChunk

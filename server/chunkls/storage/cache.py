@@ -2,7 +2,7 @@
 
 A row per corpus file holds its chunks (``chunkls.storage.packed``), the
 (mtime_ns, size) and hash they were read with, or why it was skipped; the search
-postings are saved beside it (``chunkls.storage.snapshot``) with each covered
+postings are saved beside it (``chunkls.storage.saved_postings``) with each covered
 file's row generation. Another chunkls version, tokenizer, schema or folder
 empties it; a corrupt or locked file is logged once and rebuilt (or bypassed),
 never raised to the caller.
@@ -282,7 +282,7 @@ class FolderCache:
                     )
                     for row in found
                 }
-                from chunkls.storage import snapshot as saved_postings
+                from chunkls.storage import saved_postings
 
                 return Loaded(rows, *saved_postings.load(db, self.path.parent))
             except (sqlite3.Error, ValueError, TypeError, EOFError, OSError) as error:
@@ -467,7 +467,7 @@ class FolderCache:
 
     def save_snapshot(self, snapshot: Snapshot, generations: dict[str, int]) -> None:
         """Replace the saved search postings (after ``flush``)."""
-        from chunkls.storage import snapshot as saved_postings
+        from chunkls.storage import saved_postings
 
         self._write(lambda db: saved_postings.save(db, self.path.parent, snapshot, generations))
 

@@ -11,7 +11,7 @@ import marshal
 import zlib
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.chunking.models import LocatedChunk
+from chunkls.chunking.located_chunk import LocatedChunk
 
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks

@@ -1,4 +1,4 @@
-"""A folder's search snapshot in its cache: written, and read back.
+"""A folder's saved postings (its search snapshot) in its cache: written, and read back.
 
 The postings are saved in a file beside the database (``chunkls.storage.mapped``);
 the ``snapshot`` row names it and lists the files it covers with each one's row

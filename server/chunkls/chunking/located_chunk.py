@@ -1,12 +1,12 @@
 """The located chunk the editor needs (the tutorial's record is
-``chunking.record.Chunk``)."""
+``chunking.tutorial_chunk.Chunk``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from chunkls.chunking.record import Chunk
+    from chunkls.chunking.tutorial_chunk import Chunk
 
 
 class LocatedChunk(NamedTuple):
@@ -35,6 +35,6 @@ class LocatedChunk(NamedTuple):
 
     def to_chunk(self) -> Chunk:
         """The tutorial's record for this chunk."""
-        from chunkls.chunking.record import Chunk  # (dataclasses: not for a search)
+        from chunkls.chunking.tutorial_chunk import Chunk  # (dataclasses: not for a search)
 
         return Chunk(self.chunk_id, self.text, self.source_path, self.file_type, self.symbol)
