@@ -41,7 +41,7 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.ids.grammar": 418,
     "chunkls.index.citations": 446,
     "chunkls.index.store": 639,
-    "chunkls.mcp.tools": 419,
+    "chunkls.mcp.tools": 411,
     "chunkls.runtime.early_reader": 431,
     "chunkls.search.hybrid": 479,
     "chunkls.search.inverted": 482,
