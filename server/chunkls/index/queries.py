@@ -132,6 +132,14 @@ class Queries(Protocol):
         """The chunk IDs of ``search``'s hits, in its order, without reading any
         chunk's text (a file's repeated ID comes once per chunk)."""
 
+    def symbol_search(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> tuple[list[Hit[IndexedChunk]], int]:
+        """``workspace/symbol``'s order: when ``query`` is one name the symbol
+        table has in no way (exactly, as a part, as a beginning), the chunks
+        defining the names it fuzzily stands for first, then ``search``'s; at
+        most ``top_k``, and how many come first fuzzily."""
+
     # -- citations -------------------------------------------------------------------
 
     def check(

@@ -558,6 +558,13 @@ class ChunkStore:
 
         return search_ids(self, query, top_k, self.search_mode(mode))
 
+    def symbol_search(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> tuple[list[Hit[IndexedChunk]], int]:
+        from chunkls.index.named import symbol_search
+
+        return symbol_search(self, query, top_k, self.search_mode(mode))
+
     def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
         from chunkls.index.browse import chunk_page
 

@@ -65,13 +65,15 @@ def workspace_symbol(
     if query_problem(params.query, mode) is not None:
         return []
     found = []
-    for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT, mode):
+    hits, fuzzy = ls.queries.symbol_search(params.query, WORKSPACE_SYMBOL_LIMIT, mode)
+    for number, hit in enumerate(hits):
+        how = f"{'fuzzy' if number < fuzzy else mode} {hit.score:.3f}"
         found.append(
             types.WorkspaceSymbol(
                 name=hit.item.chunk.chunk_id,
                 kind=symbol_kind(hit.item.chunk),
                 location=location(hit.item, ls.encoding, hit.lines),
-                container_name=f"{mode} {hit.score:.3f}",
+                container_name=how,
             )
         )
         if hit.part is not None:  # a definition inside the chunk: by its name, in the chunk
@@ -80,7 +82,7 @@ def workspace_symbol(
                     name=hit.part,
                     kind=types.SymbolKind.Method,
                     location=location(hit.item, ls.encoding, hit.lines),
-                    container_name=f"{mode} {hit.score:.3f} in {hit.item.chunk.chunk_id}",
+                    container_name=f"{how} in {hit.item.chunk.chunk_id}",
                 )
             )
     return found
