@@ -1,22 +1,27 @@
 """Fuzzy names: the symbol table's names (``definitions``) that a mistyped or
 abbreviated one stands for, when no name is it, has it as a part or starts with it.
 
-Two tiers, as VS Code's own fuzzy matching and a spelling check do: the names
-that hold what was typed as an in-order subsequence (``bmodel``, ``BsModel`` ->
-``basemodel``; ``Greter`` -> ``greeter``), else those one edit away (a letter
-replaced, added, dropped, or two swapped: ``Graeter`` -> ``greeter``). A tier's
-names rank by a clear score: what was typed begins at a part's start (the name's
-first letter, or one after ``_``), fewer contiguous runs, more of them starting
-a part, shorter names, then the name. Each query reads the names once from the
-postings (kept until they change) and matches them with one regular expression
-over all of them, so a query costs milliseconds on the stdlib.
-"""
+Two kinds, as VS Code's own fuzzy matching and a spelling check find them: the
+names that hold what was typed as an in-order subsequence whose first letter
+begins a part (the name's first letter, or one after ``_``: ``bmodel``,
+``BsModel`` -> ``basemodel``; ``Greter`` -> ``greeter``), and those one edit away
+(a letter replaced, added or dropped, or two swapped: ``Graeter`` -> ``greeter``).
+They rank by a clear score: the contiguous runs the typed letters make (one
+edit away counts one), less those that begin a part; then shorter names; then
+the name. The names are read once from the postings (kept until they change),
+with bit masks of their letters: a query picks the names with all its letters
+at once, matches those with one regular expression, and looks its one-edit
+variants up in a set."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 from weakref import WeakKeyDictionary
+
+import numpy as np
+import numpy.typing as npt
 
 from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.scorer import PostingsSource
@@ -29,10 +34,44 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class NameTable(NamedTuple):
-    """Every distinct name the table keeps (own and inner, lowercase), one a line."""
+    """Every distinct name the table keeps (own and inner, lowercase), sorted;
+    each one's letters, those it has twice or more, and those its parts begin
+    with, as bit masks (a query's candidates are picked from them at once); and
+    all of them, as a set."""
 
     version: int
-    lines: str
+    names: list[str]
+    letters: npt.NDArray[np.uint64]
+    twice: npt.NDArray[np.uint64]
+    starts: npt.NDArray[np.uint64]
+    every: frozenset[str]
+
+
+def _bit(letter: str) -> int:
+    """A letter's bit in a mask (``a``-``z``, digits and ``_`` have their own)."""
+    code = ord(letter)
+    if 97 <= code <= 122:
+        return 1 << (code - 97)
+    if 48 <= code <= 57:
+        return 1 << (code - 48 + 26)
+    return 1 << 36 if letter == "_" else 1 << (37 + code % 27)
+
+
+def mask(letters: Iterable[str]) -> int:
+    """The bit mask of some letters."""
+    found = 0
+    for letter in letters:
+        found |= _bit(letter)
+    return found
+
+
+def repeated(name: str) -> set[str]:
+    """The letters a name has twice or more."""
+    seen: set[str] = set()
+    again: set[str] = set()
+    for letter in name:
+        (again if letter in seen else seen).add(letter)
+    return again
 
 
 _KEPT: WeakKeyDictionary[object, NameTable] = WeakKeyDictionary()
@@ -42,11 +81,32 @@ def name_table(source: PostingsSource) -> NameTable:
     """The names of ``source``'s symbol table (kept until its version changes)."""
     kept = _KEPT.get(source)
     if kept is None or kept.version != source.version:
-        names = {term[1:] for term in source.terms_starting(OWN, MAX_NAMES)}
-        names.update(term[1:] for term in source.terms_starting(INNER, MAX_NAMES))
-        kept = NameTable(source.version, "\n" + "\n".join(sorted(names)) + "\n")
+        every = {term[1:] for term in source.terms_starting(OWN, MAX_NAMES)}
+        every.update(term[1:] for term in source.terms_starting(INNER, MAX_NAMES))
+        names = sorted(every)
+        count = len(names)
+        letters = np.fromiter((mask(set(name)) for name in names), np.uint64, count)
+        twice = np.fromiter((mask(repeated(name)) for name in names), np.uint64, count)
+        starts = np.fromiter(
+            (mask(part[0] for part in name.split("_") if part) for name in names), np.uint64, count
+        )
+        kept = NameTable(source.version, names, letters, twice, starts, frozenset(every))
         _KEPT[source] = kept
     return kept
+
+
+def candidates(table: NameTable, name: str) -> list[str]:
+    """The names holding every letter of ``name`` (as often, up to twice), one
+    of their parts beginning with its first (a superset of its subsequence matches)."""
+    wanted = np.uint64(mask(name))
+    wanted_twice = np.uint64(mask(repeated(name)))
+    first = np.uint64(_bit(name[0]))
+    picked = np.flatnonzero(
+        ((table.letters & wanted) == wanted)
+        & ((table.twice & wanted_twice) == wanted_twice)
+        & ((table.starts & first) != 0)
+    )
+    return [table.names[index] for index in picked.tolist()]
 
 
 def applies(source: PostingsSource, typed: str) -> bool:
@@ -62,58 +122,59 @@ def applies(source: PostingsSource, typed: str) -> bool:
 
 
 def _subsequence(name: str) -> re.Pattern[str]:
-    """A line holding ``name``'s letters in order (leftmost, no backtracking blow-up)."""
-    parts = [f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in name]
-    return re.compile("\\n(" + "".join(parts) + "[^\\n]*+)(?=\\n)")
+    """A line holding ``name``'s letters in order, its first beginning a part
+    (as VS Code's fuzzy match asks), the rest leftmost (no backtracking blow-up)."""
+    first = re.escape(name[0])
+    rest = "".join(f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in name[1:])
+    return re.compile(f"\\n([^\\n]*?(?<![^\\n_]){first}{rest}[^\\n]*+)(?=\\n)")
 
 
-def _one_edit(name: str) -> re.Pattern[str]:
-    """A line one edit away from ``name``."""
-    escape = re.escape
-    alternatives = set()
+def _one_edit(name: str, names: frozenset[str]) -> list[str]:
+    """The names one edit away from ``name``: a letter replaced, added or
+    dropped, or two swapped (a few hundred set lookups)."""
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789_"
+    found = set()
     for i in range(len(name) + 1):
-        alternatives.add(escape(name[:i]) + "[^\\n]" + escape(name[i:]))  # one added
+        for letter in letters:
+            found.add(name[:i] + letter + name[i:])
+            if i < len(name):
+                found.add(name[:i] + letter + name[i + 1 :])
         if i < len(name):
-            alternatives.add(escape(name[:i]) + "[^\\n]" + escape(name[i + 1 :]))  # replaced
-            alternatives.add(escape(name[:i]) + escape(name[i + 1 :]))  # dropped
+            found.add(name[:i] + name[i + 1 :])
         if i + 1 < len(name):
-            swapped = name[:i] + name[i + 1] + name[i] + name[i + 2 :]
-            alternatives.add(escape(swapped))
-    return re.compile("\\n(" + "|".join(sorted(alternatives)) + ")(?=\\n)")
+            found.add(name[:i] + name[i + 1] + name[i] + name[i + 2 :])
+    found.discard(name)
+    return sorted(found & names)
 
 
-def score(typed: str, name: str) -> tuple[int, int, int, int, str]:
-    """A fuzzy name's sort key (smaller is better): ``typed`` (lowercase) begins
-    at a part's start, its contiguous runs, the runs that start a part, the
-    name's length, the name. Letters match leftmost, each run kept as long as it goes."""
-    at = -1
+def score(typed: str, name: str) -> tuple[int, int, str]:
+    """A fuzzy name's sort key (smaller is better): its contiguous runs (one
+    edit away: one), less those that begin a part, the name's length, the name.
+    Letters match leftmost, the first at a part's beginning."""
     runs = starts = 0
-    first = True
-    first_at_part = False
-    for letter in typed:
+    at = -1
+    for index, letter in enumerate(typed):
         found = name.find(letter, at + 1)
+        while index == 0 and found > 0 and name[found - 1] != "_":
+            found = name.find(letter, found + 1)
         if found < 0:  # (one edit away: not a subsequence)
-            return (1, len(typed), 0, len(name), name)
-        if found != at + 1 or first:
+            return (1, len(name), name)
+        if found != at + 1 or index == 0:
             runs += 1
             starts += found == 0 or name[found - 1] == "_"
-            if first:
-                first_at_part = found == 0 or name[found - 1] == "_"
-                first = False
         at = found
-    return (0 if first_at_part else 1, runs, -starts, len(name), name)
+    return (runs - starts, len(name), name)
 
 
 def fuzzy_names(source: PostingsSource, typed: str, limit: int) -> list[str]:
     """The symbol-table names ``typed`` stands for, best first, at most ``limit``
-    (none unless ``applies``): its subsequence matches, else those one edit away."""
+    (none unless ``applies``): those holding it as a subsequence, and those one
+    edit away."""
     if not applies(source, typed):
         return []
     name = typed.lower()
-    lines = name_table(source).lines
-    for pattern in (_subsequence(name), _one_edit(name)):
-        found = [match[1] for match in pattern.finditer(lines)]
-        if found:
-            found.sort(key=lambda candidate: score(name, candidate))
-            return found[:limit]
-    return []
+    table = name_table(source)
+    lines = "\n" + "\n".join(candidates(table, name)) + "\n"
+    found = {match[1] for match in _subsequence(name).finditer(lines)}
+    found.update(_one_edit(name, table.every))
+    return sorted(found, key=lambda candidate: score(name, candidate))[:limit]
