@@ -12,7 +12,7 @@ import chunkls.storage.cache
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.queries import Queries
 from chunkls.index.session import Session, build_index
-from chunkls.search.fuzzy import applies, fuzzy_names, score
+from chunkls.search.fuzzy import applies, fuzzy_names, masks, score
 from chunkls.storage.cache import cache_dir
 
 from .strategies import write_tree
@@ -140,3 +140,30 @@ def test_read_in_place_the_fuzzy_answer_is_the_loaded_ones(tree: Path) -> None:
         assert ours == theirs, typed
     assert disk.queries.folders[0].in_place is not None  # (still read in place)
     disk.close()
+
+
+def _bits(data: set[int]) -> int:
+    found = 0
+    for byte in data:
+        found |= 1 << (
+            byte - 97
+            if 97 <= byte <= 122
+            else byte - 48 + 26
+            if 48 <= byte <= 57
+            else 36
+            if byte == 95
+            else 37 + byte % 27
+        )
+    return found
+
+
+def test_the_masks_are_each_names_letters_repeats_and_part_starts() -> None:
+    names = ["basemodel", "_build_model", "a", "__init__", "x1_y2", "étoile_été", "aab_ba"]
+    letters, twice, starts = masks(names)
+    for number, name in enumerate(names):
+        data = name.encode("utf-8")
+        assert int(letters[number]) == _bits(set(data)), name
+        assert int(twice[number]) == _bits({byte for byte in data if data.count(byte) > 1}), name
+        parts = {part.encode("utf-8")[0] for part in name.split("_") if part}
+        assert int(starts[number]) == _bits(parts), name
+    assert [len(mask) for mask in masks([])] == [0, 0, 0]

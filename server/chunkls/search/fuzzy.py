@@ -16,7 +16,6 @@ variants up in a set."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import NamedTuple
 from weakref import WeakKeyDictionary
 
@@ -34,10 +33,10 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class NameTable(NamedTuple):
-    """Every distinct name the table keeps (own and inner, lowercase), sorted;
-    each one's letters, those it has twice or more, and those its parts begin
-    with, as bit masks (a query's candidates are picked from them at once); and
-    all of them, as a set."""
+    """Every distinct name the table keeps (own and inner, lowercase); each
+    one's letters, those it has twice or more, and those its parts begin with,
+    as bit masks of their UTF-8 bytes (a query's candidates are picked from them
+    at once); and all of them, as a set."""
 
     version: int
     names: list[str]
@@ -47,31 +46,50 @@ class NameTable(NamedTuple):
     every: frozenset[str]
 
 
-def _bit(letter: str) -> int:
-    """A letter's bit in a mask (``a``-``z``, digits and ``_`` have their own)."""
-    code = ord(letter)
-    if 97 <= code <= 122:
-        return 1 << (code - 97)
-    if 48 <= code <= 57:
-        return 1 << (code - 48 + 26)
-    return 1 << 36 if letter == "_" else 1 << (37 + code % 27)
+def _byte_bit(byte: int) -> int:
+    """A byte's bit in a mask (``a``-``z``, digits and ``_`` have their own)."""
+    if 97 <= byte <= 122:
+        return 1 << (byte - 97)
+    if 48 <= byte <= 57:
+        return 1 << (byte - 48 + 26)
+    return 1 << 36 if byte == 95 else 1 << (37 + byte % 27)
 
 
-def mask(letters: Iterable[str]) -> int:
-    """The bit mask of some letters."""
-    found = 0
-    for letter in letters:
-        found |= _bit(letter)
-    return found
+_BITS = np.array([_byte_bit(byte) for byte in range(256)], dtype=np.uint64)
+_BIT_NUMBERS = np.array([_byte_bit(byte).bit_length() - 1 for byte in range(256)], np.uint32)
+_UNDERSCORE = 95
 
 
-def repeated(name: str) -> set[str]:
-    """The letters a name has twice or more."""
-    seen: set[str] = set()
-    again: set[str] = set()
-    for letter in name:
-        (again if letter in seen else seen).add(letter)
-    return again
+def masks(
+    names: list[str],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """Each name's letters, those it has twice or more, and those its parts
+    begin with (after ``_`` or at its start), as bit masks, all at once."""
+    count = len(names)
+    encoded = [name.encode("utf-8") for name in names]
+    lengths = np.fromiter(map(len, encoded), np.int64, count)
+    if not count or not lengths.all():
+        empty = np.zeros(count, np.uint64)
+        return empty, empty, empty
+    data = np.frombuffer(b"".join(encoded), np.uint8)
+    offsets = np.zeros(count, np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    bits = _BITS[data]
+    letters = np.bitwise_or.reduceat(bits, offsets)
+    previous = np.empty_like(data)
+    previous[0] = _UNDERSCORE
+    previous[1:] = data[:-1]
+    previous[offsets] = _UNDERSCORE
+    at_start = (previous == _UNDERSCORE) & (data != _UNDERSCORE)
+    starts = np.bitwise_or.reduceat(np.where(at_start, bits, np.uint64(0)), offsets)
+    # a name's repeated letters: (name, letter's bit) keys, sorted (nearly so
+    # already: a stable sort runs through them), equal to the one before
+    owners = np.repeat(np.arange(count, dtype=np.uint32), lengths) * np.uint32(64)
+    keys = np.sort(owners + _BIT_NUMBERS[data], kind="stable")
+    again = keys[1:][keys[1:] == keys[:-1]]
+    twice = np.zeros(count, np.uint64)
+    np.bitwise_or.at(twice, again >> 6, np.left_shift(np.uint64(1), (again & 63).astype(np.uint64)))
+    return letters, twice, starts
 
 
 _KEPT: WeakKeyDictionary[object, NameTable] = WeakKeyDictionary()
@@ -83,14 +101,8 @@ def name_table(source: PostingsSource) -> NameTable:
     if kept is None or kept.version != source.version:
         every = {term[1:] for term in source.terms_starting(OWN, MAX_NAMES)}
         every.update(term[1:] for term in source.terms_starting(INNER, MAX_NAMES))
-        names = sorted(every)
-        count = len(names)
-        letters = np.fromiter((mask(set(name)) for name in names), np.uint64, count)
-        twice = np.fromiter((mask(repeated(name)) for name in names), np.uint64, count)
-        starts = np.fromiter(
-            (mask(part[0] for part in name.split("_") if part) for name in names), np.uint64, count
-        )
-        kept = NameTable(source.version, names, letters, twice, starts, frozenset(every))
+        names = list(every)
+        kept = NameTable(source.version, names, *masks(names), frozenset(every))
         _KEPT[source] = kept
     return kept
 
@@ -98,15 +110,12 @@ def name_table(source: PostingsSource) -> NameTable:
 def candidates(table: NameTable, name: str) -> list[str]:
     """The names holding every letter of ``name`` (as often, up to twice), one
     of their parts beginning with its first (a superset of its subsequence matches)."""
-    wanted = np.uint64(mask(name))
-    wanted_twice = np.uint64(mask(repeated(name)))
-    first = np.uint64(_bit(name[0]))
-    picked = np.flatnonzero(
-        ((table.letters & wanted) == wanted)
-        & ((table.twice & wanted_twice) == wanted_twice)
-        & ((table.starts & first) != 0)
-    )
-    return [table.names[index] for index in picked.tolist()]
+    (wanted,), (wanted_twice,), _ = masks([name])
+    first = _BITS[name.encode("utf-8")[0]]
+    picked = ((table.letters & wanted) == wanted) & ((table.twice & wanted_twice) == wanted_twice)
+    if name[0] != "_":
+        picked &= (table.starts & first) != 0
+    return [table.names[index] for index in np.flatnonzero(picked).tolist()]
 
 
 def applies(source: PostingsSource, typed: str) -> bool:
