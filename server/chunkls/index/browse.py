@@ -150,8 +150,8 @@ def _path_ids(store: ChunkStore, typed: str) -> Iterator[str]:
 def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], bool]:
     """Chunk IDs for what was typed, best first, at most ``limit``, and whether
     there are more: the IDs of the paths that start with it, then the chunks
-    ``workspace/symbol`` ranks first for it if none does, else the suggestions
-    for it."""
+    ``workspace/symbol`` ranks first for it if none does (``symbol_search``: a
+    mistyped name's fuzzy matches first), else the suggestions for it."""
     found: dict[str, None] = {}
     typed = typed.strip()
     if not typed:

@@ -105,7 +105,8 @@ class Queries(Protocol):
 
     def propose_ids(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """Chunk IDs for what was typed (a path prefix, part of a name, an ID's
-        start), best first, at most ``limit``; and whether there are more."""
+        start, a mistyped name: ``symbol_search``'s order), best first, at most
+        ``limit``; and whether there are more."""
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""

@@ -60,7 +60,8 @@ def workspace_symbol(
     """workspace/symbol: chunks ranked for the query in the ``search.mode``
     setting's mode (the container name says which, with the score), each at the
     part that answers best; when that part is a definition inside the chunk, it
-    follows by its own name, its container the chunk's ID."""
+    follows by its own name, its container the chunk's ID. A mistyped name's
+    fuzzy matches come first (``Queries.symbol_search``), their container ``fuzzy``."""
     mode = ls.queries.search_mode(ls.settings.search.requested)
     if query_problem(params.query, mode) is not None:
         return []
