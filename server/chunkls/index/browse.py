@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 from weakref import WeakKeyDictionary
 
-from chunkls.index.named import symbol_search_ids
 from chunkls.search.modes import query_problem
 
 if TYPE_CHECKING:
@@ -166,6 +165,8 @@ def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], b
             return list(found)[:limit], True
     mode = store.search_mode()
     if not found and "#" not in typed and query_problem(typed, mode) is None:
+        from chunkls.index.named import symbol_search_ids  # (numpy: only when asked)
+
         hits = symbol_search_ids(store, typed, limit, mode)  # (workspace/symbol's order)
         return list(dict.fromkeys(hits)), len(hits) == limit  # (then there may be more)
     if not found:
