@@ -213,9 +213,13 @@ COMPLETIONS = [
     "ThreadPoolExecutor",
     "decode error",
     "",
+    "HTTPConection",
+    "ThrdPoolExec",
+    "urlspilt",
+    "jsndecoder",
 ]
 """What a person may type for the template's variable: path prefixes, an ID's
-start, names and words."""
+start, names and words, mistyped or abbreviated names (the fuzzy tier)."""
 
 
 def measure_resources(session: Session) -> Result:

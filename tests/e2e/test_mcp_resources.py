@@ -196,6 +196,9 @@ async def test_unknown_ids_and_traversal_attempts_are_errors(
         ("app/gr", "app/greet.py#module-1"),
         ("app/greet.py#function-g", "app/greet.py#function-greet"),
         ("Greeter", None),  # ranked as workspace/symbol ranks: compared with search
+        ("Greter", "app/greet.py#class-Greeter"),  # a mistyped name: the fuzzy tier
+        ("Graeter", "app/greet.py#class-Greeter"),  # one edit away
+        ("fetchgreet", "app/greet.py#function-fetch_greeting"),  # abbreviated
     ],
 )
 async def test_completion_proposes_chunk_ids(

@@ -95,3 +95,31 @@ async def test_workspace_symbol_is_the_search(
             shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query)), TIMEOUT
         )
         assert empty == [], query
+
+
+async def test_workspace_symbol_reads_a_mistyped_name_fuzzily(
+    shared_client: LanguageClient, shared_workspace: Path
+) -> None:
+    """A name no symbol is, has as a part or begins: the chunks defining the names
+    it stands for first (container ``fuzzy``), then the ranking's, as completion."""
+    symbols = await asyncio.wait_for(
+        shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Greter")),
+        TIMEOUT,
+    )
+    assert symbols
+    first = symbols[0]
+    assert (first.name, first.container_name) == ("app/greet.py#class-Greeter", "fuzzy 1.000")
+    assert isinstance(first.location, types.Location)
+    assert first.location.uri == uri(shared_workspace / "app" / "greet.py")
+    assert (first.location.range.start.line, first.location.range.end.line) == (22, 29)
+    roots = [shared_workspace, shared_workspace.parent / "second"]
+    queries = build_index(roots).queries
+    hits, fuzzy = queries.symbol_search("Greter", 100, "hybrid")
+    assert fuzzy >= 1
+    assert [s.name for s in symbols if "#" in s.name] == [h.item.chunk.chunk_id for h in hits]
+    assert [s.name for s in symbols if "#" in s.name] == queries.propose_ids("Greter", 100)[0]
+    abbreviated = await asyncio.wait_for(
+        shared_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="fetchgreet")),
+        TIMEOUT,
+    )
+    assert abbreviated and abbreviated[0].name.endswith("#function-fetch_greeting")

@@ -40,7 +40,7 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
     "chunkls.index.citations": 446,
-    "chunkls.index.store": 639,
+    "chunkls.index.store": 635,
     "chunkls.mcp.tools": 411,
     "chunkls.runtime.early_reader": 431,
     "chunkls.search.hybrid": 479,

@@ -149,8 +149,8 @@ def _path_ids(store: ChunkStore, typed: str) -> Iterator[str]:
 def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], bool]:
     """Chunk IDs for what was typed, best first, at most ``limit``, and whether
     there are more: the IDs of the paths that start with it, then the chunks
-    ``workspace/symbol`` ranks first for it if none does, else the suggestions
-    for it."""
+    ``workspace/symbol`` ranks first for it if none does (``symbol_search``: a
+    mistyped name's fuzzy matches first), else the suggestions for it."""
     found: dict[str, None] = {}
     typed = typed.strip()
     if not typed:
@@ -165,7 +165,9 @@ def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], b
             return list(found)[:limit], True
     mode = store.search_mode()
     if not found and "#" not in typed and query_problem(typed, mode) is None:
-        hits = store.search_ids(typed, limit, mode)  # (as many as workspace/symbol asks)
+        from chunkls.index.named import symbol_search_ids  # (numpy: only when asked)
+
+        hits = symbol_search_ids(store, typed, limit, mode)  # (workspace/symbol's order)
         return list(dict.fromkeys(hits)), len(hits) == limit  # (then there may be more)
     if not found:
         found = dict.fromkeys(store.suggest(typed, limit))

@@ -105,7 +105,8 @@ class Queries(Protocol):
 
     def propose_ids(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """Chunk IDs for what was typed (a path prefix, part of a name, an ID's
-        start), best first, at most ``limit``; and whether there are more."""
+        start, a mistyped name: ``symbol_search``'s order), best first, at most
+        ``limit``; and whether there are more."""
 
     def source_paths(self) -> set[str]:
         """Every ``source_path`` that has chunks."""
@@ -131,6 +132,14 @@ class Queries(Protocol):
     def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
         """The chunk IDs of ``search``'s hits, in its order, without reading any
         chunk's text (a file's repeated ID comes once per chunk)."""
+
+    def symbol_search(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> tuple[list[Hit[IndexedChunk]], int]:
+        """``workspace/symbol``'s order: when ``query`` is one name the symbol
+        table has in no way (exactly, as a part, as a beginning), the chunks
+        defining the names it fuzzily stands for first, then ``search``'s; at
+        most ``top_k``, and how many come first fuzzily."""
 
     # -- citations -------------------------------------------------------------------
 

@@ -56,13 +56,7 @@ def ranked(
 ) -> Iterator[tuple[float, Folder, StoredFile, int]]:
     """``search``'s ranking: each hit's score, folder, file and place in it."""
     source = store.postings
-    by_position = {folder.position: folder for folder in store.folders}
-
-    def stored_at(doc: int) -> tuple[Folder, StoredFile, int] | None:
-        (position, rel_path), number = source.order_key(doc)
-        folder = by_position.get(position)
-        stored = store._stored(folder, rel_path) if folder is not None else None
-        return (folder, stored, number) if folder is not None and stored else None
+    stored_at = placer(store)
 
     def describe(doc: int) -> Stub | None:  # ranking reads no text
         found = stored_at(doc)
@@ -72,3 +66,17 @@ def ranked(
     for doc, score in rank(source, query, top_k, mode, describe, where):
         if found := stored_at(doc):
             yield (score, *found)
+
+
+def placer(store: ChunkStore) -> Callable[[int], tuple[Folder, StoredFile, int] | None]:
+    """Where a document of the store's postings is: its folder, file and place in it."""
+    source = store.postings
+    by_position = {folder.position: folder for folder in store.folders}
+
+    def stored_at(doc: int) -> tuple[Folder, StoredFile, int] | None:
+        (position, rel_path), number = source.order_key(doc)
+        folder = by_position.get(position)
+        stored = store._stored(folder, rel_path) if folder is not None else None
+        return (folder, stored, number) if folder is not None and stored else None
+
+    return stored_at

@@ -25,7 +25,7 @@ from chunkls.search import DEFAULT_MODE
 from chunkls.search.definitions import chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
 from chunkls.storage.cache import FolderCache, store_path
-from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, unpack_stubs
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, positions_of, unpack_stubs
 
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
@@ -558,6 +558,13 @@ class ChunkStore:
 
         return search_ids(self, query, top_k, self.search_mode(mode))
 
+    def symbol_search(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> tuple[list[Hit[IndexedChunk]], int]:
+        from chunkls.index.named import symbol_search
+
+        return symbol_search(self, query, top_k, self.search_mode(mode))
+
     def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
         from chunkls.index.browse import chunk_page
 
@@ -623,17 +630,6 @@ class ChunkStore:
             texts = ((entry.chunk.chunk_id, entry.chunk.text) for entry in self.chunks())
             self._text_index = (self.version, TextIndex(texts))
         return self._text_index[1]
-
-
-def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:
-    """Where a chunk ID sits among a file's stubs (a file can repeat an ID)."""
-    ids = list(map(_chunk_id_of, stubs))  # scanned in C, not in a Python loop
-    positions: list[int] = []
-    at = -1
-    for _ in range(ids.count(chunk_id)):
-        at = ids.index(chunk_id, at + 1)
-        positions.append(at)
-    return positions
 
 
 _chunk_id_of = itemgetter(0)

@@ -60,18 +60,21 @@ def workspace_symbol(
     """workspace/symbol: chunks ranked for the query in the ``search.mode``
     setting's mode (the container name says which, with the score), each at the
     part that answers best; when that part is a definition inside the chunk, it
-    follows by its own name, its container the chunk's ID."""
+    follows by its own name, its container the chunk's ID. A mistyped name's
+    fuzzy matches come first (``Queries.symbol_search``), their container ``fuzzy``."""
     mode = ls.queries.search_mode(ls.settings.search.requested)
     if query_problem(params.query, mode) is not None:
         return []
     found = []
-    for hit in ls.queries.search(params.query, WORKSPACE_SYMBOL_LIMIT, mode):
+    hits, fuzzy = ls.queries.symbol_search(params.query, WORKSPACE_SYMBOL_LIMIT, mode)
+    for number, hit in enumerate(hits):
+        how = f"{'fuzzy' if number < fuzzy else mode} {hit.score:.3f}"
         found.append(
             types.WorkspaceSymbol(
                 name=hit.item.chunk.chunk_id,
                 kind=symbol_kind(hit.item.chunk),
                 location=location(hit.item, ls.encoding, hit.lines),
-                container_name=f"{mode} {hit.score:.3f}",
+                container_name=how,
             )
         )
         if hit.part is not None:  # a definition inside the chunk: by its name, in the chunk
@@ -80,7 +83,7 @@ def workspace_symbol(
                     name=hit.part,
                     kind=types.SymbolKind.Method,
                     location=location(hit.item, ls.encoding, hit.lines),
-                    container_name=f"{mode} {hit.score:.3f} in {hit.item.chunk.chunk_id}",
+                    container_name=f"{how} in {hit.item.chunk.chunk_id}",
                 )
             )
     return found

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import marshal
 import zlib
+from collections.abc import Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.located_chunk import LocatedChunk
@@ -111,3 +113,17 @@ def decode_stubs(blob: bytes) -> tuple[Stub, ...]:
         ):
             raise ValueError("bad chunk record")
     return stubs
+
+
+def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:
+    """Where a chunk ID sits among a file's stubs (a file can repeat an ID)."""
+    ids = list(map(_chunk_id_of, stubs))  # scanned in C, not in a Python loop
+    positions: list[int] = []
+    at = -1
+    for _ in range(ids.count(chunk_id)):
+        at = ids.index(chunk_id, at + 1)
+        positions.append(at)
+    return positions
+
+
+_chunk_id_of = itemgetter(0)
