@@ -1,9 +1,12 @@
 """The hybrid ranking: BM25 over a question's content words (and their other
-forms, at ``FORM_WEIGHT``), then the best candidates ranked again in blocks of
-``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``, ``LENGTH``) plus
-``SYMBOL`` times the IDF of each query word the definition's name has.
+forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
+again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
+``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
+``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
+whole query first, then by file (``FILE_LIFT``, ``SATURATION``), one per chunk ID.
 
-The figures are tuned on ``bench/retrieval.py``; see ``docs/search.md``.
+The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
+see ``docs/search.md``.
 """
 
 from __future__ import annotations
