@@ -62,8 +62,20 @@ PATH_PRIOR = {
 SATURATION = 0.5
 """A file's second chunk in a block counts this much, its third this squared, ...
 (the first results cover more than one file when more than one answers)."""
+SENTENCE_SATURATION = 1.0
+"""``SATURATION`` for a query written as a sentence (``HybridQuery.sentence``): it
+describes one definition, which is often the sibling of a better-scoring chunk of
+its file, where a question or a topic asks for files."""
+SENTENCE_OWN_NAME = 0.0
+"""``OWN_NAME`` for a query written as a sentence: a name it mentions is more often
+another definition it uses than its answer."""
+SENTENCE_WORDS = 3
+"""Fewest words a sentence has (``Depends``, ``StaticModel`` are names)."""
 FILE_LIFT = 0.2
 """What the best other candidate of a chunk's file adds to it, times its score."""
+SPARE_NAMES = 0.0
+"""How much of what a chunk's names add ``SATURATION`` spares (a definition named by
+the query is an answer of its own, not more of its file's text)."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
 PREFIX_NAME = 2.0
@@ -79,6 +91,7 @@ WHOLE_WORDS = 3
 """Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
 _WORD = re.compile(r"\w+")
+_QUESTION_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "does"})
 _CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
 """What makes a word code: an underscore, a digit, a capital after its first letter."""
 _TEST_PATH = re.compile(
@@ -102,6 +115,9 @@ class HybridQuery(NamedTuple):
     names: tuple[str, ...] = ()
     """Its words that name code: written as code (``ClientSession``, ``post_init``),
     or every word of a short query; lowercase."""
+    sentence: bool = False
+    """Whether it is written as a sentence (a capital first, as in ``Return the
+    header's value.``, or a full stop last), not as a question or a topic."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,7 +138,20 @@ def hybrid_query(query: str) -> HybridQuery:
     if terms and 1 <= len(words) <= WHOLE_WORDS:
         wholes = tuple(dict.fromkeys(["".join(words), "_".join(words)]))
         names += terms
-    return HybridQuery(tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)))
+    return HybridQuery(
+        tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)), _is_sentence(query)
+    )
+
+
+def _is_sentence(query: str) -> bool:
+    """Whether a query is written as a sentence describing one thing: its first
+    word capitalised as prose (not code, not a question word), or a full stop last."""
+    words = _WORD.findall(strip_roles(query))
+    if len(words) < SENTENCE_WORDS or words[0].lower() in _QUESTION_WORDS:
+        return False
+    first = words[0]
+    prose = first[0].isupper() and first[1:] == first[1:].lower() and not _CODE_WORD.search(first)
+    return prose or query.rstrip().endswith(".")
 
 
 def rank(
@@ -186,7 +215,8 @@ def _ranked(
     order = source.order_key
     ranked: list[tuple[int, float]] = []
     ids: set[tuple[object, str]] = set()
-    table.settle([doc for doc, _, _ in candidates], idfs)
+    own_name = SENTENCE_OWN_NAME if query.sentence else OWN_NAME
+    table.settle([doc for doc, _, _ in candidates], idfs, own_name)
     first_block = CANDIDATES + len(extra)
     start = 0
     while start < len(candidates):
@@ -204,35 +234,42 @@ def _ranked(
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
             named += table.bonus.get(doc, 0.0) + STEM * _stem_match(source_path, word_idfs)
-            score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
+            named *= where_prior * prior if PRIOR_ON_NAMES else where_prior
             tier = 1 if WHOLE_FIRST and doc in table.whole else 0
             folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
-            block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
-        ranked += _settled(block, order, ids)
+            block.append(
+                (doc, score + named, tier, (folder, chunk_id), (folder, source_path), named)
+            )
+        saturation = SENTENCE_SATURATION if query.sentence else SATURATION
+        ranked += _settled(block, order, ids, saturation)
         start += size
     return ranked, more
 
 
-_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str]]
-"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path)."""
+_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str], float]
+"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path),
+what its names add to its score."""
 
 
 def _settled(
-    block: list[_Entry], order: Callable[[int], object], ids: set[tuple[object, str]]
+    block: list[_Entry],
+    order: Callable[[int], object],
+    ids: set[tuple[object, str]],
+    saturation: float,
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
     rest), one per chunk ID (``ids``: those ranked before), each further chunk of
-    a file counted ``SATURATION`` times less, each lifted by ``FILE_LIFT`` times
+    a file counted ``saturation`` times less, each lifted by ``FILE_LIFT`` times
     the best other candidate of its file."""
     if FILE_LIFT:
         tops: dict[tuple[object, str], list[float]] = {}
-        for _, score, _, _, path in block:
+        for _, score, _, _, path, _ in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
             scores.sort(reverse=True)
         block = [
-            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path)
-            for doc, score, tier, cid, path in block
+            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path, named)
+            for doc, score, tier, cid, path, named in block
         ]
     block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
     kept = []
@@ -240,16 +277,19 @@ def _settled(
         if entry[3] not in ids:
             ids.add(entry[3])
             kept.append(entry)
-    if SATURATION < 1.0:
+    if saturation < 1.0:
         per_file: dict[tuple[object, str], int] = {}
         saturated = []
-        for doc, score, tier, cid, path in kept:
+        for doc, score, tier, cid, path, named in kept:
             count = per_file.get(path, 0)
             per_file[path] = count + 1
-            saturated.append((doc, score * SATURATION**count, tier, cid, path))
+            spared = named * SPARE_NAMES
+            saturated.append(
+                (doc, (score - spared) * saturation**count + spared, tier, cid, path, named)
+            )
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
-    return [(doc, score) for doc, score, _, _, _ in kept]
+    return [(doc, score) for doc, score, *_ in kept]
 
 
 def _other_best(scores: list[float], score: float) -> float:
@@ -324,14 +364,14 @@ class _Table:
                 break
         return list(picked)[:TABLE_CANDIDATES]
 
-    def settle(self, docs: list[int], idfs: dict[str, float]) -> None:
+    def settle(self, docs: list[int], idfs: dict[str, float], own_name: float) -> None:
         """What the names each of these chunks defines add (``bonus``): ``OWN_NAME``,
         ``INNER_NAME`` and ``INNER_PART`` times the IDF of each query word matched
         so; and which are named by the whole query (``whole``)."""
         wanted = set(docs)
         bonus: dict[int, float] = {}
         for weight, postings_of, only_names in (
-            (OWN_NAME, self.own, True),
+            (own_name, self.own, True),
             (INNER_NAME, self.inner, True),
             (INNER_PART, self.part, False),
         ):
