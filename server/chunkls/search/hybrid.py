@@ -3,7 +3,8 @@ forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
 again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
 ``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
 ``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
-whole query first, then by file (``FILE_LIFT``, ``SATURATION``), one per chunk ID.
+whole query first, then by file (``FILE_LIFT``, ``SATURATION``; not for a query
+written as a sentence, ``SENTENCE_SATURATION``), one per chunk ID.
 
 The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
 see ``docs/search.md``.
