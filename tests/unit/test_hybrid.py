@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunkls.index.session import build_index
-from chunkls.search import DEFAULT_MODE, MODES, english, hybrid
+from chunkls.search import DEFAULT_MODE, MODES, english, hybrid, paths
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
 from chunkls.search.modes import mode_problem, query_problem
 
@@ -195,7 +195,7 @@ def test_module_code_ranks_below_the_same_words_in_a_definition(tmp_path: Path) 
     ],
 )
 def test_which_files_are_tests(path: str, in_tests: bool) -> None:
-    assert hybrid._in_tests(path) is in_tests
+    assert paths.in_tests(path) is in_tests
 
 
 def test_a_test_file_ranks_below_the_code_unless_the_query_is_about_tests(
@@ -299,3 +299,47 @@ def test_the_first_results_do_not_depend_on_how_many_are_asked_for(tmp_path: Pat
     assert whole.index("z.py#function-fold_items") == 0
     for top_k in (1, 5, 10, 50, hybrid.CANDIDATES, hybrid.CANDIDATES + 1, 100):
         assert order(top_k) == whole[:top_k]
+
+
+@pytest.mark.parametrize(
+    ("query", "sentence"),
+    [
+        ("Return the header's value.", True),
+        ("Return the header value", True),
+        ("A converting dictionary wrapper", True),
+        ("parse the header value.", True),
+        ("how are routes registered", False),
+        ("How are routes registered?", False),
+        ("connection pooling and TCP connector", False),
+        ("WebSocket client implementation", False),
+        ("JSON schema generation", False),
+        ("ClientSession", False),
+        ("Return value", False),
+    ],
+)
+def test_which_queries_are_sentences(query: str, sentence: bool) -> None:
+    assert hybrid.hybrid_query(query).sentence is sentence
+
+
+def test_a_topic_spreads_over_files_and_a_sentence_keeps_its_definitions(
+    tmp_path: Path,
+) -> None:
+    """A topic asks for files: a file's second chunk counts ``SATURATION`` times
+    less, so another file that answers comes before it. A sentence describes one
+    definition, often the sibling of a better one: its file's chunks keep their
+    scores (``SENTENCE_SATURATION``)."""
+    write_tree(
+        tmp_path,
+        {
+            "headers.py": (
+                "def first():\n    return 'parse header value parse header value'\n\n"
+                "def second():\n    return 'parse header value parse header'\n"
+            ),
+            "other.py": "def third():\n    return 'parse header value and more words here'\n",
+        },
+    )
+    topic = ids(tmp_path, "parse header value", "hybrid")
+    sentence = ids(tmp_path, "Parse the header value.", "hybrid")
+    assert topic[0] == sentence[0] == "headers.py#function-first"
+    assert topic[1] == "other.py#function-third"
+    assert sentence[1] == "headers.py#function-second"

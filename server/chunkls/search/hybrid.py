@@ -1,9 +1,13 @@
 """The hybrid ranking: BM25 over a question's content words (and their other
-forms, at ``FORM_WEIGHT``), then the best candidates ranked again in blocks of
-``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``, ``LENGTH``) plus
-``SYMBOL`` times the IDF of each query word the definition's name has.
+forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
+again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
+``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
+``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
+whole query first, then by file (``FILE_LIFT``, ``SATURATION``; not for a query
+written as a sentence, ``SENTENCE_SATURATION``), one per chunk ID.
 
-The figures are tuned on ``bench/retrieval.py``; see ``docs/search.md``.
+The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
+see ``docs/search.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import NamedTuple
 
 from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
+from chunkls.search.paths import in_tests, path_prior, stem_match
 from chunkls.search.scorer import Postings, PostingsSource, idf
 from chunkls.search.tokens import tokenize
 
@@ -58,12 +63,25 @@ PATH_PRIOR = {
     "dot_markdown": 0.3,
     "markdown": 0.5,
 }
-"""Score factors by where a file is (``_path_kinds``), unless the query names the kind."""
+"""Score factors by where a file is (``chunkls.search.paths.path_kinds``), unless
+the query names the kind."""
 SATURATION = 0.5
 """A file's second chunk in a block counts this much, its third this squared, ...
 (the first results cover more than one file when more than one answers)."""
+SENTENCE_SATURATION = 1.0
+"""``SATURATION`` for a query written as a sentence (``HybridQuery.sentence``): it
+describes one definition, which is often the sibling of a better-scoring chunk of
+its file, where a question or a topic asks for files."""
+SENTENCE_OWN_NAME = 0.0
+"""``OWN_NAME`` for a query written as a sentence: a name it mentions is more often
+another definition it uses than its answer."""
+SENTENCE_WORDS = 3
+"""Fewest words a sentence has (``Depends``, ``StaticModel`` are names)."""
 FILE_LIFT = 0.2
 """What the best other candidate of a chunk's file adds to it, times its score."""
+SPARE_NAMES = 0.0
+"""How much of what a chunk's names add ``SATURATION`` spares (a definition named by
+the query is an answer of its own, not more of its file's text)."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
 PREFIX_NAME = 2.0
@@ -79,11 +97,9 @@ WHOLE_WORDS = 3
 """Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
 _WORD = re.compile(r"\w+")
+_QUESTION_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "does"})
 _CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
 """What makes a word code: an underscore, a digit, a capital after its first letter."""
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|testing)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?\.py|conftest\.py)$"
-)
 
 Describe = Callable[[int], "tuple[str, str, str, str | None, int, int] | None"]
 """A document's chunk without its text (``None``: it has none now): chunk ID,
@@ -102,6 +118,9 @@ class HybridQuery(NamedTuple):
     names: tuple[str, ...] = ()
     """Its words that name code: written as code (``ClientSession``, ``post_init``),
     or every word of a short query; lowercase."""
+    sentence: bool = False
+    """Whether it is written as a sentence (a capital first, as in ``Return the
+    header's value.``, or a full stop last), not as a question or a topic."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,7 +141,20 @@ def hybrid_query(query: str) -> HybridQuery:
     if terms and 1 <= len(words) <= WHOLE_WORDS:
         wholes = tuple(dict.fromkeys(["".join(words), "_".join(words)]))
         names += terms
-    return HybridQuery(tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)))
+    return HybridQuery(
+        tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)), _is_sentence(query)
+    )
+
+
+def _is_sentence(query: str) -> bool:
+    """Whether a query is written as a sentence describing one thing: its first
+    word capitalised as prose (not code, not a question word), or a full stop last."""
+    words = _WORD.findall(strip_roles(query))
+    if len(words) < SENTENCE_WORDS or words[0].lower() in _QUESTION_WORDS:
+        return False
+    first = words[0]
+    prose = first[0].isupper() and first[1:] == first[1:].lower() and not _CODE_WORD.search(first)
+    return prose or query.rstrip().endswith(".")
 
 
 def rank(
@@ -186,7 +218,8 @@ def _ranked(
     order = source.order_key
     ranked: list[tuple[int, float]] = []
     ids: set[tuple[object, str]] = set()
-    table.settle([doc for doc, _, _ in candidates], idfs)
+    own_name = SENTENCE_OWN_NAME if query.sentence else OWN_NAME
+    table.settle([doc for doc, _, _ in candidates], idfs, own_name)
     first_block = CANDIDATES + len(extra)
     start = 0
     while start < len(candidates):
@@ -197,42 +230,49 @@ def _ranked(
         ]:
             kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
             prior = KIND_PRIOR.get(kind, 1.0)
-            if not about_tests and _in_tests(source_path):
+            if not about_tests and in_tests(source_path):
                 prior *= TEST_PRIOR
-            where_prior = _path_prior(source_path, file_type, words)
+            where_prior = path_prior(source_path, file_type, words, PATH_PRIOR)
             score *= prior * where_prior
             score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
-            named += table.bonus.get(doc, 0.0) + STEM * _stem_match(source_path, word_idfs)
-            score += named * (where_prior * prior if PRIOR_ON_NAMES else where_prior)
+            named += table.bonus.get(doc, 0.0) + STEM * stem_match(source_path, word_idfs)
+            named *= where_prior * prior if PRIOR_ON_NAMES else where_prior
             tier = 1 if WHOLE_FIRST and doc in table.whole else 0
             folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
-            block.append((doc, score, tier, (folder, chunk_id), (folder, source_path)))
-        ranked += _settled(block, order, ids)
+            block.append(
+                (doc, score + named, tier, (folder, chunk_id), (folder, source_path), named)
+            )
+        saturation = SENTENCE_SATURATION if query.sentence else SATURATION
+        ranked += _settled(block, order, ids, saturation)
         start += size
     return ranked, more
 
 
-_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str]]
-"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path)."""
+_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str], float]
+"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path),
+what its names add to its score."""
 
 
 def _settled(
-    block: list[_Entry], order: Callable[[int], object], ids: set[tuple[object, str]]
+    block: list[_Entry],
+    order: Callable[[int], object],
+    ids: set[tuple[object, str]],
+    saturation: float,
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
     rest), one per chunk ID (``ids``: those ranked before), each further chunk of
-    a file counted ``SATURATION`` times less, each lifted by ``FILE_LIFT`` times
+    a file counted ``saturation`` times less, each lifted by ``FILE_LIFT`` times
     the best other candidate of its file."""
     if FILE_LIFT:
         tops: dict[tuple[object, str], list[float]] = {}
-        for _, score, _, _, path in block:
+        for _, score, _, _, path, _ in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
             scores.sort(reverse=True)
         block = [
-            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path)
-            for doc, score, tier, cid, path in block
+            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path, named)
+            for doc, score, tier, cid, path, named in block
         ]
     block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
     kept = []
@@ -240,16 +280,19 @@ def _settled(
         if entry[3] not in ids:
             ids.add(entry[3])
             kept.append(entry)
-    if SATURATION < 1.0:
+    if saturation < 1.0:
         per_file: dict[tuple[object, str], int] = {}
         saturated = []
-        for doc, score, tier, cid, path in kept:
+        for doc, score, tier, cid, path, named in kept:
             count = per_file.get(path, 0)
             per_file[path] = count + 1
-            saturated.append((doc, score * SATURATION**count, tier, cid, path))
+            spared = named * SPARE_NAMES
+            saturated.append(
+                (doc, (score - spared) * saturation**count + spared, tier, cid, path, named)
+            )
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
-    return [(doc, score) for doc, score, _, _, _ in kept]
+    return [(doc, score) for doc, score, *_ in kept]
 
 
 def _other_best(scores: list[float], score: float) -> float:
@@ -324,14 +367,14 @@ class _Table:
                 break
         return list(picked)[:TABLE_CANDIDATES]
 
-    def settle(self, docs: list[int], idfs: dict[str, float]) -> None:
+    def settle(self, docs: list[int], idfs: dict[str, float], own_name: float) -> None:
         """What the names each of these chunks defines add (``bonus``): ``OWN_NAME``,
         ``INNER_NAME`` and ``INNER_PART`` times the IDF of each query word matched
         so; and which are named by the whole query (``whole``)."""
         wanted = set(docs)
         bonus: dict[int, float] = {}
         for weight, postings_of, only_names in (
-            (OWN_NAME, self.own, True),
+            (own_name, self.own, True),
             (INNER_NAME, self.inner, True),
             (INNER_PART, self.part, False),
         ):
@@ -402,12 +445,6 @@ def name_match(symbol: str, idfs: dict[str, float], stems: dict[str, str]) -> fl
     )
 
 
-@functools.lru_cache(maxsize=8192)
-def _in_tests(source_path: str) -> bool:
-    """Whether a file is a test's (in a ``tests`` folder, or named as pytest's are)."""
-    return _TEST_PATH.search(source_path) is not None
-
-
 @functools.lru_cache(maxsize=NAMES_KEPT)
 def _name_parts(symbol: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     """A name's parts, their stems (a few each: tuples, a fifth of sets' memory),
@@ -415,65 +452,3 @@ def _name_parts(symbol: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     name = symbol.rsplit(".", 1)[-1]
     parts = tuple(dict.fromkeys(tokenize(name)))
     return parts, tuple(dict.fromkeys(map(stem, parts))), name.lower()
-
-
-_EXAMPLES = frozenset(
-    {"example", "examples", "demo", "demos", "sample", "samples", "doc", "docs", "docs_src"}
-)
-_VENDORED = frozenset({"vendor", "vendored", "_vendor", "third_party", "thirdparty", "extern"})
-_KIND_WORDS = {
-    "examples": _EXAMPLES,
-    "vendored": frozenset({"vendor", "vendored"}),
-    "compat": frozenset({"compat", "compatibility"}),
-    "init": frozenset({"init"}),
-    "dot_markdown": frozenset(),
-    "markdown": frozenset({"docs", "documentation", "readme", "guide", "tutorial"}),
-}
-
-
-@functools.lru_cache(maxsize=8192)
-def _path_kinds(source_path: str, file_type: str) -> tuple[str, ...]:
-    """Which of ``PATH_PRIOR``'s kinds a file is."""
-    folders = source_path.split("/")
-    name = folders.pop()
-    kinds = []
-    if not _EXAMPLES.isdisjoint(folders):
-        kinds.append("examples")
-    if not _VENDORED.isdisjoint(folders):
-        kinds.append("vendored")
-    if "compat" in name.lower() or any("compat" in folder.lower() for folder in folders):
-        kinds.append("compat")
-    if name == "__init__.py":
-        kinds.append("init")
-    if file_type != "code":
-        kinds.append("markdown")
-        if any(folder.startswith(".") for folder in folders):
-            kinds.append("dot_markdown")
-    return tuple(kinds)
-
-
-def _path_prior(source_path: str, file_type: str, words: list[str]) -> float:
-    """The product of ``PATH_PRIOR``'s factors for where a file is."""
-    factor = 1.0
-    for kind in _path_kinds(source_path, file_type):
-        if _KIND_WORDS[kind].isdisjoint(words):
-            factor *= PATH_PRIOR.get(kind, 1.0)
-    return factor
-
-
-@functools.lru_cache(maxsize=8192)
-def _stem_words(source_path: str) -> frozenset[str]:
-    """The words of a file's name without its extension (``__init__``: its folder's)."""
-    folders = source_path.split("/")
-    name = folders[-1].rsplit(".", 1)[0]
-    if name == "__init__" and len(folders) > 1:
-        name = folders[-2]
-    return frozenset(tokenize(name))
-
-
-def _stem_match(source_path: str, idfs: dict[str, float]) -> float:
-    """The summed IDF of the query words that name the file."""
-    if not STEM:
-        return 0.0
-    named = _stem_words(source_path)
-    return sum(weight for word, weight in idfs.items() if word in named)
