@@ -3,8 +3,8 @@ forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
 again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
 ``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
 ``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
-whole query first, then by file (``FILE_LIFT``, ``SATURATION``; not for a query
-written as a sentence, ``SENTENCE_SATURATION``), one per chunk ID.
+whole query first, then by file (``FILE_LIFT``, ``FILE_TOP``, ``SATURATION``; for a
+sentence, ``SENTENCE_FILE_LIFT``, ``SENTENCE_SATURATION``), one per chunk ID.
 
 The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
 see ``docs/search.md``.
@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
+from chunkls.search.files import file_lift
 from chunkls.search.paths import in_tests, path_prior, stem_match
 from chunkls.search.scorer import Postings, PostingsSource, idf
 from chunkls.search.tokens import tokenize
@@ -77,8 +78,11 @@ SENTENCE_OWN_NAME = 0.0
 another definition it uses than its answer."""
 SENTENCE_WORDS = 3
 """Fewest words a sentence has (``Depends``, ``StaticModel`` are names)."""
-FILE_LIFT = 0.2
-"""What the best other candidate of a chunk's file adds to it, times its score."""
+FILE_LIFT = 0.1
+"""What a chunk's file's best ``FILE_TOP`` other candidates add to it, times their summed score."""
+FILE_TOP = 3
+SENTENCE_FILE_LIFT = 0.2
+"""``FILE_LIFT`` for a query written as a sentence, from its file's best other candidate only."""
 SPARE_NAMES = 0.0
 """How much of what a chunk's names add ``SATURATION`` spares (a definition named by
 the query is an answer of its own, not more of its file's text)."""
@@ -244,7 +248,8 @@ def _ranked(
                 (doc, score + named, tier, (folder, chunk_id), (folder, source_path), named)
             )
         saturation = SENTENCE_SATURATION if query.sentence else SATURATION
-        ranked += _settled(block, order, ids, saturation)
+        lift = (SENTENCE_FILE_LIFT, 1) if query.sentence else (FILE_LIFT, FILE_TOP)
+        ranked += _settled(block, order, ids, saturation, lift)
         start += size
     return ranked, more
 
@@ -259,19 +264,21 @@ def _settled(
     order: Callable[[int], object],
     ids: set[tuple[object, str]],
     saturation: float,
+    lift: tuple[float, int],
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
-    rest), one per chunk ID (``ids``: those ranked before), each further chunk of
-    a file counted ``saturation`` times less, each lifted by ``FILE_LIFT`` times
-    the best other candidate of its file."""
-    if FILE_LIFT:
+    rest), one per chunk ID (``ids``: those ranked before), each further chunk of a file
+    counted ``saturation`` times less, each lifted by ``lift`` (weight, how many of
+    its file's best other candidates): the weight times their summed score."""
+    weight, top = lift
+    if weight:
         tops: dict[tuple[object, str], list[float]] = {}
         for _, score, _, _, path, _ in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
             scores.sort(reverse=True)
         block = [
-            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path, named)
+            (doc, score + weight * file_lift(tops[path], score, top), tier, cid, path, named)
             for doc, score, tier, cid, path, named in block
         ]
     block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
@@ -293,13 +300,6 @@ def _settled(
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
     return [(doc, score) for doc, score, *_ in kept]
-
-
-def _other_best(scores: list[float], score: float) -> float:
-    """The best of a file's scores (best first) other than this one."""
-    if len(scores) < 2:
-        return 0.0
-    return scores[1] if scores[0] == score else scores[0]
 
 
 def _bm25_of(
