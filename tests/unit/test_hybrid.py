@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from chunkls.index.session import build_index
 from chunkls.search import DEFAULT_MODE, MODES, english, hybrid, paths
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
+from chunkls.search.files import file_lift
 from chunkls.search.modes import mode_problem, query_problem
 
 from .strategies import write_tree
@@ -218,7 +219,10 @@ def test_a_test_file_ranks_below_the_code_unless_the_query_is_about_tests(
     assert against_bm25("tests sum items") == pytest.approx(1.0)
 
 
-def test_a_long_chunk_loses_against_its_bm25_score(tmp_path: Path) -> None:
+def test_a_long_chunk_loses_against_its_bm25_score_for_a_sentence_only(tmp_path: Path) -> None:
+    """A sentence describes one definition: a long chunk loses (``SENTENCE_LENGTH``).
+    A topic or a question asks for files, whose answers are long: no length prior
+    (``LENGTH = 0``)."""
     long_body = "".join(f"    step{i} = items[{i}]\n" for i in range(60))
     write_tree(
         tmp_path,
@@ -227,10 +231,15 @@ def test_a_long_chunk_loses_against_its_bm25_score(tmp_path: Path) -> None:
             "long.py": f"def whole(items):\n{long_body}    return items\n",
         },
     )
-    bm25 = dict(ranked(tmp_path, "items", "bm25"))
-    hybrid_scores = dict(ranked(tmp_path, "items", "hybrid"))
-    ratio = {chunk_id: hybrid_scores[chunk_id] / bm25[chunk_id] for chunk_id in bm25}
-    assert ratio["long.py#function-whole"] < ratio["short.py#function-first"] < 1
+    for query in ("Take the items.", "items"):
+        bm25 = dict(ranked(tmp_path, query, "bm25"))
+        hybrid_scores = dict(ranked(tmp_path, query, "hybrid"))
+        ratio = {chunk_id: hybrid_scores[chunk_id] / bm25[chunk_id] for chunk_id in bm25}
+        long, short = ratio["long.py#function-whole"], ratio["short.py#function-first"]
+        if query == "items":
+            assert long == pytest.approx(short) == pytest.approx(1.0)
+        else:
+            assert long < short < 1
 
 
 def test_bm25_mode_is_the_plain_tutorial_ranking(tmp_path: Path) -> None:
@@ -343,3 +352,41 @@ def test_a_topic_spreads_over_files_and_a_sentence_keeps_its_definitions(
     assert topic[0] == sentence[0] == "headers.py#function-first"
     assert topic[1] == "other.py#function-third"
     assert sentence[1] == "headers.py#function-second"
+
+
+@pytest.mark.parametrize(
+    ("scores", "score", "top", "lift"),
+    [
+        ([3.0, 2.0, 1.0, 0.5], 3.0, 3, 3.5),  # the best: the next three
+        ([3.0, 2.0, 1.0, 0.5], 1.0, 3, 5.5),  # another: the best three but itself
+        ([3.0, 2.0, 1.0, 0.5], 0.5, 1, 3.0),  # top 1: the best other only
+        ([3.0, 2.0, 1.0, 0.5], 3.0, 1, 2.0),
+        ([2.0, 2.0], 2.0, 3, 2.0),  # a tie: the other one counts
+        ([2.0], 2.0, 3, 0.0),  # alone in its file
+    ],
+)
+def test_file_lift(scores: list[float], score: float, top: int, lift: float) -> None:
+    assert file_lift(scores, score, top) == lift
+
+
+def test_a_question_lifts_the_file_with_several_answering_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question asks for the file whose chunks answer it together: the summed
+    scores of a file's best ``FILE_TOP`` other candidates lift each of its chunks,
+    so four chunks that say "route register" beat one shorter chunk that says it
+    alone, which the best other chunk only (``FILE_TOP = 1``, as before) does not."""
+    words = ["alpha", "beta", "gamma", "delta"]
+    write_tree(
+        tmp_path,
+        {
+            "one.py": "def alone():\n    return 'route register'\n",
+            "many.py": "".join(
+                f"def r{n}():\n    return 'route register {w}'\n\n" for n, w in enumerate(words)
+            ),
+        },
+    )
+    assert ids(tmp_path, "how are routes registered", "hybrid")[0] == "many.py#function-r0"
+    monkeypatch.setattr(hybrid, "FILE_TOP", 1)
+    monkeypatch.setattr(hybrid, "FILE_LIFT", 0.2)
+    assert ids(tmp_path, "how are routes registered", "hybrid")[0] == "one.py#function-alone"

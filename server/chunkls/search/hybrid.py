@@ -3,8 +3,8 @@ forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
 again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
 ``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
 ``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
-whole query first, then by file (``FILE_LIFT``, ``SATURATION``; not for a query
-written as a sentence, ``SENTENCE_SATURATION``), one per chunk ID.
+whole query first, then by file (``FILE_LIFT``, ``FILE_TOP``, ``SATURATION``; for a
+sentence, ``SENTENCE_FILE_LIFT``, ``SENTENCE_SATURATION``), one per chunk ID.
 
 The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
 see ``docs/search.md``.
@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
+from chunkls.search.files import file_lift
 from chunkls.search.paths import in_tests, path_prior, stem_match
 from chunkls.search.scorer import Postings, PostingsSource, idf
 from chunkls.search.tokens import tokenize
@@ -35,15 +36,16 @@ KIND_PRIOR = {"module": 0.5}
 TEST_PRIOR = 0.3
 """The score factor of a chunk of a test file, unless the query names tests."""
 TEST_WORDS = frozenset({"test", "tests", "testing"})
-LENGTH = 0.15
-"""A chunk's score is divided by ``1 + LENGTH * log1p(length / average)``."""
+LENGTH = 0.0
+"""A chunk's score is divided by ``1 + LENGTH * log1p(length / average)`` (none for a
+question or a topic, which asks for files; ``SENTENCE_LENGTH`` for a sentence)."""
+SENTENCE_LENGTH = 0.15
 SYMBOL = 1.5
 """What a query word in the definition's name adds, times the word's IDF."""
 MIN_INSIDE = 4
 """Letters a word's stem needs to match inside a name (``scan`` in ``scanstring``)."""
 NAMES_KEPT = 1024
-"""Names whose parts are kept between searches (a search scores 64 candidates a
-block; more would only keep the names of a week of edits: new names every save)."""
+"""Names whose parts are kept between searches (more keeps only older edits' names)."""
 OWN_NAME = 1.0
 """What a query word that is a chunk's own name adds, times the word's IDF."""
 INNER_NAME = 1.0
@@ -69,24 +71,24 @@ SATURATION = 0.5
 """A file's second chunk in a block counts this much, its third this squared, ...
 (the first results cover more than one file when more than one answers)."""
 SENTENCE_SATURATION = 1.0
-"""``SATURATION`` for a query written as a sentence (``HybridQuery.sentence``): it
-describes one definition, which is often the sibling of a better-scoring chunk of
-its file, where a question or a topic asks for files."""
+"""``SATURATION`` for a sentence (``HybridQuery.sentence``): it describes one definition,
+often the sibling of a better-scoring chunk of its file; a question or a topic asks for files."""
 SENTENCE_OWN_NAME = 0.0
 """``OWN_NAME`` for a query written as a sentence: a name it mentions is more often
 another definition it uses than its answer."""
 SENTENCE_WORDS = 3
 """Fewest words a sentence has (``Depends``, ``StaticModel`` are names)."""
-FILE_LIFT = 0.2
-"""What the best other candidate of a chunk's file adds to it, times its score."""
+FILE_LIFT = 0.1
+"""What a chunk's file's best ``FILE_TOP`` other candidates add to it, times their summed score."""
+FILE_TOP = 3
+SENTENCE_FILE_LIFT = 0.2
+"""``FILE_LIFT`` for a query written as a sentence, from its file's best other candidate only."""
 SPARE_NAMES = 0.0
-"""How much of what a chunk's names add ``SATURATION`` spares (a definition named by
-the query is an answer of its own, not more of its file's text)."""
+"""How much of what a chunk's names add ``SATURATION`` spares (0: none)."""
 PRIOR_ON_NAMES = True
 """Whether the kind and test priors scale what names add too (the path prior always does)."""
 PREFIX_NAME = 2.0
-"""What a chunk's own name adds when the whole query begins it (``BaseMod``), times
-that name's IDF (at least ``MIN_INSIDE`` letters typed)."""
+"""What a chunk's own name adds when the whole query begins it (``BaseMod``), times its IDF."""
 PREFIX_TERMS = 16
 """Most names one query's prefix is looked up as."""
 WHOLE_FIRST = True
@@ -218,7 +220,11 @@ def _ranked(
     order = source.order_key
     ranked: list[tuple[int, float]] = []
     ids: set[tuple[object, str]] = set()
-    own_name = SENTENCE_OWN_NAME if query.sentence else OWN_NAME
+    own_name, saturation, lift, length = (
+        (SENTENCE_OWN_NAME, SENTENCE_SATURATION, (SENTENCE_FILE_LIFT, 1), SENTENCE_LENGTH)
+        if query.sentence
+        else (OWN_NAME, SATURATION, (FILE_LIFT, FILE_TOP), LENGTH)
+    )
     table.settle([doc for doc, _, _ in candidates], idfs, own_name)
     first_block = CANDIDATES + len(extra)
     start = 0
@@ -234,7 +240,7 @@ def _ranked(
                 prior *= TEST_PRIOR
             where_prior = path_prior(source_path, file_type, words, PATH_PRIOR)
             score *= prior * where_prior
-            score /= 1 + LENGTH * math.log1p(source.length(doc) / average)
+            score /= 1 + length * math.log1p(source.length(doc) / average)
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
             named += table.bonus.get(doc, 0.0) + STEM * stem_match(source_path, word_idfs)
             named *= where_prior * prior if PRIOR_ON_NAMES else where_prior
@@ -243,8 +249,7 @@ def _ranked(
             block.append(
                 (doc, score + named, tier, (folder, chunk_id), (folder, source_path), named)
             )
-        saturation = SENTENCE_SATURATION if query.sentence else SATURATION
-        ranked += _settled(block, order, ids, saturation)
+        ranked += _settled(block, order, ids, saturation, lift)
         start += size
     return ranked, more
 
@@ -259,19 +264,21 @@ def _settled(
     order: Callable[[int], object],
     ids: set[tuple[object, str]],
     saturation: float,
+    lift: tuple[float, int],
 ) -> list[tuple[int, float]]:
     """A block's chunks best first (a chunk named by the whole query before the
-    rest), one per chunk ID (``ids``: those ranked before), each further chunk of
-    a file counted ``saturation`` times less, each lifted by ``FILE_LIFT`` times
-    the best other candidate of its file."""
-    if FILE_LIFT:
+    rest), one per chunk ID (``ids``: those ranked before), each further chunk of a file
+    counted ``saturation`` times less, each lifted by ``lift`` (weight, how many of
+    its file's best other candidates): the weight times their summed score."""
+    weight, top = lift
+    if weight:
         tops: dict[tuple[object, str], list[float]] = {}
         for _, score, _, _, path, _ in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
             scores.sort(reverse=True)
         block = [
-            (doc, score + FILE_LIFT * _other_best(tops[path], score), tier, cid, path, named)
+            (doc, score + weight * file_lift(tops[path], score, top), tier, cid, path, named)
             for doc, score, tier, cid, path, named in block
         ]
     block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
@@ -293,13 +300,6 @@ def _settled(
         saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
         kept = saturated
     return [(doc, score) for doc, score, *_ in kept]
-
-
-def _other_best(scores: list[float], score: float) -> float:
-    """The best of a file's scores (best first) other than this one."""
-    if len(scores) < 2:
-        return 0.0
-    return scores[1] if scores[0] == score else scores[0]
 
 
 def _bm25_of(
