@@ -50,5 +50,6 @@ def test_neovim_with_the_documented_configuration(tmp_path: Path) -> None:
     assert "app/greet.py#function-salute" in found["diagnostics_before"][0]["message"]
     # greet() renamed to salute() and saved: the index follows
     assert found["definition_after_save"] == [{"path": greet, "line": GREET}]
-    assert found["old_definition_after_save"] == []
+    # the old ID follows its chunk: the index's history knows it was renamed
+    assert found["old_definition_after_save"] == [{"path": greet, "line": GREET}]
     assert [d["line"] for d in found["diagnostics_after"]] == [3]
