@@ -42,7 +42,6 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.index.citations": 446,
     "chunkls.index.store": 635,
     "chunkls.mcp.tools": 411,
-    "chunkls.runtime.early_reader": 431,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,
     "chunkls.storage.cache": 477,

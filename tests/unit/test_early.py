@@ -17,10 +17,9 @@ from chunkls.runtime.early_reader import (
     KEPT_ANSWERS,
     EarlyReader,
     KeptAnswers,
-    code_fingerprint,
     request_key,
-    tree_digest,
 )
+from chunkls.runtime.fingerprint import code_fingerprint, tree_digest
 
 ANSWER = {"capabilities": {"codeLensProvider": {}}, "serverInfo": {"name": "chunkls"}}
 

@@ -25,10 +25,10 @@ from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
-    code_fingerprint,
     initialize_key,
     start_reader,
 )
+from chunkls.runtime.fingerprint import code_fingerprint
 
 logger = logging.getLogger("chunkls")
 
@@ -68,7 +68,7 @@ def cut_message(buffer: bytearray) -> bytes | None:
 
 
 def lsp_fingerprint() -> str:
-    """The language server's code (``chunkls.runtime.early_reader.code_fingerprint``)."""
+    """The language server's code (``chunkls.runtime.fingerprint.code_fingerprint``)."""
     return code_fingerprint(Path(__file__).parent, ("pygls", "lsprotocol"))
 
 

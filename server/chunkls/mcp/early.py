@@ -22,10 +22,10 @@ from chunkls.runtime.early_reader import (
     EarlyReader,
     KeptAnswers,
     Prelude,
-    code_fingerprint,
     request_key,
     start_reader,
 )
+from chunkls.runtime.fingerprint import code_fingerprint
 
 if TYPE_CHECKING:
     from chunkls.mcp.service import McpService
@@ -56,7 +56,7 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 def mcp_fingerprint() -> str:
-    """The MCP server's code (``chunkls.runtime.early_reader.code_fingerprint``)."""
+    """The MCP server's code (``chunkls.runtime.fingerprint.code_fingerprint``)."""
     return code_fingerprint(Path(__file__).parent, ("mcp",))
 
 

@@ -37,40 +37,6 @@ KEPT_ANSWERS = 16
 ANSWERS_VERSION = 1
 
 
-def tree_digest(folders: Sequence[Path], salt: str = "") -> str:
-    """A digest of the path, size and mtime of every ``.py`` file under ``folders``."""
-    digest = hashlib.sha256(salt.encode("utf-8", "surrogateescape"))
-    for folder in folders:
-        digest.update(os.fsencode(folder) + b"\0")
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    path = os.path.join(root, name)
-                    info = os.stat(path)
-                    digest.update(
-                        b"%s\0%d\0%d\0" % (os.fsencode(path), info.st_size, info.st_mtime_ns)
-                    )
-    return digest.hexdigest()
-
-
-def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
-    """What a server's answers depend on besides the request: chunkls's version,
-    the interpreter, and every module of ``own`` and of ``packages`` (found
-    without importing them); ``""`` if a package is not found."""
-    from importlib.util import find_spec
-
-    from chunkls import __version__
-
-    folders = [own]
-    for name in packages:
-        spec = find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            return ""
-        folders.extend(Path(location) for location in spec.submodule_search_locations)
-    return tree_digest(folders, f"{__version__}\0{sys.version}")
-
-
 def write_whole(path: Path, data: bytes, prefix: str) -> None:
     """Write a file whole or not at all: aside, then renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -338,6 +304,9 @@ class EarlyReader:
 
     def _run(self) -> None:
         try:
+            waiting = select.poll()  # (not select(): its descriptors end at 1,023)
+            waiting.register(self.fd_in, select.POLLIN)
+            waiting.register(self.wake_read, select.POLLIN)
             while True:
                 while not self.framing_lost:  # what came with the first message, first
                     body = self._cut()
@@ -347,7 +316,7 @@ class EarlyReader:
                 if self.eof:
                     return
                 self.idle_since = time.monotonic()
-                ready, _, _ = select.select([self.fd_in, self.wake_read], [], [])
+                ready = {fd for fd, _ in waiting.poll()}
                 self.idle_since = None
                 if self.wake_read in ready:
                     return
