@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkls.index.session import build_index
 from chunkls.search import definitions, hybrid
@@ -19,7 +21,7 @@ from chunkls.search.definitions import (
     chunk_terms,
     table_terms,
 )
-from chunkls.search.tokens import file_terms
+from chunkls.search.tokens import file_terms, tokenize
 
 from .strategies import write_tree
 
@@ -172,6 +174,60 @@ def test_the_best_part_of_a_chunk(words: list[str], expected: tuple[int, int, st
         "        self.greeting = greeting\n\n    def other(self):\n        pass"
     )
     assert best_part("Greeter", text, "class", 1, 8, True, words) == expected
+
+
+def _best_part_by_copies(
+    symbol: str | None, text: str, kind: str, start: int, end: int, words: list[str]
+) -> tuple[int, int, str | None]:
+    """``best_part`` as first written: each part's lines copied and counted (the oracle)."""
+    parts = definitions.passages(text, kind, start, True)
+    wanted = [word for word in dict.fromkeys(words) if word]
+    if not parts or not wanted:
+        return start, end, None
+    own_words = set(tokenize(symbol.rsplit(".", 1)[-1])) if symbol else set()
+    own_hits = sum(word in own_words for word in wanted)
+    lines = text.lower().split("\n")
+    best: tuple[int, int, str | None] = (start, end, None)
+    head = "\n".join(lines[: max(parts[0].start_line - start, 1)])
+    best_score = float(sum(min(head.count(word), 3) for word in wanted))
+    for part in parts:
+        body = "\n".join(lines[part.start_line - start : part.end_line - start + 1])
+        named = set(tokenize(part.name)) if part.name else set()
+        hits = sum(word in named for word in wanted if word not in own_words)
+        if own_hits and not hits:
+            continue
+        score = 3.0 * hits + sum(min(body.count(word), 3) for word in wanted)
+        if score > best_score:
+            best, best_score = (part.start_line, part.end_line, part.name or None), score
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.lists(
+        st.sampled_from(
+            [
+                "    def get_value(self):",
+                "        return self.value",
+                "    def set_value(self, value):",
+                '        """Set the value, the value."""',
+                "",
+                "    # value value value value",
+                "    class Inner:",
+                "        def ping(self): pass",
+                "    İstanbul = 'value'",
+                "        x = get(value)",
+            ]
+        ),
+        max_size=80,
+    ),
+    words=st.lists(st.sampled_from(["value", "get", "set", "ping", "inner", "x", "al", "İ"])),
+)
+def test_best_part_counts_as_copies_of_its_lines_would(body: list[str], words: list[str]) -> None:
+    text = "\n".join(["class Holder:", '    """Holds a value."""', *body])
+    end = 5 + text.count("\n")
+    got = best_part("Holder", text, "class", 5, end, True, [w.lower() for w in words])
+    assert got == _best_part_by_copies("Holder", text, "class", 5, end, [w.lower() for w in words])
 
 
 def test_a_long_chunk_without_definitions_is_cut_in_windows() -> None:

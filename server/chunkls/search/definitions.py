@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from array import array
 from collections.abc import Iterable
@@ -73,7 +74,11 @@ def definitions(text: str, chunk_kind: str) -> list[Definition]:
     """The names a Python chunk's text defines, in order, with their lines: every
     ``def`` and ``class`` (the chunk's own included), and a ``module`` chunk's
     top-level assignments (not ``__dunder__`` ones)."""
-    found = _named(text, chunk_kind)
+    return _placed(text, _named(text, chunk_kind))
+
+
+def _placed(text: str, found: list[tuple[str, str, int, int]]) -> list[Definition]:
+    """``definitions`` of the names ``_named`` found in ``text``: each with its lines."""
     if not found:
         return []
     lines = text.split("\n")
@@ -212,7 +217,11 @@ def passages(text: str, chunk_kind: str, start_line: int, python: bool) -> list[
     lines = text.count("\n") + 1
     found: list[Passage] = []
     if python:
-        inner = definitions(text, chunk_kind)
+        named = _named(text, chunk_kind)
+        own_only = len(named) == 1 and "\n" not in text[: named[0][2]]
+        if chunk_kind in {"class", "function"} and own_only:
+            named = []  # only its own definition, the whole: no line of it need be placed
+        inner = _placed(text, named)
         if chunk_kind in {"class", "function"} and inner and inner[0].start == 0:
             inner = inner[1:]  # (the chunk's own definition is the whole)
         found = [
@@ -249,20 +258,50 @@ def best_part(
     if not parts or not wanted:
         return start_line, end_line, None
     own = own_name(symbol)
-    own_words = set(tokenize(symbol.rsplit(".", 1)[-1])) if symbol and own else set()
+    own_words = set(_name_words(symbol.rsplit(".", 1)[-1])) if symbol and own else set()
     own_hits = sum(word in own_words for word in wanted)
-    lines = text.lower().split("\n")
+    lowered = text.lower()
+    changed = lowered if len(lowered) != len(text) else None
+    head, spans = _spans(text, chunk_kind, start_line, python, changed)
+
+    def count(span: tuple[int, int]) -> int:  # the words in a span of the (lowered) text
+        return sum(min(lowered.count(word, *span), 3) for word in wanted)
+
     best: tuple[int, int, str | None] = (start_line, end_line, None)
     # the chunk's head (its signature and docstring, before the first part) is the whole
-    head = "\n".join(lines[: max(parts[0].start_line - start_line, 1)])
-    best_score = float(sum(min(head.count(word), 3) for word in wanted))
-    for part in parts:
-        body = "\n".join(lines[part.start_line - start_line : part.end_line - start_line + 1])
-        named = set(tokenize(part.name)) if part.name else set()
+    best_score = float(count(head))
+    for part, span in zip(parts, spans, strict=True):
+        named = _name_words(part.name) if part.name else frozenset()
         hits = sum(word in named for word in wanted if word not in own_words)
         if own_hits and not hits:
             continue  # the chunk's own name says as much
-        score = 3.0 * hits + sum(min(body.count(word), 3) for word in wanted)
+        score = 3.0 * hits + count(span)
         if score > best_score:
             best, best_score = (part.start_line, part.end_line, part.name or None), score
     return best
+
+
+@functools.lru_cache(maxsize=1024)
+def _spans(
+    text: str, chunk_kind: str, start_line: int, python: bool, lowered: str | None
+) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """Where a chunk's head and each of its ``passages`` are in its lowered text
+    (``lowered``, given when lowering changed the text's length: ``İ``): the
+    offsets of their first line's start and last line's end, so their words are
+    counted in place (``str.count`` with bounds), not in copies of their lines."""
+    measured = text if lowered is None else lowered
+    ends = list(itertools.accumulate(map(len, measured.split("\n")), lambda at, n: at + n + 1))
+
+    def span(first: int, final: int) -> tuple[int, int]:  # lines first..final, 0-based
+        begin = 0 if first == 0 else ends[first - 1] + 1 if first < len(ends) else len(measured)
+        return begin, ends[min(final, len(ends) - 1)]
+
+    parts = passages(text, chunk_kind, start_line, python)
+    head = span(0, max(parts[0].start_line - start_line, 1) - 1) if parts else (0, 0)
+    return head, [span(p.start_line - start_line, p.end_line - start_line) for p in parts]
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(name: str) -> frozenset[str]:
+    """The words of a definition's name, as queries are tokenized."""
+    return frozenset(tokenize(name))
