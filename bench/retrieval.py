@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import math
 import os
@@ -417,16 +418,17 @@ def _measured(build: Callable[[], Search], pairs: list[Pair]) -> Result:
 
 
 def hybrid_settings(assignments: list[str]) -> dict[str, Any]:
-    """``--set NAME=VALUE`` as constants of ``chunkls.search.hybrid`` (a Python
-    literal each): what an ablation or a tuning run changes."""
-    from chunkls.search import hybrid
-
+    """``--set NAME=VALUE`` as constants of ``chunkls.search.hybrid`` (``module.NAME``:
+    of ``chunkls.<module>``; a Python literal each): what an ablation or a tuning run
+    changes."""
     settings: dict[str, Any] = {}
     for assignment in assignments:
         name, equals, written = assignment.partition("=")
-        if not equals or not name.isupper() or not hasattr(hybrid, name):
-            known = ", ".join(n for n in vars(hybrid) if n.isupper() and not n.startswith("_"))
-            raise SystemExit(f"--set {assignment}: not NAME=VALUE of hybrid's ({known})")
+        module = _settings_module(name)
+        constant = name.rpartition(".")[2]
+        if not equals or not constant.isupper() or not hasattr(module, constant):
+            known = ", ".join(n for n in vars(module) if n.isupper() and not n.startswith("_"))
+            raise SystemExit(f"--set {assignment}: not NAME=VALUE of {module.__name__} ({known})")
         try:
             settings[name] = ast.literal_eval(written)
         except (ValueError, SyntaxError) as error:
@@ -434,13 +436,21 @@ def hybrid_settings(assignments: list[str]) -> dict[str, Any]:
     return settings
 
 
+def _settings_module(name: str) -> Any:
+    """The module a ``--set`` name's constant is in (``chunkls.search.hybrid``'s if
+    the name has no module)."""
+    module = name.rpartition(".")[0] or "search.hybrid"
+    try:
+        return importlib.import_module(f"chunkls.{module}")
+    except ImportError:
+        raise SystemExit(f"--set {name}: no module chunkls.{module}") from None
+
+
 def child_mode(work: Path, mode: str, pairs: list[Pair]) -> Result:
     """A chunkls mode: the tree indexed, then searched (with ``--set``'s constants)."""
     chunkls_load()
-    from chunkls.search import hybrid
-
     for name, value in json.loads((work / "settings.json").read_text()).items():
-        setattr(hybrid, name, value)
+        setattr(_settings_module(name), name.rpartition(".")[2], value)
 
     def build() -> Search:
         index = chunkls_index(work / "corpus", mode)
@@ -651,8 +661,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a constant of chunkls.search.hybrid for this run (repeatable; e.g. SYMBOL=0, "
-        "KIND_PRIOR={}: the ablations of docs/search.md)",
+        help="a constant of chunkls.search.hybrid for this run (module.NAME=VALUE: of "
+        "chunkls.<module>; repeatable; e.g. SYMBOL=0, KIND_PRIOR={}, "
+        "search.questions.ERROR_PRIOR=1.0: the ablations of docs/search.md)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)

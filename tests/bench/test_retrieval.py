@@ -271,6 +271,10 @@ def test_set_takes_hybrid_constants_as_literals() -> None:
         "SYMBOL": 0,
         "KIND_PRIOR": {"module": 1.0},
     }
-    for wrong in ["SYMBOL", "symbol=1", "NOT_A_CONSTANT=1", "SYMBOL=one"]:
+    assert retrieval.hybrid_settings(["search.questions.ERROR_PRIOR=1.0"]) == {
+        "search.questions.ERROR_PRIOR": 1.0
+    }
+    wrongs = ["SYMBOL", "symbol=1", "NOT_A_CONSTANT=1", "SYMBOL=one", "search.nowhere.X=1"]
+    for wrong in [*wrongs, "search.questions.SYMBOL=1"]:
         with pytest.raises(SystemExit, match="--set"):
             retrieval.hybrid_settings([wrong])

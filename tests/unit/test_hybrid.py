@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunkls.index.session import build_index
-from chunkls.search import DEFAULT_MODE, MODES, english, hybrid, paths
+from chunkls.search import DEFAULT_MODE, MODES, english, hybrid, paths, questions
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
 from chunkls.search.files import file_lift
 from chunkls.search.modes import mode_problem, query_problem
@@ -375,7 +375,9 @@ def test_a_question_lifts_the_file_with_several_answering_chunks(
     """A question asks for the file whose chunks answer it together: the summed
     scores of a file's best ``FILE_TOP`` other candidates lift each of its chunks,
     so four chunks that say "route register" beat one shorter chunk that says it
-    alone, which the best other chunk only (``FILE_TOP = 1``, as before) does not."""
+    alone, which the best other chunk only (``FILE_TOP = 1``, as before) does not
+    (lengths aside: ``QUESTION_LENGTH`` off)."""
+    monkeypatch.setattr(questions, "QUESTION_LENGTH", 0.0)
     words = ["alpha", "beta", "gamma", "delta"]
     write_tree(
         tmp_path,

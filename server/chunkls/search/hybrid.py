@@ -1,13 +1,12 @@
 """The hybrid ranking: BM25 over a question's content words (and their other
 forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
 again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
-``PATH_PRIOR``, ``LENGTH``) plus what their names match (``SYMBOL``, ``OWN_NAME``,
-``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``), a chunk named by the
-whole query first, then by file (``FILE_LIFT``, ``FILE_TOP``, ``SATURATION``; for a
-sentence, ``SENTENCE_FILE_LIFT``, ``SENTENCE_SATURATION``), one per chunk ID.
-
-The figures are measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``;
-see ``docs/search.md``.
+``PATH_PRIOR``, ``LENGTH``, ``chunkls.search.questions``) plus what their names match
+(``SYMBOL``, ``OWN_NAME``, ``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``),
+a chunk named by the whole query first, then by file (``FILE_LIFT``, ``FILE_TOP``,
+``SATURATION``; for a sentence, ``SENTENCE_FILE_LIFT``, ``SENTENCE_SATURATION``),
+one per chunk ID. Measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``
+(``docs/search.md``).
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
 from chunkls.search.files import file_lift
 from chunkls.search.paths import in_tests, path_prior, stem_match
+from chunkls.search.questions import QUESTION_WORDS, Asked, is_question
 from chunkls.search.scorer import Postings, PostingsSource, idf
 from chunkls.search.tokens import tokenize
 
@@ -99,7 +99,6 @@ WHOLE_WORDS = 3
 """Most words a query can have to be taken as one name (``base model``: ``basemodel``)."""
 
 _WORD = re.compile(r"\w+")
-_QUESTION_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "does"})
 _CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
 """What makes a word code: an underscore, a digit, a capital after its first letter."""
 
@@ -123,6 +122,8 @@ class HybridQuery(NamedTuple):
     sentence: bool = False
     """Whether it is written as a sentence (a capital first, as in ``Return the
     header's value.``, or a full stop last), not as a question or a topic."""
+    question: bool = False
+    """Whether it is a question (``how are routes registered``)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -136,23 +137,21 @@ def hybrid_query(query: str) -> HybridQuery:
         if term.isalpha():
             forms.update((form, None) for form in other_forms(term) if form not in distinct)
     words = [word.lower() for word in _WORD.findall(strip_roles(query))]
-
     wholes: tuple[str, ...] = ()
-    names = [word for word in _WORD.findall(strip_roles(query)) if _CODE_WORD.search(word)]
-    names = [name.lower() for name in names]
+    names = [w.lower() for w in _WORD.findall(strip_roles(query)) if _CODE_WORD.search(w)]
     if terms and 1 <= len(words) <= WHOLE_WORDS:
         wholes = tuple(dict.fromkeys(["".join(words), "_".join(words)]))
         names += terms
-    return HybridQuery(
-        tuple(terms), tuple(forms), wholes, tuple(dict.fromkeys(names)), _is_sentence(query)
-    )
+    named = tuple(dict.fromkeys(names))
+    sentence = _is_sentence(query)
+    return HybridQuery(tuple(terms), tuple(forms), wholes, named, sentence, is_question(words))
 
 
 def _is_sentence(query: str) -> bool:
     """Whether a query is written as a sentence describing one thing: its first
     word capitalised as prose (not code, not a question word), or a full stop last."""
     words = _WORD.findall(strip_roles(query))
-    if len(words) < SENTENCE_WORDS or words[0].lower() in _QUESTION_WORDS:
+    if len(words) < SENTENCE_WORDS or words[0].lower() in QUESTION_WORDS:
         return False
     first = words[0]
     prose = first[0].isupper() and first[1:] == first[1:].lower() and not _CODE_WORD.search(first)
@@ -226,6 +225,7 @@ def _ranked(
         else (OWN_NAME, SATURATION, (FILE_LIFT, FILE_TOP), LENGTH)
     )
     table.settle([doc for doc, _, _ in candidates], idfs, own_name)
+    asks = Asked(query.question, query.sentence, words)
     first_block = CANDIDATES + len(extra)
     start = 0
     while start < len(candidates):
@@ -235,12 +235,12 @@ def _ranked(
             start : start + size
         ]:
             kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
-            prior = KIND_PRIOR.get(kind, 1.0)
+            prior = KIND_PRIOR.get(kind, 1.0) * asks.prior(symbol)
             if not about_tests and in_tests(source_path):
                 prior *= TEST_PRIOR
             where_prior = path_prior(source_path, file_type, words, PATH_PRIOR)
-            score *= prior * where_prior
-            score /= 1 + length * math.log1p(source.length(doc) / average)
+            score *= prior * where_prior * asks.size(ratio := source.length(doc) / average)
+            score /= 1 + length * math.log1p(ratio)
             named = SYMBOL * name_match(symbol, word_idfs, stems) if symbol else 0.0
             named += table.bonus.get(doc, 0.0) + STEM * stem_match(source_path, word_idfs)
             named *= where_prior * prior if PRIOR_ON_NAMES else where_prior
