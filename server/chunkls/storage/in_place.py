@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from chunkls.chunking.corpus import CorpusRules, walk_corpus
-from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer
+from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer, prefix_key, rank_among
 from chunkls.storage import cache
-from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
+from chunkls.storage.cache import FolderCache, from_db, stat_holds, store_path, to_db
 from chunkls.storage.listing import Listing, files_digest
 from chunkls.storage.mapped import read_plain
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs
@@ -112,7 +112,7 @@ class InPlace:
         count = self.counts.get(rel_path)
         if not count:
             return None
-        rows = self.fetch("SELECT stubs FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        rows = self.fetch("SELECT stubs FROM contents WHERE rel_path = ?", (to_db(rel_path),))
         self.rows_read["stubs"] += 1
         if not rows:
             self.spoiled(f"{rel_path}: no chunks in the cache")
@@ -133,7 +133,7 @@ class InPlace:
 
     def texts(self, rel_path: str) -> bytes | None:
         """A file's texts blob (``None``: the row is gone)."""
-        rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (to_db(rel_path),))
         self.rows_read["texts"] += 1
         return rows[0][0] if rows and isinstance(rows[0][0], bytes) else None
 
@@ -141,7 +141,7 @@ class InPlace:
         """Every file's (path, stubs blob) in path order: no texts are read."""
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
         self.rows_read["stubs"] += len(rows)
-        found = {_from_db(rel_path): blob for rel_path, blob in rows}
+        found = {from_db(rel_path): blob for rel_path, blob in rows}
         if found.keys() != set(self.order):  # (a file without chunks has a row too)
             self.spoiled("the index cache changed while it was read")
             return
@@ -208,11 +208,10 @@ class SavedPostings:
         rows: list[tuple[int, int] | None] = []
         for token in tokens:
             term = token.encode("utf-8")
-            # the terms of its eight-byte prefix key (``TermTable.ranks``), then its own
-            key = int.from_bytes(term[:8].ljust(8, b"\0"), "big")
+            key = prefix_key(term)  # (``TermTable.ranks``, without numpy)
             low = bisect.bisect_left(prefixes, key)
             high = bisect.bisect_right(prefixes, key, low)
-            rank = bisect.bisect_left(range(low, high), term, key=self._term) + low
+            rank = rank_among(term, low, high, self._term)
             if rank == high or self._term(rank) != term:
                 rows.append(None)
             else:
@@ -225,7 +224,7 @@ class SavedPostings:
         """The first ``limit`` terms that start with ``prefix``, sorted by UTF-8."""
         wanted = prefix.encode("utf-8")
         prefixes = self._arrays["prefixes"]
-        rank = bisect.bisect_left(prefixes, int.from_bytes(wanted[:8].ljust(8, b"\0"), "big"))
+        rank = bisect.bisect_left(prefixes, prefix_key(wanted))
         found: list[str] = []
         while rank < len(prefixes) and len(found) < limit:
             term = self._term(rank)
@@ -337,7 +336,7 @@ def _current(
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
         return None
     rows: list[_FileRow] = db.execute(_FILES).fetchall()
-    names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
+    names = [row[0] if type(row[0]) is str else from_db(row[0]) for row in rows]
     # the rows of these corpus rules' files (those of files they leave out are kept
     # for other settings: not the corpus now, so neither stat'ed nor answered from)
     inside = rules.in_corpus(names) if rules.adds_excludes else []
@@ -347,7 +346,7 @@ def _current(
     limit = rules.max_file_size  # (a chunked row within the limit never decides)
     unusual = [row for row in rows if row[4] is not None or row[2] > limit]
     if any(
-        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in unusual
+        rules.size_decides(row[2], None if row[4] is None else from_db(row[4])) for row in unusual
     ):
         return None  # a row made under another size limit
     skipped_entries = _listed(root, rules, names, rows, db)
@@ -382,7 +381,7 @@ def _current(
     skipped_rows = 0
     for name, row in zip(names, rows, strict=True):
         if row[4] is not None:  # the rows of skipped files, in order
-            skipped[name] = _from_db(row[4])
+            skipped[name] = from_db(row[4])
             skipped_rows += 1
     if len(counts) != len(files) or len(rows) - skipped_rows != len(files):
         return None  # a file named twice, or one with chunks the postings do not have
@@ -470,9 +469,7 @@ class _Under:
 
 
 def _rows_hold(under: _Under, names: list[str], rows: Sequence[_FileRow | None]) -> bool:
-    """Whether every file is as its row says by ``lstat`` (``FolderCache.unchanged``
-    True, compared in line: tens of thousands of files)."""
-    racy = cache.RACY_NS
+    """Whether every file is as its row says by ``lstat`` (``stat_holds``)."""
     lstat, fd = os.lstat, under.fd
     paths = names if fd is not None else [under.prefix + name for name in names]
     for path, row in zip(paths, rows, strict=True):
@@ -483,10 +480,8 @@ def _rows_hold(under: _Under, names: list[str], rows: Sequence[_FileRow | None])
             info = lstat(path, dir_fd=fd)
         except OSError:
             return False
-        if (
-            info.st_size != size
-            or info.st_mtime_ns != mtime_ns
-            or max(mtime_ns, info.st_ctime_ns) >= checked_ns - racy
+        if not stat_holds(
+            mtime_ns, size, checked_ns, info.st_mtime_ns, info.st_size, info.st_ctime_ns
         ):
             return False
     return True
