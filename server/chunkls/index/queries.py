@@ -47,6 +47,13 @@ class Queries(Protocol):
     def file_count(self) -> int:
         """How many files have chunks."""
 
+    def file_paths(self) -> Iterator[tuple[Folder, str]]:
+        """Every file with chunks: (folder, root-relative path), in corpus order."""
+
+    def sources(self, source_path: str) -> list[tuple[Folder, str]]:
+        """The files whose chunks have this ``source_path``: (folder, root-relative
+        path), folders in order."""
+
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         """Every skipped file: (folder, root-relative path, reason), by path."""
 

@@ -330,7 +330,7 @@ class Tools:
             if inside is not None:
                 return inside[1]
             relative = path_written(text)  # "/app/x.py": from the root, if it has it
-            if relative is None or not any(f.sources(relative) for f in self.index.folders):
+            if relative is None or not self.index.sources(relative):
                 return None
             return relative
         return path_written(text)

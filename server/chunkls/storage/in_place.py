@@ -31,7 +31,7 @@ from chunkls.storage import cache
 from chunkls.storage.cache import FolderCache, from_db, stat_holds, store_path, to_db
 from chunkls.storage.listing import Listing, files_digest
 from chunkls.storage.mapped import read_plain
-from chunkls.storage.packed import StoredFile, Stub, decode_stubs
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, positions_of
 
 
 class InPlace:
@@ -90,6 +90,27 @@ class InPlace:
                 found.append(chunk_id[:at])
             at = chunk_id.find("#", at + 1)
         return found
+
+    def holds(self, chunk_id: str) -> bool:
+        """Whether some file has a chunk of this ID (its stubs read, not its texts)."""
+        for rel_path in self.holding(chunk_id):
+            stored = self.stored(rel_path)
+            if stored is not None and positions_of(self.decode(stored.packed), chunk_id):
+                return True
+        return False
+
+    def sources(self, source_path: str) -> Sequence[str]:
+        """The files whose chunks have this source path (a cached file's is its path)."""
+        return (source_path,) if self.has(source_path) else ()
+
+    def source_paths(self) -> Iterable[str]:
+        return self.named
+
+    def paths(self) -> list[str]:
+        return list(self.named)
+
+    def file_count(self) -> int:
+        return len(self.named)
 
     def fetch(self, sql: str, parameters: Iterable[object] = ()) -> list[Any]:
         """The rows of a query (none, and ``stale`` set, if the file cannot be read)."""
