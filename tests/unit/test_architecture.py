@@ -40,12 +40,12 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
     "chunkls.index.citations": 446,
-    "chunkls.index.store": 635,
+    "chunkls.index.store": 611,
     "chunkls.mcp.tools": 411,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,
-    "chunkls.storage.cache": 477,
-    "chunkls.storage.in_place": 492,
+    "chunkls.storage.cache": 466,
+    "chunkls.storage.in_place": 458,
 }
 """The modules over ``MAX_LINES`` when the gate came down to it (issue 46), each
 with its length then as its own ceiling. The list only shrinks: a module may not

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules
 from chunkls.chunking.located_chunk import LocatedChunk
@@ -26,8 +26,47 @@ if TYPE_CHECKING:
     from chunkls.storage.packed import StoredFile
 
 
+class FolderInfo(Protocol):
+    """A workspace folder's facts, read-only: what front doors are given
+    (``Queries.folders``, ``IndexedChunk.folder``), never its chunk maps."""
+
+    @property
+    def root(self) -> Path:
+        """The folder as the user gave it; chunk IDs are relative to it."""
+
+    @property
+    def root_resolved(self) -> Path: ...
+
+    @property
+    def rules(self) -> CorpusRules:
+        """Corpus rules: the tutorial's plus ``[tool.chunkls]`` plus editor settings."""
+
+    @property
+    def position(self) -> int:
+        """Its place among the workspace folders (first in corpus order is 0)."""
+
+    @property
+    def config_problems(self) -> Sequence[ConfigProblem]: ...
+
+    @property
+    def name(self) -> str:
+        """A short name for messages."""
+
+    @property
+    def read_in_place(self) -> bool:
+        """Whether it is answered from its cache read in place (not loaded yet)."""
+
+    def relative(self, path: str | Path) -> str | None:
+        """The root-relative POSIX path of an absolute path inside this folder
+        (``None`` also when a folder on its way is a symlink: never in the corpus)."""
+
+    def absolute(self, rel_path: str) -> Path:
+        """The path of a root-relative file."""
+
+
 class Folder:
-    """One workspace folder (corpus root) and its chunks (equal to itself only)."""
+    """One workspace folder (corpus root), its facts (``FolderInfo``) and its
+    chunks (equal to itself only): the session's and the store's, never a front door's."""
 
     def __init__(
         self,
@@ -72,12 +111,13 @@ class Folder:
 
     @property
     def name(self) -> str:
-        """A short name for messages."""
         return self.root.name or str(self.root)
 
+    @property
+    def read_in_place(self) -> bool:
+        return self.in_place is not None
+
     def relative(self, path: str | Path) -> str | None:
-        """The root-relative POSIX path of an absolute path inside this folder
-        (``None`` also when a folder on its way is a symlink: never in the corpus)."""
         candidate = Path(os.path.normpath(path))
         for base in (self.root, self.root_resolved):
             try:
@@ -95,7 +135,6 @@ class Folder:
         return None
 
     def absolute(self, rel_path: str) -> Path:
-        """The path of a root-relative file."""
         return self.root / rel_path
 
     # -- its chunks as loaded: the ``Storage`` read while not ``in_place`` ----------
@@ -194,6 +233,16 @@ class Storage(Protocol):
         """A file's texts blob from the cache (``None``: not there)."""
 
 
+def held(folder: FolderInfo) -> Folder:
+    """The folder behind facts the store handed out (each is a ``Folder``)."""
+    return cast(Folder, folder)
+
+
+def outside_folder(root: Path) -> FolderInfo:
+    """A folder not in the index (single-file mode: a document's directory)."""
+    return Folder(root, CorpusRules())
+
+
 def innermost(folders: Iterable[Folder], path: str | Path) -> tuple[Folder, str] | None:
     """The innermost of ``folders`` containing an absolute path, and the relative path."""
     best: tuple[Folder, str] | None = None
@@ -207,7 +256,7 @@ def innermost(folders: Iterable[Folder], path: str | Path) -> tuple[Folder, str]
 class IndexedChunk(NamedTuple):
     """A chunk and the workspace folder it belongs to."""
 
-    folder: Folder
+    folder: FolderInfo
     chunk: LocatedChunk
 
     @property

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.located_chunk import LocatedChunk
-from chunkls.index.folder import Folder, IndexedChunk, innermost
+from chunkls.index.folder import Folder, FolderInfo, IndexedChunk, held, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
@@ -388,7 +388,7 @@ class ChunkStore:
             for rel_path in folder.storage.paths():
                 yield folder, rel_path
 
-    def sources(self, source_path: str) -> list[tuple[Folder, str]]:
+    def sources(self, source_path: str) -> list[tuple[FolderInfo, str]]:
         return [(f, rel_path) for f in self.folders for rel_path in f.storage.sources(source_path)]
 
     def chunks(self) -> Iterator[IndexedChunk]:
@@ -406,19 +406,20 @@ class ChunkStore:
             for rel_path in sorted(folder.skipped):
                 yield folder, rel_path, folder.skipped[rel_path]
 
-    def skip_reason(self, rel_path: str) -> str | None:
-        return next((f.skipped[rel_path] for f in self.folders if rel_path in f.skipped), None)
+    def skip_reason(self, rel_path: str, folder: FolderInfo | None = None) -> str | None:
+        folders = self.folders if folder is None else [held(folder)]
+        return next((f.skipped[rel_path] for f in folders if rel_path in f.skipped), None)
 
     def has_id(self, chunk_id: str) -> bool:
         if chunk_id.startswith("/"):
             return any(self._holding(f, rel_id) for f, rel_id in self._rooted(chunk_id))
         return any(folder.storage.holds(chunk_id) for folder in self.folders)
 
-    def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
+    def lookup(self, chunk_id: str, prefer: FolderInfo | None = None) -> list[IndexedChunk]:
         if chunk_id.startswith("/"):
             return [e for f, rel_id in self._rooted(chunk_id) for e in self._entries(f, rel_id)]
-        if prefer is not None and (holding := self._holding(prefer, chunk_id)):
-            return self._entries(prefer, chunk_id, holding)
+        if prefer is not None and (holding := self._holding(held(prefer), chunk_id)):
+            return self._entries(held(prefer), chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
     def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
@@ -460,7 +461,7 @@ class ChunkStore:
         return ref.chunk_id, not known
 
     def resolve_first(
-        self, candidate_ids: Iterable[str], prefer: Folder | None = None
+        self, candidate_ids: Iterable[str], prefer: FolderInfo | None = None
     ) -> list[IndexedChunk]:
         for chunk_id in candidate_ids:
             found = self.lookup(chunk_id, prefer)
@@ -487,11 +488,11 @@ class ChunkStore:
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         return self.suggestions.suggest(chunk_id, limit)
 
-    def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
-        stored = self._stored(folder, rel_path)
-        return self._unpack(folder, stored) if stored is not None else ()
+    def file_chunks(self, folder: FolderInfo, rel_path: str) -> tuple[LocatedChunk, ...]:
+        stored = self._stored(held(folder), rel_path)
+        return self._unpack(held(folder), stored) if stored is not None else ()
 
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+    def chunk_at(self, folder: FolderInfo, rel_path: str, line: int) -> LocatedChunk | None:
         chunks = self.file_chunks(folder, rel_path)
         return next((c for c in chunks if c.start_line <= line <= c.end_line), None)
 
@@ -504,7 +505,7 @@ class ChunkStore:
         return stored
 
     def chunks_of_source(
-        self, source_path: str, prefer: Folder | None = None
+        self, source_path: str, prefer: FolderInfo | None = None
     ) -> list[LocatedChunk]:
         seen: dict[str, LocatedChunk] = {}
         for folder in sorted(self.folders, key=lambda folder: folder is not prefer):
@@ -562,7 +563,7 @@ class ChunkStore:
         self,
         text: str,
         language: str,
-        folder: Folder | None,
+        folder: FolderInfo | None,
         rel_path: str | None,
         refs: Sequence[ChunkRef] | None = None,
         suggested: dict[str, list[str]] | None = None,
@@ -584,7 +585,7 @@ class ChunkStore:
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
-    def cited_files(self) -> list[tuple[Folder, str]]:
+    def cited_files(self) -> list[tuple[FolderInfo, str]]:
         if "citations" not in self.__dict__:
             return []
         return sorted(self.citations.files, key=lambda key: (key[0].position, key[1]))

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.storage.packed import StoredFile
+from chunkls.storage.packed import StoredFile, from_db, to_db
 
 if TYPE_CHECKING:
     import logging
@@ -44,31 +44,10 @@ RACY_NS = 2_000_000_000
 """A file modified this close to when its row was written is confirmed by hash."""
 
 
-def to_db(text: str) -> str | bytes:
-    """A path or reason as SQLite keeps it: text, or its bytes when it holds lone
-    surrogates (a name that is not UTF-8)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape")
-    return text
-
-
-def from_db(value: str | bytes) -> str:
-    """The text ``to_db`` was given."""
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
-
-
-def stat_holds(
-    row_mtime_ns: int, row_size: int, checked_ns: int, mtime_ns: int, size: int, ctime_ns: int
-) -> bool:
-    """Whether a file's stat says it is as its row (size, modification time, and
+def stat_holds(was: int, sized: int, checked: int, mtime_ns: int, size: int, ctime_ns: int) -> bool:
+    """Whether a file's stat says it is as its row (mtime ``was``, size ``sized``,
     both times older than the row's check by ``RACY_NS``)."""
-    return (
-        size == row_size
-        and mtime_ns == row_mtime_ns
-        and max(mtime_ns, ctime_ns) < checked_ns - RACY_NS
-    )
+    return size == sized and mtime_ns == was and max(mtime_ns, ctime_ns) < checked - RACY_NS
 
 
 def _version() -> str:

@@ -16,7 +16,6 @@ import contextlib
 import functools
 import gc
 import marshal
-import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,10 +27,10 @@ from typing import Any
 from chunkls.chunking.corpus import CorpusRules, walk_corpus
 from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer, prefix_key, rank_among
 from chunkls.storage import cache
-from chunkls.storage.cache import FolderCache, from_db, stat_holds, store_path, to_db
-from chunkls.storage.listing import Listing, files_digest
+from chunkls.storage.cache import FolderCache, store_path
+from chunkls.storage.listing import Listing, Under, files_digest, rows_hold
 from chunkls.storage.mapped import read_plain
-from chunkls.storage.packed import StoredFile, Stub, decode_stubs, positions_of
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, from_db, positions_of, to_db
 
 
 class InPlace:
@@ -424,7 +423,7 @@ def _listed(
     ):
         return None
     trusted_before = listing.taken_ns - cache.RACY_NS
-    with _Under(root) as under:
+    with Under(root) as under:
         for rel_dir, mtime_ns, ctime_ns in listing.folders:
             try:
                 info = under.stat(rel_dir)
@@ -436,7 +435,7 @@ def _listed(
                 or max(mtime_ns, ctime_ns) >= trusted_before
             ):
                 return None
-        if not _rows_hold(under, names, rows):
+        if not rows_hold(under, names, rows):
             return None
     return [(rel_path, reason) for rel_path, reason in listing.skipped]
 
@@ -453,56 +452,7 @@ def _walked(
     found = [by_name.get(file.rel_path) for file in walk.files]
     if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
         return None  # new, or a symlink (never cached: chunked on every run)
-    with _Under(root) as under:
-        if not _rows_hold(under, [file.rel_path for file in walk.files], found):
+    with Under(root) as under:
+        if not rows_hold(under, [file.rel_path for file in walk.files], found):
             return None
     return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
-
-
-class _Under:
-    """Stats of root-relative paths (``/``-separated, as the rows name them):
-    through a descriptor of the root where the platform takes one (the root's
-    own path is not looked up again for each), else through joined paths."""
-
-    def __init__(self, root: Path) -> None:
-        self.top = os.fspath(root)
-        self.prefix = self.top.rstrip(os.sep) + os.sep  # (a join costs as much as a stat)
-        self.fd: int | None = None
-
-    def __enter__(self) -> _Under:
-        if os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
-            with contextlib.suppress(OSError):
-                self.fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def stat(self, rel_dir: str) -> os.stat_result:
-        """A folder's stat, symlinks followed (``""``: the root's)."""
-        if not rel_dir:
-            return os.stat(self.top)
-        if self.fd is not None:
-            return os.stat(rel_dir, dir_fd=self.fd)
-        return os.stat(self.prefix + rel_dir)
-
-
-def _rows_hold(under: _Under, names: list[str], rows: Sequence[_FileRow | None]) -> bool:
-    """Whether every file is as its row says by ``lstat`` (``stat_holds``)."""
-    lstat, fd = os.lstat, under.fd
-    paths = names if fd is not None else [under.prefix + name for name in names]
-    for path, row in zip(paths, rows, strict=True):
-        if row is None:
-            return False
-        _, mtime_ns, size, checked_ns, _, _, _ = row
-        try:
-            info = lstat(path, dir_fd=fd)
-        except OSError:
-            return False
-        if not stat_holds(
-            mtime_ns, size, checked_ns, info.st_mtime_ns, info.st_size, info.st_ctime_ns
-        ):
-            return False
-    return True
