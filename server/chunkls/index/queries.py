@@ -1,7 +1,8 @@
 """The query API: every question a front door asks of the index, and nothing
 that changes it.
 
-``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``. A
+``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``, which
+front doors see through ``read_view``: its questions and no write method. A
 question only reads (no source file, no chunking, no cache write); the session's
 write step (``Session.catch_up``) comes before it, and again when ``incomplete``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from chunkls.chunking.located_chunk import LocatedChunk
@@ -186,3 +187,44 @@ class Queries(Protocol):
         """What a chunk ID that does not resolve became (moved, renamed, changed or
         deleted, with its evidence), from the text it last named in the folders' git
         history or the index's own history; ``None`` when neither has it or it resolves."""
+
+
+QUESTIONS = tuple(n for n, v in vars(Queries).items() if callable(v) and not n.startswith("_"))
+"""The query API's methods (its properties and ``len`` aside)."""
+
+
+class _Reader:
+    """The store's questions and nothing else: each of ``QUESTIONS`` is the
+    store's own method, bound when the view is made (no call in between)."""
+
+    __slots__ = ("_store", *QUESTIONS)
+
+    def __init__(self, store: Queries) -> None:
+        self._store = store
+        for name in QUESTIONS:
+            setattr(self, name, getattr(store, name))
+
+    @property
+    def folders(self) -> Sequence[FolderInfo]:
+        return self._store.folders
+
+    @property
+    def version(self) -> int:
+        return self._store.version
+
+    @property
+    def folders_version(self) -> int:
+        return self._store.folders_version
+
+    @property
+    def incomplete(self) -> bool:
+        return self._store.incomplete
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+def read_view(store: Queries) -> Queries:
+    """A view of the store that can only ask (``Session.queries``: the session
+    alone holds the store, which writes)."""
+    return cast("Queries", _Reader(store))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from chunkls.chunking.corpus import RULES_FILE, CorpusRules, load_rules
 from chunkls.index.folder import Folder, FolderInfo, held
-from chunkls.index.queries import Queries
+from chunkls.index.queries import Queries, read_view
 from chunkls.index.store import ChunkStore
 from chunkls.runtime.log import logger
 
@@ -87,9 +87,9 @@ class Session:
 
         return BulkIndexer(self.store, *self._indexing)
 
-    @property
+    @cached_property
     def queries(self) -> Queries:
-        return self.store
+        return read_view(self.store)
 
     @property
     def folders(self) -> Sequence[FolderInfo]:
