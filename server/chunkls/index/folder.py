@@ -76,12 +76,9 @@ class Folder:
         config_problems: list[ConfigProblem] | None = None,
     ) -> None:
         self.root = root
-        """The folder as the user gave it; chunk IDs are relative to it."""
         self.root_resolved = root.resolve()
         self.rules = rules
-        """Corpus rules: the tutorial's plus ``[tool.chunkls]`` plus editor settings."""
         self.position = position
-        """Its place among the workspace folders (first in corpus order is 0)."""
         self.config_problems: list[ConfigProblem] = config_problems or []
         self.files: dict[str, StoredFile] = {}
         self.skipped: dict[str, str] = {}

@@ -398,8 +398,8 @@ class ChunkStore:
 
     def chunk_ids(self) -> Iterator[str]:
         for folder in sorted(self.folders, key=lambda f: f.position):
-            for _, packed in folder.storage.all_stubs():  # every file once: decoded, not kept
-                yield from [stub[0] for stub in decode_stubs(packed)]
+            for _, packed in folder.storage.all_stubs():  # every file once: not kept
+                yield from [stub[0] for stub in self._decoded.get(packed) or decode_stubs(packed)]
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
@@ -418,8 +418,8 @@ class ChunkStore:
     def lookup(self, chunk_id: str, prefer: FolderInfo | None = None) -> list[IndexedChunk]:
         if chunk_id.startswith("/"):
             return [e for f, rel_id in self._rooted(chunk_id) for e in self._entries(f, rel_id)]
-        if prefer is not None and (holding := self._holding(held(prefer), chunk_id)):
-            return self._entries(held(prefer), chunk_id, holding)
+        if prefer is not None and (holding := self._holding(mine := held(prefer), chunk_id)):
+            return self._entries(mine, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
     def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
@@ -489,8 +489,8 @@ class ChunkStore:
         return self.suggestions.suggest(chunk_id, limit)
 
     def file_chunks(self, folder: FolderInfo, rel_path: str) -> tuple[LocatedChunk, ...]:
-        stored = self._stored(held(folder), rel_path)
-        return self._unpack(held(folder), stored) if stored is not None else ()
+        stored = self._stored(mine := held(folder), rel_path)
+        return self._unpack(mine, stored) if stored is not None else ()
 
     def chunk_at(self, folder: FolderInfo, rel_path: str, line: int) -> LocatedChunk | None:
         chunks = self.file_chunks(folder, rel_path)
