@@ -40,12 +40,12 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
     "chunkls.index.citations": 446,
-    "chunkls.index.store": 635,
+    "chunkls.index.store": 611,
     "chunkls.mcp.tools": 411,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,
-    "chunkls.storage.cache": 477,
-    "chunkls.storage.in_place": 492,
+    "chunkls.storage.cache": 466,
+    "chunkls.storage.in_place": 458,
 }
 """The modules over ``MAX_LINES`` when the gate came down to it (issue 46), each
 with its length then as its own ceiling. The list only shrinks: a module may not
@@ -411,6 +411,91 @@ def test_the_union_check_sees_one(tmp_path: Path) -> None:
     assert engine_unions(root) == ["pkg.cli: store.Disk[int] | Store | None"]
 
 
+WRITERS = {"chunkls.index.store", "chunkls.index.bulk", "chunkls.index.refresh"}
+"""Modules that change the index: a front door imports none (``Session`` owns them)."""
+WRITER_NAMES = {"ChunkStore", "Folder", "FolderCache", "BulkIndexer", "InPlace"}
+"""Mutable engine classes a front door never names (it has ``Queries``, ``FolderInfo``)."""
+FOLDER_INSIDES = {
+    *("in_place", "cache", "files", "generations", "by_id", "by_source", "storage"),
+    *("deferred", "touched", "snapshot_stale", "store"),
+}
+"""A folder's (or the session's) insides a front door never reads (``self.x`` aside)."""
+REACHING_AROUND = {"chunkls.cli.commands", "chunkls.lsp.server", "chunkls.mcp.service"}
+"""Front doors that still reach ``session.store`` (issue 46 point 3 takes them
+through ``Session``); shrink-only."""
+
+
+def reaches_a_writer(module: str, source: str) -> list[str]:
+    """What a front-door module imports or reads of the writer side: writer
+    modules, mutable classes, a folder's insides; another module's private names
+    (any module)."""
+    door = module.split(".")[1:2] in (["cli"], ["lsp"], ["mcp"])
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chunkls"):
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            found += [f"imports {n}" for n in names if re.search(r"\._(?!_)", n)]  # (not dunder)
+            if door and node.module in WRITERS:
+                found.append(f"imports {node.module}")
+            elif door:
+                found += [
+                    f"imports {name}"
+                    for name in names
+                    if name in WRITERS or name.rpartition(".")[2] in WRITER_NAMES
+                ]
+        elif isinstance(node, ast.Import) and door:
+            found += [f"imports {alias.name}" for alias in node.names if alias.name in WRITERS]
+        elif (
+            door
+            and isinstance(node, ast.Attribute)
+            and node.attr in FOLDER_INSIDES
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+            and not (node.attr == "store" and module in REACHING_AROUND)
+        ):
+            found.append(f"reads {ast.unparse(node)}")
+    return sorted(found)
+
+
+def test_front_doors_reach_no_writer() -> None:
+    """A front door asks through ``Queries`` and gets ``FolderInfo``: it imports
+    no writer nor ``Folder`` and reads no folder's insides; no module imports
+    another's private names."""
+    found = {
+        module: problems
+        for module, path in module_files(PACKAGE).items()
+        if (problems := reaches_a_writer(module, path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
+
+
+FOLDER = "from chunkls.index.folder import "
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("chunkls.lsp.a", f"{FOLDER}FolderInfo\nq.folders", []),
+        ("chunkls.lsp.a", f"{FOLDER}Folder", ["imports chunkls.index.folder.Folder"]),
+        ("chunkls.mcp.a", "from chunkls.index.store import X", ["imports chunkls.index.store"]),
+        ("chunkls.mcp.a", "from chunkls.index import store", ["imports chunkls.index.store"]),
+        ("chunkls.cli.a", "import chunkls.index.bulk", ["imports chunkls.index.bulk"]),
+        ("chunkls.cli.a", "f.in_place is None or g.files", ["reads f.in_place", "reads g.files"]),
+        ("chunkls.mcp.a", "session.store.set_file()", ["reads session.store"]),
+        ("chunkls.mcp.a", "self.files()\nq.folder.cache", ["reads q.folder.cache"]),
+        ("chunkls.index.a", "f.in_place\nfrom chunkls.index.store import ChunkStore", []),
+        (
+            "chunkls.index.a",
+            "from chunkls.storage.cache import _to",
+            ["imports chunkls.storage.cache._to"],
+        ),
+    ],
+)
+def test_the_writer_check_sees_a_front_door_reach_it(
+    module: str, source: str, expected: list[str]
+) -> None:
+    assert reaches_a_writer(module, source) == expected
+
+
 def over_the_limit(lengths: dict[str, int], limit: int, allowed: dict[str, int]) -> list[str]:
     """What breaks a shrink-only size gate: a length over ``limit`` not allowed,
     or past its own ceiling; an allowed one gone (or back under ``limit``) still listed."""
@@ -558,3 +643,18 @@ def test_the_layout_table_gives_every_module_its_job() -> None:
         if path.name != "__init__.py" or path.parent == PACKAGE or path.parent.name == "cli"
     }
     assert listed == modules
+
+
+def test_front_doors_are_handed_a_view_that_cannot_write() -> None:
+    """``Session.queries`` has exactly the questions of ``Queries``: no write method."""
+    from chunkls.index.queries import QUESTIONS
+    from chunkls.index.session import Session
+
+    queries = Session().queries
+    writes = ("set_file", "link", "make_searchable", "save", "add_folder", "read_in_place")
+    assert not [name for name in writes if hasattr(queries, name)]
+    assert {name for name in dir(queries) if not name.startswith("_")} == {
+        *QUESTIONS,
+        *("folders", "version", "folders_version", "incomplete"),
+    }
+    assert len(queries) == 0 and queries.folders == []

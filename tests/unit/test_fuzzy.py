@@ -48,7 +48,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index(tree: Path) -> Queries:
-    return build_index([tree]).queries
+    return build_index([tree]).store  # (the store itself: a test reads its postings)
 
 
 @pytest.mark.parametrize(

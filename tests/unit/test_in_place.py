@@ -17,6 +17,7 @@ import pytest
 import chunkls.search.postings
 import chunkls.storage.cache
 import chunkls.storage.in_place
+import chunkls.storage.listing
 from chunkls import cli
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.index.bulk import BulkIndexer
@@ -112,14 +113,14 @@ def stats(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
 
 
 def test_stats_under_the_root_are_those_of_its_paths(tree: Path, stats: str) -> None:
-    with chunkls.storage.in_place._Under(tree) as under:
+    with chunkls.storage.listing.Under(tree) as under:
         assert (under.fd is not None) == (stats == "descriptor")
         for rel_dir in ("", "app"):
             assert under.stat(rel_dir) == os.stat(tree / rel_dir)
         names = ["app/greet.py", "README.md"]
         rows = [(name, *_row_of(tree / name)) for name in names]
-        assert chunkls.storage.in_place._rows_hold(under, names, rows)
-        assert not chunkls.storage.in_place._rows_hold(under, ["app/gone.py"], rows[:1])
+        assert chunkls.storage.listing.rows_hold(under, names, rows)
+        assert not chunkls.storage.listing.rows_hold(under, ["app/gone.py"], rows[:1])
     assert under.fd is None  # closed
 
 
@@ -474,7 +475,7 @@ def test_a_folder_changed_just_before_the_walk_is_not_trusted(
     newest = max(max(mtime, ctime) for _, mtime, ctime in listing.folders)
     # the same folders, taken as if the walk began a moment after the newest change
     monkeypatch.setattr(chunkls.storage.cache, "RACY_NS", listing.taken_ns - newest)
-    monkeypatch.setattr(chunkls.storage.in_place, "_rows_hold", lambda *a: True)
+    monkeypatch.setattr(chunkls.storage.in_place, "rows_hold", lambda *a: True)
     assert open_current(tree, CorpusRules(), cache_dir()) is not None
     assert walks == [tree]
 

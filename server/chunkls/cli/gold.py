@@ -189,8 +189,7 @@ def indexed(queries: Queries, target: Target) -> bool:
     paths = [p for p in queries.source_paths() if path_matches(p, target.path)]
     return any(
         covers(Place(chunk.chunk_id, chunk.source_path, chunk.start_line, chunk.end_line), target)
-        for folder in queries.folders
         for source_path in paths
-        for rel_path in folder.sources(source_path)
+        for folder, rel_path in queries.sources(source_path)
         for chunk in queries.file_chunks(folder, rel_path)
     )

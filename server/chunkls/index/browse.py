@@ -55,12 +55,12 @@ def _kept(owner: object, key: object, paths: Callable[[], Iterator[str] | list[s
 
 def _state(store: ChunkStore) -> object:
     """What changes whenever a folder's paths may have changed."""
-    return (store.version, store.folders_version, [f.in_place is None for f in store.folders])
+    return (store.version, store.folders_version)  # (reading in place or not: a version)
 
 
 def sorted_paths(store: ChunkStore, folder: Folder) -> list[str]:
-    """A folder's files with chunks, sorted (``Folder.paths``, kept)."""
-    return _kept(folder, _state(store), folder.paths)
+    """A folder's files with chunks, sorted (``Storage.paths``, kept)."""
+    return _kept(folder, _state(store), folder.storage.paths)
 
 
 def sources_starting(store: ChunkStore, prefix: str) -> list[str]:
@@ -122,7 +122,7 @@ def chunk_page(
                 first = prefixes is not None and any(map(rel_path.startswith, prefixes))
                 if first != (part == 0) and under:
                     continue
-                stored = folder.stored(rel_path)
+                stored = folder.storage.stored(rel_path)
                 file_stubs = stored.stubs if stored is not None else ()
                 for number in range(index, len(file_stubs)):
                     if len(stubs) == limit:
@@ -139,8 +139,8 @@ def _path_ids(store: ChunkStore, typed: str) -> Iterator[str]:
     paths = [path] if hash_sign else sources_starting(store, path)
     for source_path in paths:
         for folder in sorted(store.folders, key=lambda folder: folder.position):
-            for rel_path in folder.sources(source_path):
-                stored = folder.stored(rel_path)
+            for rel_path in folder.storage.sources(source_path):
+                stored = folder.storage.stored(rel_path)
                 for stub in stored.stubs if stored is not None else ():
                     if stub[0].startswith(typed) or (not hash_sign and stub[1] == source_path):
                         yield stub[0]

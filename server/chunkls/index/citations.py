@@ -20,7 +20,7 @@ from chunkls.chunking.suffixes import suffix_of
 from chunkls.ids.grammar import ChunkRef, candidate_ids, find_chunk_refs_in
 from chunkls.ids.ignore_markers import unignored
 from chunkls.ids.json_strings import JSON_SUFFIXES
-from chunkls.index.folder import Folder
+from chunkls.index.folder import FolderInfo
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
@@ -65,7 +65,7 @@ def language_of(name: str) -> str:
 class Citation(NamedTuple):
     """A chunk ID written in a file."""
 
-    folder: Folder
+    folder: FolderInfo
     rel_path: str
     ref: ChunkRef
     line: int
@@ -78,7 +78,7 @@ class Citation(NamedTuple):
     """The line up to the reference's end when it is not ASCII (for UTF-16 columns)."""
 
 
-def scan_text(folder: Folder, rel_path: str, text: str, language: str) -> list[Citation]:
+def scan_text(folder: FolderInfo, rel_path: str, text: str, language: str) -> list[Citation]:
     """The citations written in a text."""
     citations: list[Citation] = []
     line = line_start = cursor = 0
@@ -117,7 +117,7 @@ def walk_citation_files(
     root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
 ) -> list[str]:
     """Root-relative paths of the files that may cite chunks, less ``excluded``
-    ones. Folder symlinks are not followed, file symlinks only to under the root."""
+    ones. FolderInfo symlinks are not followed, file symlinks only to under the root."""
     confine = root.resolve()
     found: list[str] = []
     start = os.path.join(root, under) if under else os.fspath(root)
@@ -149,7 +149,7 @@ def walk_citation_files(
     return found
 
 
-def citation_scope_excludes(rel_path: str, folder: Folder) -> bool:
+def citation_scope_excludes(rel_path: str, folder: FolderInfo) -> bool:
     """Whether a root-relative path of a folder is outside the citation scan."""
     parts = rel_path.split("/")
     return (
@@ -197,10 +197,10 @@ class CitationIndex:
     """Every citation in the workspace's Markdown and text files, by target ID."""
 
     def __init__(self) -> None:
-        self.files: dict[tuple[Folder, str], list[Citation]] = {}
+        self.files: dict[tuple[FolderInfo, str], list[Citation]] = {}
         self.by_target: dict[str, list[Citation]] = {}
 
-    def set_file(self, folder: Folder, rel_path: str, citations: list[Citation] | None) -> None:
+    def set_file(self, folder: FolderInfo, rel_path: str, citations: list[Citation] | None) -> None:
         """Replace one file's citations (``None``: the file is gone)."""
         old = self.files.pop((folder, rel_path), None)
         for citation in old or ():
@@ -217,14 +217,14 @@ class CitationIndex:
             for target in citation.targets:
                 self.by_target.setdefault(target, []).append(citation)
 
-    def scan_file(self, folder: Folder, rel_path: str) -> None:
+    def scan_file(self, folder: FolderInfo, rel_path: str) -> None:
         """(Re-)read one file from disk."""
         text = read_text_file(folder.absolute(rel_path), folder.root_resolved)
         language = language_of(rel_path.rsplit("/", 1)[-1])
         found = None if text is None else scan_text(folder, rel_path, text, language)
         self.set_file(folder, rel_path, found)
 
-    def scan_folder(self, folder: Folder) -> Iterator[None]:
+    def scan_folder(self, folder: FolderInfo) -> Iterator[None]:
         """Scan a whole folder, a file at a time (yields so a server can answer)."""
         seen = set(walk_citation_files(folder.root, excluded=folder.rules.glob_excludes))
         self._forget(folder, keep=seen)
@@ -232,7 +232,7 @@ class CitationIndex:
             self.scan_file(folder, rel_path)
             yield
 
-    def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+    def refresh(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
         """Re-read changed paths (files or whole folders, created or deleted)."""
         for rel_path in rel_paths:
             path = folder.absolute(rel_path)
@@ -246,11 +246,11 @@ class CitationIndex:
             elif not citation_scope_excludes(rel_path, folder):
                 self.scan_file(folder, rel_path)
 
-    def remove_folder(self, folder: Folder) -> None:
+    def remove_folder(self, folder: FolderInfo) -> None:
         """Forget a folder's citations."""
         self._forget(folder)
 
-    def _forget(self, folder: Folder, under: str = "", keep: Container[str] = ()) -> None:
+    def _forget(self, folder: FolderInfo, under: str = "", keep: Container[str] = ()) -> None:
         """Forget the citations of a folder's files whose path starts with ``under``
         (all of them by default), but those in ``keep``."""
         for _, rel_path in [key for key in self.files if key[0] is folder]:
@@ -287,7 +287,7 @@ def check_text(
     index: Queries,
     text: str,
     language: str,
-    folder: Folder | None,
+    folder: FolderInfo | None,
     rel_path: str | None,
     history: ChunkHistory | None = None,
     refs: Sequence[ChunkRef] | None = None,

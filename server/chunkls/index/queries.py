@@ -1,7 +1,8 @@
 """The query API: every question a front door asks of the index, and nothing
 that changes it.
 
-``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``. A
+``Queries`` has one implementation, ``chunkls.index.store.ChunkStore``, which
+front doors see through ``read_view``: its questions and no write method. A
 question only reads (no source file, no chunking, no cache write); the session's
 write step (``Session.catch_up``) comes before it, and again when ``incomplete``.
 """
@@ -10,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from chunkls.chunking.located_chunk import LocatedChunk
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, Problem
-    from chunkls.index.folder import Folder, IndexedChunk
+    from chunkls.index.folder import FolderInfo, IndexedChunk
     from chunkls.index.replacement import Replacement
     from chunkls.search.scorer import Hit
 
@@ -25,12 +26,17 @@ if TYPE_CHECKING:
 class Queries(Protocol):
     """What the index answers (reading only)."""
 
-    folders: list[Folder]
-    """The workspace folders, in order."""
-    version: int
-    """Changes whenever a file's chunks change (memoised answers check it)."""
-    folders_version: int
-    """Changes whenever a folder is added or removed."""
+    @property
+    def folders(self) -> Sequence[FolderInfo]:
+        """The workspace folders, in order (their facts)."""
+
+    @property
+    def version(self) -> int:
+        """Changes whenever a file's chunks change (memoised answers check it)."""
+
+    @property
+    def folders_version(self) -> int:
+        """Changes whenever a folder is added or removed."""
 
     def __len__(self) -> int:
         """How many chunks are searchable."""
@@ -41,27 +47,35 @@ class Queries(Protocol):
 
     # -- where things are ------------------------------------------------------------
 
-    def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
+    def folder_of(self, path: str | Path) -> tuple[FolderInfo, str] | None:
         """The innermost folder containing an absolute path, and the relative path."""
 
     def file_count(self) -> int:
         """How many files have chunks."""
 
-    def skipped(self) -> Iterator[tuple[Folder, str, str]]:
+    def file_paths(self) -> Iterator[tuple[FolderInfo, str]]:
+        """Every file with chunks: (folder, root-relative path), in corpus order."""
+
+    def sources(self, source_path: str) -> list[tuple[FolderInfo, str]]:
+        """The files whose chunks have this ``source_path``: (folder, root-relative
+        path), folders in order."""
+
+    def skipped(self) -> Iterator[tuple[FolderInfo, str, str]]:
         """Every skipped file: (folder, root-relative path, reason), by path."""
 
-    def skip_reason(self, rel_path: str) -> str | None:
-        """Why a root-relative path of some folder could not be chunked, if it was not."""
+    def skip_reason(self, rel_path: str, folder: FolderInfo | None = None) -> str | None:
+        """Why a root-relative path of some folder (or of ``folder``) could not be
+        chunked, if it was not."""
 
     # -- resolve and look up -----------------------------------------------------------
 
-    def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
+    def lookup(self, chunk_id: str, prefer: FolderInfo | None = None) -> list[IndexedChunk]:
         """Chunks with exactly this ID: in ``prefer`` if it has any, else in any folder.
         An ID whose path starts with ``/`` is an absolute path: the chunks of the
         root-relative ID in the folders whose root holds it (none outside them)."""
 
     def resolve_first(
-        self, candidate_ids: Iterable[str], prefer: Folder | None = None
+        self, candidate_ids: Iterable[str], prefer: FolderInfo | None = None
     ) -> list[IndexedChunk]:
         """The chunks of the first candidate ID that resolves (empty if none does)."""
 
@@ -80,14 +94,14 @@ class Queries(Protocol):
 
     # -- outline ---------------------------------------------------------------------
 
-    def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
+    def file_chunks(self, folder: FolderInfo, rel_path: str) -> tuple[LocatedChunk, ...]:
         """One file's chunks, in order (its outline; empty when it has none)."""
 
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+    def chunk_at(self, folder: FolderInfo, rel_path: str, line: int) -> LocatedChunk | None:
         """The indexed chunk of a file at a 1-based line."""
 
     def chunks_of_source(
-        self, source_path: str, prefer: Folder | None = None
+        self, source_path: str, prefer: FolderInfo | None = None
     ) -> list[LocatedChunk]:
         """The chunks whose ``source_path`` is this one, ``prefer``'s first, one per
         chunk ID, in file order."""
@@ -147,7 +161,7 @@ class Queries(Protocol):
         self,
         text: str,
         language: str,
-        folder: Folder | None,
+        folder: FolderInfo | None,
         rel_path: str | None,
         refs: Sequence[ChunkRef] | None = None,
         suggested: dict[str, list[str]] | None = None,
@@ -166,10 +180,51 @@ class Queries(Protocol):
     def citing(self, chunk_id: str) -> list[Citation]:
         """The citations of a chunk ID in the workspace's documents (those scanned)."""
 
-    def cited_files(self) -> list[tuple[Folder, str]]:
+    def cited_files(self) -> list[tuple[FolderInfo, str]]:
         """The workspace's documents that cite chunk IDs (those scanned), by folder and path."""
 
     def replacement(self, chunk_id: str) -> Replacement | None:
         """What a chunk ID that does not resolve became (moved, renamed, changed or
         deleted, with its evidence), from the text it last named in the folders' git
         history or the index's own history; ``None`` when neither has it or it resolves."""
+
+
+QUESTIONS = tuple(n for n, v in vars(Queries).items() if callable(v) and not n.startswith("_"))
+"""The query API's methods (its properties and ``len`` aside)."""
+
+
+class _Reader:
+    """The store's questions and nothing else: each of ``QUESTIONS`` is the
+    store's own method, bound when the view is made (no call in between)."""
+
+    __slots__ = ("_store", *QUESTIONS)
+
+    def __init__(self, store: Queries) -> None:
+        self._store = store
+        for name in QUESTIONS:
+            setattr(self, name, getattr(store, name))
+
+    @property
+    def folders(self) -> Sequence[FolderInfo]:
+        return self._store.folders
+
+    @property
+    def version(self) -> int:
+        return self._store.version
+
+    @property
+    def folders_version(self) -> int:
+        return self._store.folders_version
+
+    @property
+    def incomplete(self) -> bool:
+        return self._store.incomplete
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+def read_view(store: Queries) -> Queries:
+    """A view of the store that can only ask (``Session.queries``: the session
+    alone holds the store, which writes)."""
+    return cast("Queries", _Reader(store))

@@ -10,14 +10,14 @@ write step, the question, and both again when the answer was incomplete.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from chunkls.chunking.corpus import RULES_FILE, CorpusRules, load_rules
-from chunkls.index.folder import Folder
-from chunkls.index.queries import Queries
+from chunkls.index.folder import Folder, FolderInfo, held
+from chunkls.index.queries import Queries, read_view
 from chunkls.index.store import ChunkStore
 from chunkls.runtime.log import logger
 
@@ -87,25 +87,26 @@ class Session:
 
         return BulkIndexer(self.store, *self._indexing)
 
-    @property
+    @cached_property
     def queries(self) -> Queries:
-        return self.store
+        return read_view(self.store)
 
     @property
-    def folders(self) -> list[Folder]:
+    def folders(self) -> Sequence[FolderInfo]:
         return self.store.folders
 
     # -- folders -------------------------------------------------------------------
 
-    def add_root(self, root: Path, rules: CorpusRules | None = None) -> Folder:
+    def add_root(self, root: Path, rules: CorpusRules | None = None) -> FolderInfo:
         """Add a folder with its configured rules, or ``rules``; indexed by the
         next ``catch_up``."""
         folder = self.store.add_folder(root, self.base_rules, rules)
         self.waiting.append(folder)
         return folder
 
-    def remove_folder(self, folder: Folder) -> None:
+    def remove_folder(self, folder: FolderInfo) -> None:
         """Drop a folder and its chunks and citations (its cache stays)."""
+        folder = held(folder)
         self.store.stop_reading_in_place(folder)
         if self.citations:
             self.store.citations.remove_folder(folder)
@@ -117,8 +118,9 @@ class Session:
 
     # -- the write path ----------------------------------------------------------------
 
-    def note_changed(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+    def note_changed(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
         """Paths that changed on disk, re-read by the next ``catch_up`` (any thread)."""
+        folder = held(folder)
         with self._lock:
             self._changed.setdefault(folder, set()).update(rel_paths)
 
@@ -127,7 +129,7 @@ class Session:
         with self._lock:
             return bool(self._changed)
 
-    def catch_up(self, progress: Progress | None = None) -> list[tuple[Folder, str]]:
+    def catch_up(self, progress: Progress | None = None) -> list[tuple[FolderInfo, str]]:
         """Bring the index up to date with the disk (new folders read in place or
         indexed, changed paths and lost texts re-read, a stale cache read in place
         loaded); returns the (folder, path) whose chunks changed."""
@@ -155,7 +157,7 @@ class Session:
             changed = {f: paths for f, paths in self._changed.items() if f.in_place is None}
             for folder in changed:
                 del self._changed[folder]
-        touched: list[tuple[Folder, str]] = []
+        touched: list[tuple[FolderInfo, str]] = []
         for folder, rel_paths in changed.items():
             if folder not in store.folders:
                 continue
@@ -241,15 +243,16 @@ class Session:
             self.waiting.remove(folder)
         return True
 
-    def index_folder(self, folder: Folder, progress: Progress | None = None) -> None:
+    def index_folder(self, folder: FolderInfo, progress: Progress | None = None) -> None:
         """Index a whole folder from disk (and its cache)."""
         for done, total in self.iter_index_folder(folder):
             if progress is not None:
                 progress(done, total)
 
-    def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
+    def iter_index_folder(self, folder: FolderInfo) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all).
         A folder read in place is answered from there until the last step."""
+        folder = held(folder)
         if folder in self.waiting:
             self.waiting.remove(folder)
         self.loading.add(folder)
@@ -286,14 +289,15 @@ class Session:
             store.citations.refresh(folder, rel_paths)
         return changed
 
-    def scan_citations(self, folder: Folder) -> Iterator[None]:
+    def scan_citations(self, folder: FolderInfo) -> Iterator[None]:
         """Scan a folder's documents for the chunk IDs they cite, yielding per file."""
         if self.citations:
             yield from self.store.citations.scan_folder(folder)
 
-    def reload_rules(self, folder: Folder, base_rules: CorpusRules | None = None) -> bool:
+    def reload_rules(self, folder: FolderInfo, base_rules: CorpusRules | None = None) -> bool:
         """Read a folder's ``[tool.chunkls]`` again (with new ``base_rules``, if
         given); whether its rules changed."""
+        folder = held(folder)
         if base_rules is not None:
             self.base_rules = base_rules
         rules, problems = load_rules(folder.root, self.base_rules)

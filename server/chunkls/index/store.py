@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules, load_rules
 from chunkls.chunking.located_chunk import LocatedChunk
-from chunkls.index.folder import Folder, IndexedChunk, innermost
+from chunkls.index.folder import Folder, FolderInfo, IndexedChunk, held, innermost
 from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
@@ -67,8 +67,6 @@ class ChunkStore:
         self._unpacked = Unpacked()
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
         """The stubs decoded last, by their blob (``_stubs``)."""
-        self._texts_lost: set[Folder] = set()
-        """Folders whose cache lost texts the index relied on (logged once each)."""
         self.git_histories: dict[Folder, GitHistory] = {}
         """Each folder's git history, opened by the write step once a question wanted it."""
         self.histories_wanted: set[Folder] = set()
@@ -110,8 +108,8 @@ class ChunkStore:
     def postings(self) -> PostingsSource:
         """The postings searches read: a folder's read in place, else the in-memory index."""
         for folder in self.folders:
-            if folder.in_place is not None:
-                return folder.in_place.postings
+            if (postings := folder.storage.postings) is not None:
+                return postings
         return self.search_index
 
     # -- reading a folder in place (the session's write step sets and ends it) ------
@@ -119,7 +117,7 @@ class ChunkStore:
     def read_in_place(self, folder: Folder, in_place: InPlace) -> None:
         """Answer a folder (the only one, not loaded: ``Session.try_in_place`` checks)
         from its cache read in place."""
-        folder.in_place = in_place
+        folder.in_place = folder.storage = in_place
         in_place.decode = self._stubs  # (decoded once: what a search checks, it reads)
         folder.skipped = dict(in_place.skipped)
         self.version += 1
@@ -128,7 +126,7 @@ class ChunkStore:
         """Let go of a folder's cache read in place: its maps answer from now on."""
         if folder.in_place is not None:
             folder.in_place.close()
-            folder.in_place = None
+            folder.in_place, folder.storage = None, folder
             self.version += 1
 
     # -- folders ---------------------------------------------------------------
@@ -334,7 +332,7 @@ class ChunkStore:
             return known
         blob = stored.texts
         if blob is None:
-            blob = self._cached_texts(folder, stored.rel_path)
+            blob = folder.storage.texts(stored.rel_path)
             if blob is None:  # the row is gone: only the file can tell them again
                 self._texts_missing(folder, stored.rel_path)
                 return ()
@@ -366,23 +364,6 @@ class ChunkStore:
         if self.on_texts_missing is not None:
             self.on_texts_missing(folder, rel_path)
 
-    def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
-        if folder.in_place is not None:
-            return folder.in_place.texts(rel_path)
-        generation = folder.generations.get(rel_path)
-        if folder.cache is None or generation is None:
-            return None
-        blob = folder.cache.texts(rel_path, generation)
-        if blob is None and folder not in self._texts_lost:
-            self._texts_lost.add(folder)
-            logger().info(
-                "%s: chunk texts are no longer in the index cache (cleared, or rewritten by"
-                " another chunkls); the files are to be read again (first: %s)",
-                folder.root,
-                rel_path,
-            )
-        return blob
-
     # -- the query API: reading only ----------------------------------------------
 
     def __len__(self) -> int:
@@ -393,63 +374,58 @@ class ChunkStore:
         return (
             bool(self.texts_missing)
             or bool(self.histories_wanted)
-            or any(
-                folder.in_place is not None and folder.in_place.stale is not None
-                for folder in self.folders
-            )
+            or any(folder.storage.stale is not None for folder in self.folders)
         )
 
     def folder_of(self, path: str | Path) -> tuple[Folder, str] | None:
         return innermost(self.folders, path)
 
     def file_count(self) -> int:
-        return sum(folder.file_count() for folder in self.folders)
+        return sum(folder.storage.file_count() for folder in self.folders)
+
+    def file_paths(self) -> Iterator[tuple[Folder, str]]:
+        for folder in sorted(self.folders, key=lambda f: f.position):
+            for rel_path in folder.storage.paths():
+                yield folder, rel_path
+
+    def sources(self, source_path: str) -> list[tuple[FolderInfo, str]]:
+        return [(f, rel_path) for f in self.folders for rel_path in f.storage.sources(source_path)]
 
     def chunks(self) -> Iterator[IndexedChunk]:
-        for folder in sorted(self.folders, key=lambda f: f.position):
-            for rel_path in folder.paths():
-                for chunk in self.file_chunks(folder, rel_path):
-                    yield IndexedChunk(folder, chunk)
+        for folder, rel_path in self.file_paths():
+            for chunk in self.file_chunks(folder, rel_path):
+                yield IndexedChunk(folder, chunk)
 
     def chunk_ids(self) -> Iterator[str]:
         for folder in sorted(self.folders, key=lambda f: f.position):
-            if folder.in_place is not None:  # every file once: decoded, not kept
-                for _, packed in folder.in_place.all_stubs():
-                    yield from [stub[0] for stub in decode_stubs(packed)]
-                continue
-            for rel_path in folder.paths():
-                yield from [stub[0] for stub in self._stubs(folder.files[rel_path].packed)]
+            for _, packed in folder.storage.all_stubs():  # every file once: not kept
+                yield from [stub[0] for stub in self._decoded.get(packed) or decode_stubs(packed)]
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
             for rel_path in sorted(folder.skipped):
                 yield folder, rel_path, folder.skipped[rel_path]
 
-    def skip_reason(self, rel_path: str) -> str | None:
-        return next((f.skipped[rel_path] for f in self.folders if rel_path in f.skipped), None)
+    def skip_reason(self, rel_path: str, folder: FolderInfo | None = None) -> str | None:
+        folders = self.folders if folder is None else [held(folder)]
+        return next((f.skipped[rel_path] for f in folders if rel_path in f.skipped), None)
 
     def has_id(self, chunk_id: str) -> bool:
         if chunk_id.startswith("/"):
             return any(self._holding(f, rel_id) for f, rel_id in self._rooted(chunk_id))
-        for folder in self.folders:
-            if folder.in_place is not None:
-                if self._holding(folder, chunk_id):
-                    return True
-            elif folder.by_id.get(chunk_id):
-                return True
-        return False
+        return any(folder.storage.holds(chunk_id) for folder in self.folders)
 
-    def lookup(self, chunk_id: str, prefer: Folder | None = None) -> list[IndexedChunk]:
+    def lookup(self, chunk_id: str, prefer: FolderInfo | None = None) -> list[IndexedChunk]:
         if chunk_id.startswith("/"):
             return [e for f, rel_id in self._rooted(chunk_id) for e in self._entries(f, rel_id)]
-        if prefer is not None and (holding := self._holding(prefer, chunk_id)):
-            return self._entries(prefer, chunk_id, holding)
+        if prefer is not None and (holding := self._holding(mine := held(prefer), chunk_id)):
+            return self._entries(mine, chunk_id, holding)
         return [entry for folder in self.folders for entry in self._entries(folder, chunk_id)]
 
     def _holding(self, folder: Folder, chunk_id: str) -> list[tuple[StoredFile, list[int]]]:
         """The files of a folder with chunks of this ID, and where in each."""
         found = []
-        for rel_path in folder.holding(chunk_id):
+        for rel_path in folder.storage.holding(chunk_id):
             stored = self._stored(folder, rel_path)
             if stored is not None:
                 positions = positions_of(self._stubs(stored.packed), chunk_id)  # not another ID's
@@ -481,11 +457,11 @@ class ChunkStore:
         if inside:
             return inside[0][1], False
         path = ref.path
-        known = self.skip_reason(path) is not None or any(f.sources(path) for f in self.folders)
+        known = self.skip_reason(path) is not None or bool(self.sources(path))
         return ref.chunk_id, not known
 
     def resolve_first(
-        self, candidate_ids: Iterable[str], prefer: Folder | None = None
+        self, candidate_ids: Iterable[str], prefer: FolderInfo | None = None
     ) -> list[IndexedChunk]:
         for chunk_id in candidate_ids:
             found = self.lookup(chunk_id, prefer)
@@ -512,28 +488,28 @@ class ChunkStore:
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         return self.suggestions.suggest(chunk_id, limit)
 
-    def file_chunks(self, folder: Folder, rel_path: str) -> tuple[LocatedChunk, ...]:
-        stored = self._stored(folder, rel_path)
-        return self._unpack(folder, stored) if stored is not None else ()
+    def file_chunks(self, folder: FolderInfo, rel_path: str) -> tuple[LocatedChunk, ...]:
+        stored = self._stored(mine := held(folder), rel_path)
+        return self._unpack(mine, stored) if stored is not None else ()
 
-    def chunk_at(self, folder: Folder, rel_path: str, line: int) -> LocatedChunk | None:
+    def chunk_at(self, folder: FolderInfo, rel_path: str, line: int) -> LocatedChunk | None:
         chunks = self.file_chunks(folder, rel_path)
         return next((c for c in chunks if c.start_line <= line <= c.end_line), None)
 
     def _stored(self, folder: Folder, rel_path: str) -> StoredFile | None:
         """A file's chunks as kept; one the cache read in place fails to give is
         recorded as missing its texts."""
-        stored = folder.stored(rel_path)
-        if stored is None and folder.in_place is not None and folder.in_place.has(rel_path):
+        stored = folder.storage.stored(rel_path)
+        if stored is None and folder.storage.has(rel_path):
             self._texts_missing(folder, rel_path)
         return stored
 
     def chunks_of_source(
-        self, source_path: str, prefer: Folder | None = None
+        self, source_path: str, prefer: FolderInfo | None = None
     ) -> list[LocatedChunk]:
         seen: dict[str, LocatedChunk] = {}
         for folder in sorted(self.folders, key=lambda folder: folder is not prefer):
-            for rel_path in folder.sources(source_path):
+            for rel_path in folder.storage.sources(source_path):
                 for chunk in self.file_chunks(folder, rel_path):
                     seen.setdefault(chunk.chunk_id, chunk)
         return list(seen.values())
@@ -576,7 +552,7 @@ class ChunkStore:
         return propose_ids(self, typed, limit)
 
     def source_paths(self) -> set[str]:
-        return {path for folder in self.folders for path in folder.source_paths()}
+        return {path for folder in self.folders for path in folder.storage.source_paths()}
 
     def source_paths_starting(self, prefix: str) -> list[str]:
         return sorted({path for path in self.source_paths() if path.startswith(prefix)})
@@ -587,7 +563,7 @@ class ChunkStore:
         self,
         text: str,
         language: str,
-        folder: Folder | None,
+        folder: FolderInfo | None,
         rel_path: str | None,
         refs: Sequence[ChunkRef] | None = None,
         suggested: dict[str, list[str]] | None = None,
@@ -609,7 +585,7 @@ class ChunkStore:
     def citing(self, chunk_id: str) -> list[Citation]:
         return self.citations.citing(chunk_id) if "citations" in self.__dict__ else []
 
-    def cited_files(self) -> list[tuple[Folder, str]]:
+    def cited_files(self) -> list[tuple[FolderInfo, str]]:
         if "citations" not in self.__dict__:
             return []
         return sorted(self.citations.files, key=lambda key: (key[0].position, key[1]))

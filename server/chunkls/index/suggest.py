@@ -71,8 +71,8 @@ class Suggestions:
         found = [
             stored.chunk_ids()
             for folder in self.store.folders
-            for rel_path in folder.sources(path)
-            if (stored := folder.stored(rel_path)) is not None
+            for rel_path in folder.storage.sources(path)
+            if (stored := folder.storage.stored(rel_path)) is not None
         ]
         return [chunk_id for ids in found for chunk_id in ids] if found else None
 
@@ -113,7 +113,7 @@ class PathGrams:
 
     def discard(self, path: str, folders: Iterable[Folder]) -> None:
         """A source path left a folder: dropped unless another folder has it."""
-        if not self.built or any(folder.sources(path) for folder in folders):
+        if not self.built or any(folder.storage.sources(path) for folder in folders):
             return
         number = self.numbers.pop(path, None)
         if number is None:

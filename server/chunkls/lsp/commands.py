@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from chunkls.ids.grammar import find_chunk_refs, id_written
 from chunkls.ids.positions import units
-from chunkls.index.folder import Folder, IndexedChunk
+from chunkls.index.folder import FolderInfo, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,
@@ -148,7 +148,7 @@ def resolve(ls: ChunkServer, args: ResolveArgs) -> list[Any]:
     return _resolve_id(ls, args.chunk_id or "", prefer)
 
 
-def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: Folder | None) -> list[dict[str, Any]]:
+def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: FolderInfo | None) -> list[dict[str, Any]]:
     """The chunks of an ID written alone (in any form ``id_written`` reads)."""
     ref = id_written(chunk_id)
     if ref is None:
@@ -156,7 +156,7 @@ def _resolve_id(ls: ChunkServer, chunk_id: str, prefer: Folder | None) -> list[d
     return [_target(ls, entry) for entry in resolve_written(ls, ref, None, prefer)]
 
 
-def _resolve_text(ls: ChunkServer, text: str, prefer: Folder | None) -> list[dict[str, Any]]:
+def _resolve_text(ls: ChunkServer, text: str, prefer: FolderInfo | None) -> list[dict[str, Any]]:
     spans = []
     for ref in find_chunk_refs(text):
         if ref.form == "local":

@@ -10,12 +10,12 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from chunkls.chunking.chunker import ChunkingError, chunk_source, normalize_newlines
-from chunkls.chunking.corpus import CorpusRules, FileSkipped, read_corpus_file
+from chunkls.chunking.corpus import FileSkipped, read_corpus_file
 from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for
 from chunkls.ids.grammar import ChunkRef
 from chunkls.ids.positions import Encoding, TextLines
-from chunkls.index.folder import Folder
+from chunkls.index.folder import FolderInfo, outside_folder
 from chunkls.lsp.languages import effective_language
 from chunkls.lsp.uris import path_of
 
@@ -58,7 +58,7 @@ class DocumentContext:
         uri: str,
         text: str,
         language: str,
-        folder: Folder | None,
+        folder: FolderInfo | None,
         rel_path: str | None,
         encoding: Encoding,
     ) -> None:
@@ -95,7 +95,7 @@ def is_open(ls: ChunkServer, uri: str) -> bool:
     return unquote(uri) in ls.workspace.text_documents
 
 
-def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | None]:
+def locate(ls: ChunkServer, uri: str) -> tuple[str | None, FolderInfo | None, str | None]:
     """A URI's file system path, workspace folder and folder-relative path
     (memoised until the folders change)."""
     version = ls.queries.folders_version
@@ -103,7 +103,7 @@ def locate(ls: ChunkServer, uri: str) -> tuple[str | None, Folder | None, str | 
     if known is not None and known[0] == version:
         return known[1]
     path = path_of(uri)
-    folder: Folder | None = None
+    folder: FolderInfo | None = None
     rel_path: str | None = None
     if path is not None:
         found = ls.queries.folder_of(path)
@@ -193,15 +193,15 @@ def chunk_at_line(ls: ChunkServer, uri: str, line: int) -> LocatedChunk | None:
     return next((c for c in buffer.chunks if c.start_line <= line + 1 <= c.end_line), None)
 
 
-def loose_folder(context: DocumentContext) -> Folder | None:
+def loose_folder(context: DocumentContext) -> FolderInfo | None:
     """In single-file mode, a folder (not indexed) for a document's directory."""
     path = path_of(context.uri)
     if path is None or context.folder is not None:
         return None
-    return Folder(Path(path).parent, CorpusRules())
+    return outside_folder(Path(path).parent)
 
 
-def read_closed(folder: Folder, rel_path: str, path: str) -> str | None:
+def read_closed(folder: FolderInfo, rel_path: str, path: str) -> str | None:
     """The text of a document that is not open, if it is a readable UTF-8
     regular file under the folder (symlinks only to files under it)."""
     try:

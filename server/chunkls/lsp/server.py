@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from chunkls import __version__
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.ids.positions import Encoding
-from chunkls.index.folder import Folder
+from chunkls.index.folder import FolderInfo
 from chunkls.index.queries import Queries
 from chunkls.index.session import INDEX_ELSEWHERE_FROM, Session
 from chunkls.lsp.contract import STATUS_NOTIFICATION, Status
@@ -84,7 +84,7 @@ class ChunkServer(LanguageServer):
         self.shutting_down = False
         """Set by ``shutdown``: nothing more is sent to the client after it."""
         self.logs: ClientLog | None = None
-        self.located: dict[str, tuple[int, tuple[str | None, Folder | None, str | None]]] = {}
+        self.located: dict[str, tuple[int, tuple[str | None, FolderInfo | None, str | None]]] = {}
         """URI -> (the index's folders version, (its path, folder, folder-relative
         path)) (see ``documents.locate``)."""
         self._trimmed = 0.0
@@ -157,7 +157,7 @@ class ChunkServer(LanguageServer):
     # -- the index: the one path that changes it --------------------------------
 
     def index_folders(
-        self, folders: Iterable[Folder], title: str = "Indexing chunks"
+        self, folders: Iterable[FolderInfo], title: str = "Indexing chunks"
     ) -> asyncio.Task[None]:
         """Index folders from disk in the background, with progress and status; the
         server counts as indexing from this call on, not from when the task runs."""
@@ -165,7 +165,7 @@ class ChunkServer(LanguageServer):
         self.send_status()
         return self.spawn(self._index_folders(list(folders), title), "index")
 
-    async def _index_folders(self, folders: list[Folder], title: str) -> None:
+    async def _index_folders(self, folders: list[FolderInfo], title: str) -> None:
         token: str | None = None
         started = time.perf_counter()
         try:
@@ -225,7 +225,7 @@ class ChunkServer(LanguageServer):
             return None
         return token
 
-    def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+    def queue_refresh(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
         """Paths changed on disk: the write step re-reads them together shortly."""
         self.session.note_changed(folder, rel_paths)
         self.queue_catch_up()
@@ -254,7 +254,7 @@ class ChunkServer(LanguageServer):
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
         self.catch_up()
 
-    def refresh_paths(self, folder: Folder, rel_paths: Iterable[str]) -> None:
+    def refresh_paths(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
         """Re-read files or folders from disk into the index now (a save)."""
         self.session.note_changed(folder, rel_paths)
         self.catch_up()
@@ -263,7 +263,7 @@ class ChunkServer(LanguageServer):
         """The write step: what changed on disk, and texts found missing, read
         again; the files that could not be chunked reported; the client told."""
         for folder, rel_path in self.session.catch_up():
-            reason = folder.skipped.get(rel_path)
+            reason = self.queries.skip_reason(rel_path, folder)
             if reason is not None:
                 self.report_once(str(folder.root / rel_path), f"skipped: {reason}")
         self.index_changed()
@@ -325,7 +325,7 @@ class ChunkServer(LanguageServer):
             return
         self.reload_rules(self.queries.folders)
 
-    def reload_rules(self, folders: Iterable[Folder]) -> list[Folder]:
+    def reload_rules(self, folders: Iterable[FolderInfo]) -> list[FolderInfo]:
         """Read folders' corpus rules (``[tool.chunkls]`` and the settings) again and
         re-index those whose rules changed; returns them."""
         base = CorpusRules().extended(exclude_globs=self.settings.exclude)
@@ -342,7 +342,7 @@ class ChunkServer(LanguageServer):
             self.index_changed()
         return affected
 
-    def add_folder(self, uri: str) -> Folder | None:
+    def add_folder(self, uri: str) -> FolderInfo | None:
         """Add a workspace folder to the index (not yet indexed)."""
         path = path_of(uri)
         if path is None:

@@ -14,7 +14,7 @@ from chunkls.lsp.documents import forget
 from chunkls.lsp.uris import folder_uris, path_of
 
 if TYPE_CHECKING:
-    from chunkls.index.folder import Folder
+    from chunkls.index.folder import FolderInfo
     from chunkls.lsp.server import ChunkServer
 
 logger = logging.getLogger("chunkls")
@@ -121,7 +121,7 @@ def workspace_did_change_watched_files(
 ) -> None:
     """workspace/didChangeWatchedFiles: re-read the changed paths, batched; a
     folder's rules again when its ``pyproject.toml`` was created, changed or deleted."""
-    rules_changed: list[Folder] = []
+    rules_changed: list[FolderInfo] = []
     for change in params.changes:
         path = path_of(change.uri)
         found = ls.queries.folder_of(path) if path else None

@@ -12,7 +12,7 @@ from chunkls.ids.grammar import (
     find_chunk_refs_in,
     line_span,
 )
-from chunkls.index.folder import Folder, IndexedChunk
+from chunkls.index.folder import FolderInfo, IndexedChunk
 from chunkls.lsp.documents import DocumentContext, get_buffer, get_document, loose_folder
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> lis
 
 
 def resolve_written(
-    ls: ChunkServer, ref: ChunkRef, rel_path: str | None, prefer: Folder | None
+    ls: ChunkServer, ref: ChunkRef, rel_path: str | None, prefer: FolderInfo | None
 ) -> list[IndexedChunk]:
     """The chunks an ID written in a document at ``rel_path`` (or in no
     document: a terminal line) points at, ``prefer``'s first: go to

@@ -93,8 +93,8 @@ class Resources:
 
     def files(self) -> set[tuple[int, str]]:
         """Every file with chunks: (folder position, root-relative path)."""
-        folders = self.loader.service.session.folders
-        return {(folder.position, rel_path) for folder in folders for rel_path in folder.paths()}
+        files = self.loader.service.session.queries.file_paths()
+        return {(folder.position, rel_path) for folder, rel_path in files}
 
     def changed(self) -> None:
         """Files changed on disk (in the event loop): tell the listener, once the

@@ -83,7 +83,7 @@ class McpService:
         from the cache read in place."""
         session = self.session
         session.read_in_place_if_current()  # (each folder is tried once)
-        in_place = any(folder.in_place is not None for folder in session.folders)
+        in_place = any(folder.read_in_place for folder in session.folders)
         if not self.loaded and (not in_place or session.pending()):
             return None  # (changed on disk since the cache was checked: wait for the load)
         session.catch_up()
@@ -95,7 +95,7 @@ class McpService:
                 raise
         if session.queries.incomplete:
             session.catch_up()
-            if not self.loaded and not any(f.in_place for f in session.folders):
+            if not self.loaded and not any(f.read_in_place for f in session.folders):
                 return None  # the cache read in place was stale: the load answers
             answer = question(session.queries)
         return answer
@@ -126,7 +126,7 @@ class McpService:
         if self.loaded:
             self.session.close()
         else:
-            for folder in self.session.folders:
+            for folder in self.session.store.folders:
                 self.session.store.stop_reading_in_place(folder)
 
 

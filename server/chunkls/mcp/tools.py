@@ -33,7 +33,7 @@ from chunkls.mcp.specs import (
 from chunkls.search.modes import mode_problem, query_problem
 
 if TYPE_CHECKING:
-    from chunkls.index.folder import Folder
+    from chunkls.index.folder import FolderInfo
     from chunkls.index.queries import Queries
 
 PREVIEW_LINES = 3
@@ -330,12 +330,12 @@ class Tools:
             if inside is not None:
                 return inside[1]
             relative = path_written(text)  # "/app/x.py": from the root, if it has it
-            if relative is None or not any(f.sources(relative) for f in self.index.folders):
+            if relative is None or not self.index.sources(relative):
                 return None
             return relative
         return path_written(text)
 
-    def _file_chunks(self, rel_path: str) -> tuple[Folder | None, tuple[LocatedChunk, ...]]:
+    def _file_chunks(self, rel_path: str) -> tuple[FolderInfo | None, tuple[LocatedChunk, ...]]:
         """Every chunk of a file, repeated IDs too, and the first root that has it."""
         for folder in self.index.folders:
             chunks = self.index.file_chunks(folder, rel_path)

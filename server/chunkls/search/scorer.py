@@ -9,6 +9,7 @@ Both score with ``term_score`` and add in the same order: the same floats.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable, Sequence
@@ -271,3 +272,18 @@ class ListKernel:
 
 
 LIST_KERNEL = ListKernel()
+
+
+def prefix_key(term: bytes) -> int:
+    """A term's first eight bytes, NUL-padded, as a big-endian number (a term
+    table's ``prefixes``, sorted as the terms are)."""
+    return int.from_bytes(term[:8].ljust(8, b"\0"), "big")
+
+
+def rank_among(term: bytes, low: int, high: int, term_at: Callable[[int], bytes]) -> int:
+    """Where a term is or would be inserted in a sorted term table, given the
+    ranks ``low``-``high`` of the terms sharing its ``prefix_key`` (one term
+    lookup: the in-memory table's and the one read in place)."""
+    if high - low > 1:  # eight bytes or longer, sharing their first eight
+        return bisect.bisect_left(range(low, high), term, key=term_at) + low
+    return high if low < high and term_at(low) < term else low

@@ -7,7 +7,6 @@ terms as their bytes do.
 
 from __future__ import annotations
 
-import bisect
 import mmap
 from collections.abc import Iterator, Sequence
 from itertools import compress, count, repeat
@@ -16,13 +15,11 @@ from operator import is_
 import numpy as np
 import numpy.typing as npt
 
+from chunkls.search.scorer import prefix_key, rank_among
+
 _I32 = np.int32
 _PREFIX = 8
 """Bytes of a term in its prefix key."""
-
-
-def _prefix(term: bytes) -> int:
-    return int.from_bytes(term[:_PREFIX].ljust(_PREFIX, b"\0"), "big")
 
 
 class TermTable:
@@ -97,16 +94,12 @@ class TermTable:
     def ranks(self, terms: Sequence[bytes]) -> list[int]:
         """Where each term is or would be inserted in sorted order: one numpy
         search of the prefix keys, then the few terms sharing a key compared."""
-        keys = np.fromiter(map(_prefix, terms), np.uint64, len(terms))
+        keys = np.fromiter(map(prefix_key, terms), np.uint64, len(terms))
         lows = np.searchsorted(self.prefixes, keys, "left").tolist()
         highs = np.searchsorted(self.prefixes, keys, "right").tolist()
         ranks: list[int] = []
         for term, lo, hi in zip(terms, lows, highs, strict=True):
-            if hi - lo > 1:  # eight bytes or longer, sharing their first eight
-                lo += bisect.bisect_left(range(lo, hi), term, key=self._bytes)
-            elif lo < hi and self._bytes(lo) < term:
-                lo = hi
-            ranks.append(lo)
+            ranks.append(rank_among(term, lo, hi, self._bytes))
         return ranks
 
     def find_many(self, terms: Sequence[str]) -> list[int]:

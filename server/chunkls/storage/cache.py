@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.storage.packed import StoredFile
+from chunkls.storage.packed import StoredFile, from_db, to_db
 
 if TYPE_CHECKING:
     import logging
@@ -44,19 +44,10 @@ RACY_NS = 2_000_000_000
 """A file modified this close to when its row was written is confirmed by hash."""
 
 
-def _to_db(text: str) -> str | bytes:
-    """A path or reason as SQLite keeps it: text, or its bytes when it holds lone
-    surrogates (a name that is not UTF-8)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape")
-    return text
-
-
-def _from_db(value: str | bytes) -> str:
-    """The text ``_to_db`` was given."""
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+def stat_holds(was: int, sized: int, checked: int, mtime_ns: int, size: int, ctime_ns: int) -> bool:
+    """Whether a file's stat says it is as its row (mtime ``was``, size ``sized``,
+    both times older than the row's check by ``RACY_NS``)."""
+    return size == sized and mtime_ns == was and max(mtime_ns, ctime_ns) < checked - RACY_NS
 
 
 def _version() -> str:
@@ -277,8 +268,8 @@ class FolderCache:
                     " generation, checked_ns FROM files LEFT JOIN contents USING (rel_path)"
                 )
                 rows = {
-                    _from_db(row[0]): Row._make(
-                        (*row[1:4], None if row[4] is None else _from_db(row[4]), *row[5:])
+                    from_db(row[0]): Row._make(
+                        (*row[1:4], None if row[4] is None else from_db(row[4]), *row[5:])
                     )
                     for row in found
                 }
@@ -294,11 +285,9 @@ class FolderCache:
         """Whether a file still matches its row by stat: True, False, or ``None``
         when only its content hash can tell. The change time (no tool sets it
         back) catches an mtime put back (``cp -p``, ``tar x``) or new permissions."""
-        if size != row.size:
-            return False
-        if mtime_ns == row.mtime_ns and max(mtime_ns, ctime_ns) < row.checked_ns - RACY_NS:
+        if stat_holds(row.mtime_ns, row.size, row.checked_ns, mtime_ns, size, ctime_ns):
             return True
-        return None if row.digest is not None else False
+        return None if row.digest is not None and size == row.size else False
 
     # -- writing --------------------------------------------------------------------
 
@@ -312,7 +301,7 @@ class FolderCache:
         """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
         by the next ``flush``. Returns the row's generation."""
         self._generation += 1
-        generation, path, now = self._generation, _to_db(rel_path), time.time_ns()
+        generation, path, now = self._generation, to_db(rel_path), time.time_ns()
         if stored is not None:
             self.pending_bytes += len(stored.texts or b"") + 64 * stored.chunk_count
             columns = (path, stored.mtime_ns, stored.size, digest, None, generation, now)
@@ -320,7 +309,7 @@ class FolderCache:
             self._puts[rel_path] = _Put((*columns, stored.chunk_count), contents, generation)
         elif skipped is not None:
             reason, mtime_ns, size = skipped
-            files = (path, mtime_ns, size, digest, _to_db(reason), generation, now, 0)
+            files = (path, mtime_ns, size, digest, to_db(reason), generation, now, 0)
             self._puts[rel_path] = _Put(files, None, generation)
         else:
             self._puts[rel_path] = None
@@ -354,7 +343,7 @@ class FolderCache:
             return {}
         rows = [row for row in puts.values() if row is not None]
         contents = [row.contents for row in rows if row.contents is not None]
-        gone = [(_to_db(rel_path),) for rel_path, row in puts.items() if row is None]
+        gone = [(to_db(rel_path),) for rel_path, row in puts.items() if row is None]
         try:
             with db:
                 db.execute("BEGIN IMMEDIATE")
@@ -372,7 +361,7 @@ class FolderCache:
                     "UPDATE files SET mtime_ns = ?, checked_ns = ?"
                     " WHERE rel_path = ? AND generation = ?",
                     [
-                        (mtime_ns, checked_ns, _to_db(rel_path), generation)
+                        (mtime_ns, checked_ns, to_db(rel_path), generation)
                         for rel_path, (mtime_ns, checked_ns, _, generation) in touches.items()
                         if rel_path not in puts
                     ],
@@ -381,7 +370,7 @@ class FolderCache:
                     seen = time.time_ns()
                     db.executemany(
                         "INSERT OR REPLACE INTO gone VALUES (?, ?, ?)",
-                        [(_to_db(cid), _to_db(text), seen) for cid, text in gone_texts.items()],
+                        [(to_db(cid), to_db(text), seen) for cid, text in gone_texts.items()],
                     )
                     db.execute(
                         "DELETE FROM gone WHERE chunk_id IN (SELECT chunk_id FROM gone"
@@ -409,7 +398,7 @@ class FolderCache:
             found = db.execute(
                 "SELECT texts FROM files JOIN contents USING (rel_path)"
                 " WHERE rel_path = ? AND generation = ?",
-                (_to_db(rel_path), generation),
+                (to_db(rel_path), generation),
             ).fetchone()
         except (sqlite3.Error, OSError) as error:
             if self.problem is None:
@@ -433,11 +422,11 @@ class FolderCache:
             return None
         try:
             found = db.execute(
-                "SELECT text FROM gone WHERE chunk_id = ?", (_to_db(chunk_id),)
+                "SELECT text FROM gone WHERE chunk_id = ?", (to_db(chunk_id),)
             ).fetchone()
         except (sqlite3.Error, OSError):
             return None  # (an older cache file without the table, a damaged one)
-        return _from_db(found[0]) if found is not None else None
+        return from_db(found[0]) if found is not None else None
 
     def _read_only(self) -> sqlite3.Connection | None:
         """A connection that only reads the file (made once, after ``close``)."""

@@ -16,7 +16,6 @@ import contextlib
 import functools
 import gc
 import marshal
-import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from chunkls.chunking.corpus import CorpusRules, walk_corpus
-from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer
+from chunkls.search.scorer import LIST_KERNEL, Kernel, Postings, Scorer, prefix_key, rank_among
 from chunkls.storage import cache
-from chunkls.storage.cache import FolderCache, _from_db, _to_db, store_path
-from chunkls.storage.listing import Listing, files_digest
+from chunkls.storage.cache import FolderCache, store_path
+from chunkls.storage.listing import Listing, Under, files_digest, rows_hold
 from chunkls.storage.mapped import read_plain
-from chunkls.storage.packed import StoredFile, Stub, decode_stubs
+from chunkls.storage.packed import StoredFile, Stub, decode_stubs, from_db, positions_of, to_db
 
 
 class InPlace:
@@ -91,6 +90,27 @@ class InPlace:
             at = chunk_id.find("#", at + 1)
         return found
 
+    def holds(self, chunk_id: str) -> bool:
+        """Whether some file has a chunk of this ID (its stubs read, not its texts)."""
+        for rel_path in self.holding(chunk_id):
+            stored = self.stored(rel_path)
+            if stored is not None and positions_of(self.decode(stored.packed), chunk_id):
+                return True
+        return False
+
+    def sources(self, source_path: str) -> Sequence[str]:
+        """The files whose chunks have this source path (a cached file's is its path)."""
+        return (source_path,) if self.has(source_path) else ()
+
+    def source_paths(self) -> Iterable[str]:
+        return self.named
+
+    def paths(self) -> list[str]:
+        return list(self.named)
+
+    def file_count(self) -> int:
+        return len(self.named)
+
     def fetch(self, sql: str, parameters: Iterable[object] = ()) -> list[Any]:
         """The rows of a query (none, and ``stale`` set, if the file cannot be read)."""
         try:
@@ -112,7 +132,7 @@ class InPlace:
         count = self.counts.get(rel_path)
         if not count:
             return None
-        rows = self.fetch("SELECT stubs FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        rows = self.fetch("SELECT stubs FROM contents WHERE rel_path = ?", (to_db(rel_path),))
         self.rows_read["stubs"] += 1
         if not rows:
             self.spoiled(f"{rel_path}: no chunks in the cache")
@@ -133,7 +153,7 @@ class InPlace:
 
     def texts(self, rel_path: str) -> bytes | None:
         """A file's texts blob (``None``: the row is gone)."""
-        rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (_to_db(rel_path),))
+        rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (to_db(rel_path),))
         self.rows_read["texts"] += 1
         return rows[0][0] if rows and isinstance(rows[0][0], bytes) else None
 
@@ -141,7 +161,7 @@ class InPlace:
         """Every file's (path, stubs blob) in path order: no texts are read."""
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
         self.rows_read["stubs"] += len(rows)
-        found = {_from_db(rel_path): blob for rel_path, blob in rows}
+        found = {from_db(rel_path): blob for rel_path, blob in rows}
         if found.keys() != set(self.order):  # (a file without chunks has a row too)
             self.spoiled("the index cache changed while it was read")
             return
@@ -208,11 +228,10 @@ class SavedPostings:
         rows: list[tuple[int, int] | None] = []
         for token in tokens:
             term = token.encode("utf-8")
-            # the terms of its eight-byte prefix key (``TermTable.ranks``), then its own
-            key = int.from_bytes(term[:8].ljust(8, b"\0"), "big")
+            key = prefix_key(term)  # (``TermTable.ranks``, without numpy)
             low = bisect.bisect_left(prefixes, key)
             high = bisect.bisect_right(prefixes, key, low)
-            rank = bisect.bisect_left(range(low, high), term, key=self._term) + low
+            rank = rank_among(term, low, high, self._term)
             if rank == high or self._term(rank) != term:
                 rows.append(None)
             else:
@@ -225,7 +244,7 @@ class SavedPostings:
         """The first ``limit`` terms that start with ``prefix``, sorted by UTF-8."""
         wanted = prefix.encode("utf-8")
         prefixes = self._arrays["prefixes"]
-        rank = bisect.bisect_left(prefixes, int.from_bytes(wanted[:8].ljust(8, b"\0"), "big"))
+        rank = bisect.bisect_left(prefixes, prefix_key(wanted))
         found: list[str] = []
         while rank < len(prefixes) and len(found) < limit:
             term = self._term(rank)
@@ -337,7 +356,7 @@ def _current(
     if dict(db.execute("SELECT key, value FROM meta").fetchall()) != meta:
         return None
     rows: list[_FileRow] = db.execute(_FILES).fetchall()
-    names = [row[0] if type(row[0]) is str else _from_db(row[0]) for row in rows]
+    names = [row[0] if type(row[0]) is str else from_db(row[0]) for row in rows]
     # the rows of these corpus rules' files (those of files they leave out are kept
     # for other settings: not the corpus now, so neither stat'ed nor answered from)
     inside = rules.in_corpus(names) if rules.adds_excludes else []
@@ -347,7 +366,7 @@ def _current(
     limit = rules.max_file_size  # (a chunked row within the limit never decides)
     unusual = [row for row in rows if row[4] is not None or row[2] > limit]
     if any(
-        rules.size_decides(row[2], None if row[4] is None else _from_db(row[4])) for row in unusual
+        rules.size_decides(row[2], None if row[4] is None else from_db(row[4])) for row in unusual
     ):
         return None  # a row made under another size limit
     skipped_entries = _listed(root, rules, names, rows, db)
@@ -382,7 +401,7 @@ def _current(
     skipped_rows = 0
     for name, row in zip(names, rows, strict=True):
         if row[4] is not None:  # the rows of skipped files, in order
-            skipped[name] = _from_db(row[4])
+            skipped[name] = from_db(row[4])
             skipped_rows += 1
     if len(counts) != len(files) or len(rows) - skipped_rows != len(files):
         return None  # a file named twice, or one with chunks the postings do not have
@@ -404,7 +423,7 @@ def _listed(
     ):
         return None
     trusted_before = listing.taken_ns - cache.RACY_NS
-    with _Under(root) as under:
+    with Under(root) as under:
         for rel_dir, mtime_ns, ctime_ns in listing.folders:
             try:
                 info = under.stat(rel_dir)
@@ -416,7 +435,7 @@ def _listed(
                 or max(mtime_ns, ctime_ns) >= trusted_before
             ):
                 return None
-        if not _rows_hold(under, names, rows):
+        if not rows_hold(under, names, rows):
             return None
     return [(rel_path, reason) for rel_path, reason in listing.skipped]
 
@@ -433,60 +452,7 @@ def _walked(
     found = [by_name.get(file.rel_path) for file in walk.files]
     if any(row is None for row in found) or any(file.is_symlink for file in walk.files):
         return None  # new, or a symlink (never cached: chunked on every run)
-    with _Under(root) as under:
-        if not _rows_hold(under, [file.rel_path for file in walk.files], found):
+    with Under(root) as under:
+        if not rows_hold(under, [file.rel_path for file in walk.files], found):
             return None
     return [(skipped.rel_path, skipped.reason) for skipped in walk.skipped]
-
-
-class _Under:
-    """Stats of root-relative paths (``/``-separated, as the rows name them):
-    through a descriptor of the root where the platform takes one (the root's
-    own path is not looked up again for each), else through joined paths."""
-
-    def __init__(self, root: Path) -> None:
-        self.top = os.fspath(root)
-        self.prefix = self.top.rstrip(os.sep) + os.sep  # (a join costs as much as a stat)
-        self.fd: int | None = None
-
-    def __enter__(self) -> _Under:
-        if os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
-            with contextlib.suppress(OSError):
-                self.fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    def stat(self, rel_dir: str) -> os.stat_result:
-        """A folder's stat, symlinks followed (``""``: the root's)."""
-        if not rel_dir:
-            return os.stat(self.top)
-        if self.fd is not None:
-            return os.stat(rel_dir, dir_fd=self.fd)
-        return os.stat(self.prefix + rel_dir)
-
-
-def _rows_hold(under: _Under, names: list[str], rows: Sequence[_FileRow | None]) -> bool:
-    """Whether every file is as its row says by ``lstat`` (``FolderCache.unchanged``
-    True, compared in line: tens of thousands of files)."""
-    racy = cache.RACY_NS
-    lstat, fd = os.lstat, under.fd
-    paths = names if fd is not None else [under.prefix + name for name in names]
-    for path, row in zip(paths, rows, strict=True):
-        if row is None:
-            return False
-        _, mtime_ns, size, checked_ns, _, _, _ = row
-        try:
-            info = lstat(path, dir_fd=fd)
-        except OSError:
-            return False
-        if (
-            info.st_size != size
-            or info.st_mtime_ns != mtime_ns
-            or max(mtime_ns, info.st_ctime_ns) >= checked_ns - racy
-        ):
-            return False
-    return True

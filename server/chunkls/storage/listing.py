@@ -1,14 +1,19 @@
 """The folders of a whole walk of the corpus, recorded beside the cache's rows:
 while none of them changed, a reader (``chunkls.storage.in_place``) knows the
 corpus holds the files the rows name without listing a folder (a stat of each
-folder costs less than a walk)."""
+folder costs less than a walk); and whether each file is as its row says."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from chunkls.storage.cache import stat_holds
 
 if TYPE_CHECKING:
     from chunkls.chunking.corpus import Walk
@@ -69,3 +74,52 @@ def files_digest(rel_paths: Iterable[str]) -> bytes:
     if paths:  # one update of them all: the bytes of an update per path, in a tenth of the time
         digest.update(("\0".join(paths) + "\0").encode("utf-8", "surrogateescape"))
     return digest.digest()
+
+
+class Under:
+    """Stats of root-relative paths (``/``-separated, as the rows name them):
+    through a descriptor of the root where the platform takes one (the root's
+    own path is not looked up again for each), else through joined paths."""
+
+    def __init__(self, root: Path) -> None:
+        self.top = os.fspath(root)
+        self.prefix = self.top.rstrip(os.sep) + os.sep  # (a join costs as much as a stat)
+        self.fd: int | None = None
+
+    def __enter__(self) -> Under:
+        if os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY"):
+            with contextlib.suppress(OSError):
+                self.fd = os.open(self.top, os.O_RDONLY | os.O_DIRECTORY)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def stat(self, rel_dir: str) -> os.stat_result:
+        """A folder's stat, symlinks followed (``""``: the root's)."""
+        if not rel_dir:
+            return os.stat(self.top)
+        if self.fd is not None:
+            return os.stat(rel_dir, dir_fd=self.fd)
+        return os.stat(self.prefix + rel_dir)
+
+
+def rows_hold(under: Under, names: list[str], rows: Sequence[Sequence[Any] | None]) -> bool:
+    """Whether every file is as its row says by ``lstat`` (``stat_holds``)."""
+    lstat, fd = os.lstat, under.fd
+    paths = names if fd is not None else [under.prefix + name for name in names]
+    for path, row in zip(paths, rows, strict=True):
+        if row is None:
+            return False
+        _, mtime_ns, size, checked_ns, _, _, _ = row
+        try:
+            info = lstat(path, dir_fd=fd)
+        except OSError:
+            return False
+        if not stat_holds(
+            mtime_ns, size, checked_ns, info.st_mtime_ns, info.st_size, info.st_ctime_ns
+        ):
+            return False
+    return True

@@ -3,6 +3,7 @@
 A chunk without its text is a *stub*; a file's stubs are one compressed blob,
 its texts another, unpacked on demand. The cache stores the very same blobs:
 once the texts are written there, the index lets go of them (``texts`` is ``None``).
+Paths and reasons go into SQLite as text, or as bytes when not UTF-8 (``to_db``).
 """
 
 from __future__ import annotations
@@ -127,3 +128,18 @@ def positions_of(stubs: Sequence[Stub], chunk_id: str) -> list[int]:
 
 
 _chunk_id_of = itemgetter(0)
+
+
+def to_db(text: str) -> str | bytes:
+    """A path or reason as SQLite keeps it: text, or its bytes when it holds lone
+    surrogates (a name that is not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+    return text
+
+
+def from_db(value: str | bytes) -> str:
+    """The text ``to_db`` was given."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
