@@ -62,9 +62,11 @@ def no_gc_pauses() -> Iterator[None]:
 def freeze_after_load(collect: bool = True) -> None:
     """Move what is alive now out of the collector's reach for good (``gc.freeze``),
     after a collection unless ``collect`` is false: a loaded index is long-lived
-    and acyclic, and later collections would walk it again and again. The bulk
-    indexer's freeze (``collect=False``), cold index of the stdlib, 3 runs each:
-    38.9 s of CPU with it, 41.2 s without."""
+    and acyclic, and later collections would walk it again and again. A server
+    with the stdlib loaded from its cache: a full collection takes 58 ms (a
+    pause in every request then answering), 0 ms once frozen. The bulk indexer's
+    freeze (``collect=False``), cold index of the stdlib, 3 runs each: 38.9 s of
+    CPU with it, 41.2 s without."""
     if collect:
         gc.collect()
     gc.freeze()
