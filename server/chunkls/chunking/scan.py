@@ -30,8 +30,9 @@ def fast_outline(by_bytecode: bool = False) -> bool:
     It earns its place on 3.11: the cold index of the stdlib takes 13.0 s with
     bytecode vouching and 20.9 s with the symbol table only (docs/performance.md);
     chunking the stdlib's 13,318 Python files in one process (``read_and_chunk``,
-    median of 3, alternated, under other work): 16.8 s with bytecode vouching,
-    51.6 s with the symbol table, 55.4 s parsing every file."""
+    median of 3, alternated): 28.3 s of CPU with the symbol table vouching, 33.6 s
+    parsing every file; in another run, under heavier load, 16.8 s wall with
+    bytecode vouching, 51.6 s with the symbol table, 55.4 s parsing."""
     if sys.version_info[:2] != (3, 11):
         return False
     return not by_bytecode or os.environ.get("CHUNKLS_BYTECODE", "on") != "off"
