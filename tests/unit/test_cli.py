@@ -20,6 +20,7 @@ import pytest
 
 from chunkls import cli
 from chunkls.chunking.ingest import scan_corpus
+from chunkls.runtime import gc_budget
 from tests.reference import tutorial_ingest as tutorial
 
 from .strategies import write_tree
@@ -529,10 +530,10 @@ def test_run_exits_with_mains_code_quickly_only_when_alone(
         raise SystemExit(status)
 
     monkeypatch.setattr(cli, "main", lambda: code)
-    monkeypatch.setattr(cli.os, "_exit", quick)
+    monkeypatch.setattr(gc_budget.os, "_exit", quick)
     for alone in (True, False):
         exits.clear()
-        monkeypatch.setattr(cli, "_alone", lambda alone=alone: alone)
+        monkeypatch.setattr(gc_budget, "alone", lambda alone=alone: alone)
         with pytest.raises(SystemExit) as stop:
             cli.run()
         assert stop.value.code == code
@@ -546,7 +547,7 @@ def test_another_thread_or_a_child_process_is_not_alone(
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        assert not cli._alone()
+        assert not gc_budget.alone()
     finally:
         release.set()
         other.join()
@@ -554,6 +555,6 @@ def test_another_thread_or_a_child_process_is_not_alone(
 
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(multiprocessing, "active_children", lambda: [object()])
-    assert not cli._alone()
+    assert not gc_budget.alone()
     monkeypatch.setattr(multiprocessing, "active_children", lambda: [])
-    assert cli._alone()
+    assert gc_budget.alone()

@@ -29,6 +29,9 @@ ALLOWED = frozenset(
         "chunkls",
         "chunkls.cli",
         "chunkls.search",  # the names of the search modes (it imports nothing)
+        "chunkls.runtime",  # the start-up budget (``gc_budget``)
+        "chunkls.runtime.gc_budget",
+        "gc",  # built in: the collector paused for a command
         "__future__",  # `from __future__ import annotations`
         "contextlib",  # the parser's output redirected to the given streams
     }

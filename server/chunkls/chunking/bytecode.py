@@ -19,7 +19,6 @@ from __future__ import annotations
 import codecs
 import importlib.util
 import marshal
-import os
 import re
 from types import CodeType
 
@@ -27,9 +26,8 @@ from chunkls.chunking import scan
 from chunkls.chunking.corpus import FileSkipped, read_regular
 from chunkls.chunking.outline import Outline
 
-ENABLED = scan.ENABLED and os.environ.get("CHUNKLS_BYTECODE", "on") != "off"
-"""Whether bytecode may vouch for a text (``CHUNKLS_BYTECODE=off``: every file is
-parsed, as the benchmark's comparison runs)."""
+ENABLED = scan.fast_outline(by_bytecode=True)
+"""Whether bytecode may vouch for a text (``scan.fast_outline``)."""
 
 HEADER = 16
 """Bytes of a bytecode file's header: magic, flags, then the source's mtime and

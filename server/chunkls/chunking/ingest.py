@@ -5,9 +5,8 @@ files that cannot be chunked instead of stopping on them.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -32,6 +31,7 @@ from chunkls.chunking.corpus import (
 from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for, suffix_of
 from chunkls.chunking.tutorial_chunk import Chunk
+from chunkls.runtime.gc_budget import no_gc_pauses
 
 
 def _source_path(path: Path, root: Path | None) -> str:
@@ -116,25 +116,11 @@ def read_and_chunk(
     return FileChunks(file.rel_path, tuple(chunks), source.mtime_ns, source.size), source.data
 
 
-@contextmanager
-def bulk_gc() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of bulk chunking: ``ast.parse``
-    allocates millions of objects, each full collection would walk the corpus
-    in memory, and nothing built here forms cycles (ASTs have no parent links)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def scan_corpus(root: Path, rules: CorpusRules | None = None) -> Scan:
     """Chunk every corpus file under ``root`` serially, in corpus order."""
     rules = rules or CorpusRules()
     root_resolved = root.resolve()
-    with bulk_gc():
+    with no_gc_pauses():
         walk = walk_corpus(root, rules)
         files: list[FileChunks] = []
         skipped = list(walk.skipped)

@@ -10,6 +10,7 @@ ends on the last line with code before the next one. Anything unusual returns
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -18,8 +19,27 @@ import numpy.typing as npt
 
 from chunkls.chunking.outline import Statement
 
-ENABLED = sys.version_info[:2] == (3, 11)
-"""The scan knows Python 3.11's tokenizer; 3.12 tokenizes f-strings anew (PEP 701)."""
+
+def fast_outline(by_bytecode: bool = False) -> bool:
+    """The one switch of the fast outline (this scan, vouched for by ``bytecode``
+    or ``symbol_table``), in worker processes: Python 3.11 only, whose tokenizer
+    the scan models (3.12 tokenizes f-strings anew, PEP 701; elsewhere every file
+    is parsed with ``ast.parse``), and the bytecode's vouching only unless
+    ``CHUNKLS_BYTECODE=off`` (the benchmark's parsed row).
+
+    It earns its place on 3.11: the cold index of the stdlib takes 13.0 s with
+    bytecode vouching and 20.9 s with the symbol table only (docs/performance.md);
+    chunking the stdlib's 13,318 Python files in one process (``read_and_chunk``,
+    median of 3, alternated): 28.3 s of CPU with the symbol table vouching, 33.6 s
+    parsing every file; in another run, under heavier load, 16.8 s wall with
+    bytecode vouching, 51.6 s with the symbol table, 55.4 s parsing."""
+    if sys.version_info[:2] != (3, 11):
+        return False
+    return not by_bytecode or os.environ.get("CHUNKLS_BYTECODE", "on") != "off"
+
+
+ENABLED = fast_outline()
+"""Whether the scan runs at all (``fast_outline``)."""
 
 DEEPEST = 700
 """Tokens along a path down a logical line's parse tree (``path_tokens``) from

@@ -20,8 +20,8 @@ import warnings
 from chunkls.chunking import scan
 from chunkls.chunking.outline import Outline
 
-ENABLED = scan.ENABLED
-"""The scan models Python 3.11's tokenizer; elsewhere every file is parsed."""
+ENABLED = scan.fast_outline()
+"""Whether the symbol table may vouch for a text (``scan.fast_outline``)."""
 
 _KEYWORD_LINE = re.compile(rb"(?:async|def|class)\b")
 """A line on which a top-level function or class has its keyword."""

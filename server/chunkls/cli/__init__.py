@@ -12,14 +12,12 @@ from __future__ import annotations
 # Only what parsing the command line needs is imported here; each command
 # imports what it uses (tests/unit/test_startup.py holds this to an allow-list).
 import argparse
-import os
 import sys
-from contextlib import redirect_stderr, redirect_stdout, suppress
+from contextlib import redirect_stderr, redirect_stdout
 
 from chunkls import __version__
+from chunkls.runtime.gc_budget import TYPE_CHECKING, exit_now, pause_gc, resume_gc
 from chunkls.search import MODES
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -269,24 +267,8 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def run() -> NoReturn:
-    """The ``chunkls`` command: ``main``, then exit, skipping the interpreter's
-    teardown (it only frees memory) when nothing else runs in the process."""
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a reader gone, or a stream closed
-            stream.flush()
-    if _alone():
-        os._exit(code)
-    sys.exit(code)
-
-
-def _alone() -> bool:
-    """Whether this process runs no other thread and has no child process left."""
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
-        return False
-    processes = sys.modules.get("multiprocessing")
-    return processes is None or not processes.active_children()
+    """The ``chunkls`` command: ``main``, then ``exit_now``."""
+    exit_now(main())
 
 
 def main(
@@ -314,13 +296,9 @@ def main(
             reconfigure = getattr(stream, "reconfigure", None)
             if reconfigure is not None:
                 reconfigure(errors="backslashreplace")
-        import gc
-
-        # The command's imports and an answer read in place make no garbage
-        # cycles: collections would only rescan them. Indexing collects as usual
-        # (``Command.ask``); the caller's setting is back on return.
-        collecting = gc.isenabled()
-        gc.disable()
+        # Indexing collects as usual (``Command.ask``); the caller's setting is
+        # back on return.
+        collecting = pause_gc()
         try:
             from chunkls.cli.commands import run_command
             from chunkls.cli.usage import UsageError
@@ -329,8 +307,7 @@ def main(
         except UsageError as error:
             problem = str(error)
         finally:
-            if collecting:
-                gc.enable()
+            resume_gc(collecting)
     err.write(args.usage() if hasattr(args, "usage") else parser.format_usage())
     print(f"chunkls: error: {problem}", file=err)
     return 2

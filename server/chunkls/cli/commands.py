@@ -4,7 +4,6 @@ run), and prints the answer."""
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from chunkls.cli.usage import UsageError, check_root
 from chunkls.index.session import Session
+from chunkls.runtime.gc_budget import resume_gc
 
 if TYPE_CHECKING:
     import argparse
@@ -98,7 +98,7 @@ class Command:
         try:
             session.read_in_place_if_current()
             if session.waiting and self.collecting:
-                gc.enable()
+                resume_gc()
             answer = session.ask(question, bar.update)
         finally:
             bar.close()

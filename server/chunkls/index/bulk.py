@@ -4,7 +4,6 @@ a separate process that writes the cache), unchanged files reused from the cache
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import time
@@ -14,11 +13,11 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, walk_corpus
-from chunkls.chunking.ingest import bulk_gc
 from chunkls.index.folder import Folder
 from chunkls.index.refresh import apply, digest_of
 from chunkls.index.store import ChunkStore
 from chunkls.index.workers import chunk_many, detach, process_context
+from chunkls.runtime.gc_budget import freeze_after_load, no_gc_pauses
 from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.storage.cache import Loaded, Row
@@ -70,7 +69,7 @@ class BulkIndexer:
         tune_allocator()  # large arrays from mmap: given back when the pass frees them
         folder.touched = set()
         try:
-            with bulk_gc():
+            with no_gc_pauses():
                 taken_ns = time.time_ns()
                 stamps: list[tuple[str, int, int]] = []
                 walk = walk_corpus(folder.root, folder.rules, stamps=stamps)
@@ -122,7 +121,7 @@ class BulkIndexer:
                     store.search_index.compact()
                     release_memory()  # what the postings waiting for the merge held
                 # the index is long-lived and acyclic: keep the collector off it for good
-                gc.freeze()
+                freeze_after_load(collect=False)
             store.save(folder)
             release_memory()  # what indexing and the snapshot freed
             store.search_index.release_pages()  # a mapped snapshot's, read to load it

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import hashlib
 import logging
 import multiprocessing
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
+from chunkls.runtime.gc_budget import die_now, worker_without_gc
 from chunkls.search.definitions import chunk_terms
 from chunkls.search.tokens import FileTerms
 from chunkls.storage.packed import StoredFile, pack
@@ -127,7 +127,7 @@ def detach() -> None:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # it died before that took effect
-            os._exit(1)
+            die_now(1)
     with contextlib.suppress(AttributeError, OSError):  # no nice() on Windows
         os.nice(NICENESS)
 
@@ -140,8 +140,7 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     global _job
     _job = (root_resolved, rules, marks)
     detach()
-    gc.disable()  # workers allocate only acyclic data
-    gc.freeze()
+    worker_without_gc()
 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:

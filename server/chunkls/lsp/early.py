@@ -7,6 +7,12 @@ and its answer is kept, not resent (``AnswerFilter``). Meanwhile
 ``textDocument/codeLens`` for a document opened since is answered from its text
 by the lens feature's functions (``early_lenses``, no ``cited by`` lenses: the
 server refreshes lenses once loaded); anything else is left to the server.
+
+Why (issue 46): ``chunkls serve`` from spawn to its first code lens, warm, this
+repository, 9 runs of each alternated in one run (2-core VM under load average
+6-10): 0.187 s median (p95 0.353) with these answers, 0.785 s (p95 1.632)
+without them (the server answering once pygls, lsprotocol and cattrs have
+loaded), against a goal of 0.3 s.
 """
 
 from __future__ import annotations

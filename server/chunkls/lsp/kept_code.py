@@ -4,6 +4,10 @@ attrs compiles the methods of lsprotocol's ~1,000 classes at every start, with
 no bytecode cache (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
 objects in the chunkls cache keyed by a hash of each script and file name, which
 for one interpreter (the header's magic number) determine what ``compile()`` returns.
+
+Why (issue 46): importing the language server (``chunkls.lsp.setup``), 11 runs
+of each alternated: 0.383 s median with the kept code, 0.535 s compiling it
+(the early answers hide it from the first lens, not from every other request).
 """
 
 from __future__ import annotations

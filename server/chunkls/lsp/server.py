@@ -8,7 +8,6 @@ which then tell the client (lens refresh, status); features read ``queries`` onl
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 import uuid
@@ -31,6 +30,7 @@ from chunkls.lsp.logs import ClientLog
 from chunkls.lsp.protocol import ChunkProtocol
 from chunkls.lsp.settings import Settings, parse_settings
 from chunkls.lsp.uris import path_of
+from chunkls.runtime.gc_budget import freeze_after_load
 from chunkls.runtime.memory import release_memory
 from chunkls.storage.cache import cache_dir
 
@@ -207,8 +207,7 @@ class ChunkServer(LanguageServer):
             if token is not None:
                 self.work_done_progress.tokens.pop(token, None)  # pygls keeps it otherwise
             logger.info("%s", message)
-            gc.collect()
-            gc.freeze()
+            freeze_after_load()
             release_memory()
             self.index_changed()
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
-"""``typing.TYPE_CHECKING`` without importing ``typing`` (``chunkls.cli`` imports this)."""
+from chunkls.runtime.gc_budget import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import IO, Any

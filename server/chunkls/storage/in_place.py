@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import functools
-import gc
 import marshal
 import sqlite3
 import sys
@@ -328,15 +327,10 @@ def open_current(
         )
     except (sqlite3.Error, OSError):
         return None
-    collecting = gc.isenabled()
-    gc.disable()  # tens of thousands of rows and stats, no cycle: collections only rescan them
     try:
         found = _current(root, rules, db, meta, path)
     except (sqlite3.Error, OSError, ValueError, TypeError, EOFError):
         found = None
-    finally:
-        if collecting:
-            gc.enable()
     if found is None:
         db.close()
     return found
