@@ -3,8 +3,10 @@ that writes.
 
 Front doors ask ``queries``, which only read. Everything that changes the index
 is a method here, taken as an explicit step before a question, never inside one
-(chiefly ``catch_up``). ``ask`` is the pattern every front door follows: the
-write step, the question, and both again when the answer was incomplete.
+(chiefly ``catch_up``). ``ask`` is the one freshness rule every front door
+asks through: the write step, the question, and both again when the answer was
+incomplete; while a server loads, or when it takes the write step on its own
+events, a parameter of it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ that of a warm start."""
 ASK_ROUNDS = 3
 """Most times ``ask`` takes the write step and asks (a damaged cache read in place:
 loaded, then its damaged texts read from the files)."""
+
+
+class NotLoaded(Exception):
+    """``Session.ask`` while loading: nothing current to answer from yet (wait for
+    the load, then ask again)."""
 
 
 class Session:
@@ -80,6 +87,9 @@ class Session:
         self._changed: dict[Folder, set[str]] = {}
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
+        self.on_stale: Callable[[], None] | None = None
+        """A server's: have the write step taken soon (``settle``: an answer was
+        incomplete; texts missing, a git history wanted)."""
 
     @cached_property
     def bulk(self) -> BulkIndexer:
@@ -207,15 +217,56 @@ class Session:
             store.version += 1  # (answers memoised by version were made without it)
         return opened
 
-    def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
-        """The write step, then the question; both again while the answer turns
-        out incomplete (``ASK_ROUNDS`` at most)."""
-        for _ in range(ASK_ROUNDS):
-            self.catch_up(progress)
-            answer = question(self.queries)
+    def ask(
+        self,
+        question: Callable[[Queries], T],
+        progress: Progress | None = None,
+        *,
+        while_loading: bool = False,
+        catch_up: bool = True,
+    ) -> T:
+        """The one freshness rule every front door asks through: the write step,
+        then the question; both again while the answer turns out incomplete
+        (``ASK_ROUNDS`` at most; a question that failed while incomplete, too).
+
+        ``while_loading``: the folders are being loaded by a background pass (a
+        server's); until then only caches read in place, unchanged since, answer
+        (else ``NotLoaded``). ``catch_up`` false: a server that takes the write
+        step on its own events (the LSP) is answered from the index as it is;
+        an incomplete answer has ``on_stale`` take the write step soon."""
+        answer: T
+        for round_ in range(1, ASK_ROUNDS + 1):
+            self._answerable(while_loading)
+            if catch_up:
+                self.catch_up(progress)
+                self._answerable(while_loading)  # (the cache read in place found stale)
+            try:
+                answer = question(self.queries)
+            except Exception:  # (an unknown resource): asked again if something was missing
+                if not catch_up or round_ == ASK_ROUNDS or not self.queries.incomplete:
+                    raise
+                continue
+            if not catch_up:
+                self.settle()
+                break
             if not self.queries.incomplete:
                 break
         return answer
+
+    def _answerable(self, while_loading: bool) -> None:
+        """While loading, only a cache read in place answers, and only if nothing
+        changed since it was checked; else ``NotLoaded``."""
+        if while_loading:
+            self.read_in_place_if_current()  # (each folder is tried once)
+            in_place = any(folder.in_place is not None for folder in self.folders)
+            if not in_place or self.pending():
+                raise NotLoaded
+
+    def settle(self) -> None:
+        """After an answer from the index as it is: when it was incomplete, the
+        write step is to be taken soon (``on_stale``; never from inside the read)."""
+        if self.on_stale is not None and self.queries.incomplete:
+            self.on_stale()
 
     def read_in_place_if_current(self) -> None:
         """Answer each folder not indexed yet from its cache read in place, when

@@ -60,8 +60,6 @@ class ChunkStore:
         """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
         """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
-        self.on_texts_missing: Callable[[Folder, str], None] | None = None
-        """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
         self.source_watcher: Suggestions | None = None
         """Told when a source path gains its first file or loses its last one."""
         self._unpacked = Unpacked()
@@ -74,8 +72,6 @@ class ChunkStore:
         self.histories_wanted: set[Folder] = set()
         """Folders whose git history a question wanted before it was open (the
         answer is ``incomplete``: the write step opens it, the question is asked again)."""
-        self.on_history_wanted: Callable[[], None] | None = None
-        """Called when a folder joins ``histories_wanted`` (a server takes the write step)."""
         self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
@@ -359,12 +355,7 @@ class ChunkStore:
         return stubs
 
     def _texts_missing(self, folder: Folder, rel_path: str) -> None:
-        key = (folder, rel_path)
-        if key in self.texts_missing:
-            return
-        self.texts_missing.add(key)
-        if self.on_texts_missing is not None:
-            self.on_texts_missing(folder, rel_path)
+        self.texts_missing.add((folder, rel_path))  # (the session's freshness rule reads it)
 
     def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
         if folder.in_place is not None:

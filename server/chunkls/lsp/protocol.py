@@ -7,7 +7,9 @@ an unreadable request is answered ``InvalidParams`` or ``InvalidRequest`` (null
 id if its id is unreadable), as is a batch (LSP has none); other unreadable
 messages are logged and dropped. Before ``initialize`` requests are answered
 ``ServerNotInitialized``, after ``shutdown`` ``InvalidRequest``; ``exit`` is
-always handled. Requests to the client (``pending``) leave nothing behind when
+always handled. A message that is no write event is handled through
+``Session.ask`` (the index as it is; an incomplete answer has the write step
+taken soon). Requests to the client (``pending``) leave nothing behind when
 they end unanswered; a late answer is dropped with a warning.
 """
 
@@ -34,6 +36,18 @@ VERSION = "2.0"
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
+WRITE_EVENTS = frozenset(
+    {
+        types.INITIALIZED,
+        types.TEXT_DOCUMENT_DID_SAVE,
+        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS,
+        types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+        types.SHUTDOWN,
+    }
+)
+"""The client's events on which the server takes the write step (in order);
+every other message is a question, handled through ``Session.ask``."""
 
 
 class ChunkProtocol(LanguageServerProtocol):
@@ -108,7 +122,13 @@ class ChunkProtocol(LanguageServerProtocol):
                 text += f": {_summary(cause)}"
             self.refuse(message, INVALID_PARAMS, text)
             return
-        super().handle_message(typed)
+        session = getattr(self.language_server, "session", None)
+        if session is None or method in WRITE_EVENTS:
+            super().handle_message(typed)
+        else:  # a question: answered from the index as it is (the write step is the events')
+            session.ask(
+                lambda _: LanguageServerProtocol.handle_message(self, typed), catch_up=False
+            )
         if method == types.SHUTDOWN and "id" in message:
             self.shutdown_seen = True
             for future, _ in list(self.pending.values()):
@@ -210,6 +230,9 @@ class ChunkProtocol(LanguageServerProtocol):
             if self.include_headers:
                 body = framed(body)
             written = self.writer.write(body)
+            session = getattr(self.language_server, "session", None)
+            if session is not None:  # an answer given (an asynchronous handler's, too)
+                session.settle()
             if inspect.isawaitable(written):  # an asynchronous transport (TCP)
                 task = asyncio.ensure_future(written)
                 self.writes.add(task)
