@@ -1,5 +1,9 @@
 """Bulk indexing: a whole folder chunked by worker processes (or, when large, in
 a separate process that writes the cache), unchanged files reused from the cache.
+
+A producer: what it chunks, skips or reuses goes into the store through its one
+write path (``ChunkStore.set_file``, ``skip_file``, ``reuse``, ``forget_file``),
+which alone writes cache rows, ``generations`` and ``skipped``.
 """
 
 from __future__ import annotations
@@ -108,7 +112,7 @@ class BulkIndexer:
                             apply(store, folder, result)
                         done += 1
                         if stream is not None and stream.pending_bytes >= STREAM_BYTES:
-                            store.let_go_of_texts(folder, stream.flush())
+                            store.flush(folder)
                     yield done, total
                 self._remember_gone(folder, before)
                 if self.long_lived:
@@ -154,9 +158,7 @@ class BulkIndexer:
         for rel_path, texts in before.items():
             stored = folder.files.get(rel_path)
             kept = {stub[0] for stub in decode_stubs(stored.packed)} if stored else set()
-            gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
-            if gone and folder.cache is not None:
-                folder.cache.remember_gone(gone)
+            self.store.remember_gone(folder, texts, kept)
 
     def _index_elsewhere(
         self, folder: Folder, done: int, total: int
@@ -170,7 +172,7 @@ class BulkIndexer:
             return False  # (one already runs for a second pass over the folder: chunk here)
         # what the pass before queued (rows found bad, deleted) lands first: held
         # until the other process is done, it would delete the rows it wrote
-        self.store.let_go_of_texts(folder, cache.flush())
+        self.store.flush(folder)
         receiver, sender = context.Pipe(duplex=False)
         process: BaseProcess = context.Process(  # type: ignore[attr-defined]
             target=_index_in_child,
@@ -280,8 +282,7 @@ class BulkIndexer:
             if same is None:
                 same = digest_of(file.path, folder.rules.max_file_size) == row.digest
                 if same:
-                    cache.touch(rel_path, row, info.st_mtime_ns)
-                    row = row._replace(mtime_ns=info.st_mtime_ns)
+                    row = store.restamp(folder, rel_path, row, info.st_mtime_ns)
             if same:
                 reused.append((rel_path, row))
             else:
@@ -294,7 +295,7 @@ class BulkIndexer:
             # a file left out by these corpus rules keeps its row for when it comes
             # back (another --exclude); a file gone from disk loses it
             if not os.path.lexists(folder.absolute(rel_path)):
-                cache.delete(rel_path)
+                store.drop_row(folder, rel_path)
             stale = True
         searchable: list[str] = []
         settled = len(files) - len(todo) - len(reused)
@@ -303,21 +304,11 @@ class BulkIndexer:
                 yield settled + number
             if rel_path in touched:
                 continue  # re-read since: current already
-            folder.generations[rel_path] = row.generation
-            if row.skipped is not None:
-                store.link(folder, rel_path, None)
-                folder.skipped[rel_path] = row.skipped
-                continue
-            packed = row.stubs or b""
             try:
-                stubs = decode_stubs(packed)
-            except ValueError:
-                cache.delete(rel_path)
+                if store.reuse(folder, rel_path, row):
+                    searchable.append(rel_path)
+            except ValueError:  # a damaged row: chunked again
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
-                continue
-            stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
-            store.link(folder, rel_path, stored, None, False, stubs=stubs)
-            searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale

@@ -24,7 +24,7 @@ from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.definitions import chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
-from chunkls.storage.cache import FolderCache, store_path
+from chunkls.storage.cache import FolderCache, Row, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, positions_of, unpack_stubs
 
 if TYPE_CHECKING:
@@ -182,7 +182,10 @@ class ChunkStore:
             located = chunks
         old = folder.files.get(rel_path)
         if folder.cache is not None and old is not None and old.chunk_count:
-            self._remember_gone(folder, old, stored)
+            kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
+            if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
+                chunks_before = self._unpack(folder, old)
+                self.remember_gone(folder, {c.chunk_id: c.text for c in chunks_before}, kept)
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -192,19 +195,56 @@ class ChunkStore:
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
 
-    def _remember_gone(self, folder: Folder, old: StoredFile, new: StoredFile | None) -> None:
-        """Keep in the cache the last text of the chunk IDs a file's new chunks lose."""
-        kept = {stub[0] for stub in self._stubs(new.packed)} if new is not None else set()
-        if all(stub[0] in kept for stub in self._stubs(old.packed)):
-            return  # (a save usually keeps every ID: no text is read)
-        gone = {c.chunk_id: c.text for c in self._unpack(folder, old) if c.chunk_id not in kept}
+    def remember_gone(self, folder: Folder, texts: dict[str, str], kept: set[str]) -> None:
+        """Keep in the cache the last text of the chunk IDs a file lost (``texts``
+        by ID, those not ``kept``): what a stale ID became, outside git."""
+        gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
         if gone and folder.cache is not None:
             folder.cache.remember_gone(gone)
 
-    def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
-        """Record that a file cannot be chunked (its old chunks are dropped)."""
+    def skip_file(
+        self,
+        folder: Folder,
+        rel_path: str,
+        reason: str,
+        row: tuple[bytes | None, tuple[int, int]] | None = None,
+    ) -> None:
+        """Record that a file cannot be chunked (its old chunks are dropped);
+        ``row``: its (content hash, (mtime, size)) for the cache to keep the reason."""
         self.set_file(folder, rel_path, None)
         folder.skipped[rel_path] = reason
+        if row is not None and folder.cache is not None:
+            folder.cache.put(rel_path, None, row[0], skipped=(reason, *row[1]))
+
+    def reuse(self, folder: Folder, rel_path: str, row: Row) -> bool:
+        """Link a file unchanged since its cache row from that row (not searchable
+        yet: ``make_searchable``); whether it has chunks. A damaged row is dropped
+        (``ValueError``: the file is to be chunked)."""
+        folder.generations[rel_path] = row.generation
+        if row.skipped is not None:
+            self.link(folder, rel_path, None)
+            folder.skipped[rel_path] = row.skipped
+            return False
+        packed = row.stubs or b""
+        try:
+            stubs = decode_stubs(packed)
+        except ValueError:
+            self.drop_row(folder, rel_path)
+            raise
+        stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
+        self.link(folder, rel_path, stored, None, False, stubs=stubs)
+        return True
+
+    def restamp(self, folder: Folder, rel_path: str, row: Row, mtime_ns: int) -> Row:
+        """A file's cache row with its new mtime (its content hash the same)."""
+        if folder.cache is not None:
+            folder.cache.touch(rel_path, row, mtime_ns)
+        return row._replace(mtime_ns=mtime_ns)
+
+    def drop_row(self, folder: Folder, rel_path: str) -> None:
+        """Delete a file's cache row (gone from disk, or damaged)."""
+        if folder.cache is not None:
+            folder.cache.delete(rel_path)
 
     def forget_file(self, folder: Folder, rel_path: str) -> None:
         """A file left the corpus (deleted, excluded): drop chunks and skip notes."""
@@ -284,7 +324,7 @@ class ChunkStore:
             cache = each.cache
             if cache is None or cache.held or each.in_place is not None:
                 continue  # (held: another process is writing the folder's cache)
-            self.let_go_of_texts(each, cache.flush())
+            self.flush(each)
             if each.snapshot_stale:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
                 cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
@@ -303,6 +343,12 @@ class ChunkStore:
             self.stop_reading_in_place(folder)
             if folder.cache is not None:
                 folder.cache.close()
+
+    def flush(self, folder: Folder) -> None:
+        """Write a folder's pending cache rows (one commit), then let go of the
+        texts they now hold."""
+        if folder.cache is not None:
+            self.let_go_of_texts(folder, folder.cache.flush())
 
     def let_go_of_texts(self, folder: Folder, written: dict[str, int]) -> None:
         """Drop the texts of files whose cache row now holds them."""
