@@ -2,7 +2,7 @@
 a separate process that writes the cache), unchanged files reused from the cache.
 
 A producer: what it chunks, skips or reuses goes into the store through its one
-write path (``ChunkStore.set_file``, ``skip_file``, ``reuse``, ``forget_file``),
+write path (``ChunkStore.set_file``, ``skip_file``, ``link``, ``forget_file``),
 which alone writes cache rows, ``generations`` and ``skipped``.
 """
 
@@ -295,7 +295,7 @@ class BulkIndexer:
             # a file left out by these corpus rules keeps its row for when it comes
             # back (another --exclude); a file gone from disk loses it
             if not os.path.lexists(folder.absolute(rel_path)):
-                store.drop_row(folder, rel_path)
+                store.forget_file(folder, rel_path)
             stale = True
         searchable: list[str] = []
         settled = len(files) - len(todo) - len(reused)
@@ -304,11 +304,19 @@ class BulkIndexer:
                 yield settled + number
             if rel_path in touched:
                 continue  # re-read since: current already
+            if row.skipped is not None:
+                store.link(folder, rel_path, None, row=row)
+                continue
+            packed = row.stubs or b""
             try:
-                if store.reuse(folder, rel_path, row):
-                    searchable.append(rel_path)
-            except ValueError:  # a damaged row: chunked again
+                stubs = decode_stubs(packed)
+            except ValueError:
+                store.forget_file(folder, rel_path)
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
+                continue
+            stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
+            store.link(folder, rel_path, stored, None, False, stubs=stubs, row=row)
+            searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale

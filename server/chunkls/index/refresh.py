@@ -67,7 +67,7 @@ def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
         row = None
         if folder.cache is not None and result.stat is not None and not result.link:
             path = os.fspath(folder.absolute(result.rel_path))
-            row = (digest_of(path, folder.rules.max_file_size), result.stat)
+            row = (digest_of(path, folder.rules.max_file_size), *result.stat)
         store.skip_file(folder, result.rel_path, reason, row)
     else:
         store.set_file(

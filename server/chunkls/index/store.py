@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 DECODED_FILES = 1024
 """Files whose stubs stay decoded (a search ranks a hundred chunks by theirs)."""
+Skip = tuple[bytes | None, int, int]
 
 
 class ChunkStore:
@@ -171,15 +172,11 @@ class ChunkStore:
         digest: bytes | None = None,
         cached: bool = True,
     ) -> None:
-        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed.
-        ``terms``: search terms already counted; ``digest``: the content hash for
-        the cache; ``cached`` false keeps them out of the cache (a symlink)."""
-        if isinstance(chunks, StoredFile):
-            stored: StoredFile | None = chunks
-            located = None
-        else:
-            stored = pack(chunks) if chunks is not None else None
-            located = chunks
+        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed:
+        the one write path. ``terms``: search terms already counted; ``digest``: the
+        content hash for the cache; ``cached`` false keeps them out of the cache (a symlink)."""
+        stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
+        located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
         if folder.cache is not None and old is not None and old.chunk_count:
             kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
@@ -196,55 +193,26 @@ class ChunkStore:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
 
     def remember_gone(self, folder: Folder, texts: dict[str, str], kept: set[str]) -> None:
-        """Keep in the cache the last text of the chunk IDs a file lost (``texts``
-        by ID, those not ``kept``): what a stale ID became, outside git."""
+        """Keep in the cache the last texts (by ID) of the IDs a file lost (not ``kept``)."""
         gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
         if gone and folder.cache is not None:
             folder.cache.remember_gone(gone)
 
     def skip_file(
-        self,
-        folder: Folder,
-        rel_path: str,
-        reason: str,
-        row: tuple[bytes | None, tuple[int, int]] | None = None,
+        self, folder: Folder, rel_path: str, reason: str, row: Skip | None = None
     ) -> None:
         """Record that a file cannot be chunked (its old chunks are dropped);
-        ``row``: its (content hash, (mtime, size)) for the cache to keep the reason."""
+        ``row``: (content hash, mtime, size), kept in the cache with the reason."""
         self.set_file(folder, rel_path, None)
         folder.skipped[rel_path] = reason
         if row is not None and folder.cache is not None:
-            folder.cache.put(rel_path, None, row[0], skipped=(reason, *row[1]))
-
-    def reuse(self, folder: Folder, rel_path: str, row: Row) -> bool:
-        """Link a file unchanged since its cache row from that row (not searchable
-        yet: ``make_searchable``); whether it has chunks. A damaged row is dropped
-        (``ValueError``: the file is to be chunked)."""
-        folder.generations[rel_path] = row.generation
-        if row.skipped is not None:
-            self.link(folder, rel_path, None)
-            folder.skipped[rel_path] = row.skipped
-            return False
-        packed = row.stubs or b""
-        try:
-            stubs = decode_stubs(packed)
-        except ValueError:
-            self.drop_row(folder, rel_path)
-            raise
-        stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
-        self.link(folder, rel_path, stored, None, False, stubs=stubs)
-        return True
+            folder.cache.put(rel_path, None, row[0], skipped=(reason, *row[1:]))
 
     def restamp(self, folder: Folder, rel_path: str, row: Row, mtime_ns: int) -> Row:
         """A file's cache row with its new mtime (its content hash the same)."""
         if folder.cache is not None:
             folder.cache.touch(rel_path, row, mtime_ns)
         return row._replace(mtime_ns=mtime_ns)
-
-    def drop_row(self, folder: Folder, rel_path: str) -> None:
-        """Delete a file's cache row (gone from disk, or damaged)."""
-        if folder.cache is not None:
-            folder.cache.delete(rel_path)
 
     def forget_file(self, folder: Folder, rel_path: str) -> None:
         """A file left the corpus (deleted, excluded): drop chunks and skip notes."""
@@ -260,9 +228,14 @@ class ChunkStore:
         searchable: bool = True,
         chunks: FileChunks | None = None,
         stubs: tuple[Stub, ...] | None = None,
+        row: Row | None = None,
     ) -> None:
-        """Put a file's stored chunks in the maps (and the postings, if
-        ``searchable``), replacing what it had; the cache is not written."""
+        """Put a file's stored chunks in the maps (and the postings, if ``searchable``),
+        replacing what it had; the cache is not written (``row``: the one they are from)."""
+        if row is not None:
+            folder.generations[rel_path] = row.generation
+            if row.skipped is not None:
+                folder.skipped[rel_path] = row.skipped
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path))
         self.texts_missing.discard((folder, rel_path))
@@ -345,22 +318,15 @@ class ChunkStore:
                 folder.cache.close()
 
     def flush(self, folder: Folder) -> None:
-        """Write a folder's pending cache rows (one commit), then let go of the
-        texts they now hold."""
-        if folder.cache is not None:
-            self.let_go_of_texts(folder, folder.cache.flush())
-
-    def let_go_of_texts(self, folder: Folder, written: dict[str, int]) -> None:
-        """Drop the texts of files whose cache row now holds them."""
-        files = folder.files
-        for rel_path, generation in written.items():
-            stored = files.get(rel_path)
+        """Write a folder's pending cache rows; let go of the texts they now hold."""
+        for rel_path, generation in folder.cache.flush().items() if folder.cache else ():
+            stored = folder.files.get(rel_path)
             if (
-                stored is not None
+                stored
                 and stored.texts is not None
                 and folder.generations.get(rel_path) == generation
             ):
-                files[rel_path] = lighter = stored._replace(texts=None)
+                folder.files[rel_path] = lighter = stored._replace(texts=None)
                 self._unpacked.replace((folder, rel_path), stored, lighter)
 
     # -- texts: from memory or the cache, never from the file ----------------------
@@ -378,14 +344,14 @@ class ChunkStore:
         if blob is None:
             blob = self._cached_texts(folder, stored.rel_path)
             if blob is None:  # the row is gone: only the file can tell them again
-                self._texts_missing(folder, stored.rel_path)
+                self.texts_missing.add(key)
                 return ()
         try:  # the stubs as kept (a search has just read its candidates')
             chunks = unpack_stubs(self._stubs(stored.packed), blob)
         except ValueError as error:  # a damaged blob
             if key not in self.texts_missing:
                 logger().warning("%s: %s", folder.absolute(stored.rel_path), error)
-            self._texts_missing(folder, stored.rel_path)
+            self.texts_missing.add(key)
             return ()
         self._unpacked.put(key, stored, chunks)
         return chunks
@@ -399,9 +365,6 @@ class ChunkStore:
                 del self._decoded[next(iter(self._decoded))]
             self._decoded[packed] = stubs
         return stubs
-
-    def _texts_missing(self, folder: Folder, rel_path: str) -> None:
-        self.texts_missing.add((folder, rel_path))  # (the session's freshness rule reads it)
 
     def _cached_texts(self, folder: Folder, rel_path: str) -> bytes | None:
         if folder.in_place is not None:
@@ -562,7 +525,7 @@ class ChunkStore:
         recorded as missing its texts."""
         stored = folder.stored(rel_path)
         if stored is None and folder.in_place is not None and folder.in_place.has(rel_path):
-            self._texts_missing(folder, rel_path)
+            self.texts_missing.add((folder, rel_path))
         return stored
 
     def chunks_of_source(
