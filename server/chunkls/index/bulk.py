@@ -27,7 +27,7 @@ from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.storage.cache import Loaded, Row
 from chunkls.storage.listing import listing_of
-from chunkls.storage.packed import StoredFile, decode_stubs, unpack_stubs
+from chunkls.storage.packed import StoredFile, decode_stubs
 
 logger = logging.getLogger("chunkls")
 
@@ -64,8 +64,6 @@ class BulkIndexer:
         are then made searchable once all are chunked (``_search_deferred``); else
         each as it arrives, its chunks streamed to the cache."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
-        self.before: dict[tuple[Folder, str], Row] = {}
-        """The cache rows of files that changed since, until their new chunks are in."""
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all).
@@ -103,7 +101,6 @@ class BulkIndexer:
                             yield settled, total
                         done = total - len(todo)
                         yield done, total
-                before = self._texts_before(folder)
                 folder.deferred = {} if self.long_lived else None
                 stream = None if self.long_lived else folder.cache
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
@@ -114,7 +111,6 @@ class BulkIndexer:
                         if stream is not None and stream.pending_bytes >= STREAM_BYTES:
                             store.flush(folder)
                     yield done, total
-                self._remember_gone(folder, before)
                 if self.long_lived:
                     for _ in self._search_deferred(folder):
                         yield done, total
@@ -133,32 +129,6 @@ class BulkIndexer:
         finally:
             folder.touched = None
             folder.deferred = None
-
-    def _texts_before(self, folder: Folder) -> dict[str, dict[str, str]]:
-        """The texts the cache holds of the files changed since (by chunk ID)."""
-        rows = [(key[1], row) for key, row in self.before.items() if key[0] is folder]
-        for rel_path, _ in rows:
-            del self.before[(folder, rel_path)]
-        texts: dict[str, dict[str, str]] = {}
-        cache = folder.cache
-        if cache is None:
-            return texts
-        for rel_path, row in rows:
-            try:
-                blob = cache.texts(rel_path, row.generation)
-                old = unpack_stubs(decode_stubs(row.stubs or b""), blob) if blob else ()
-            except ValueError:
-                continue  # a damaged row: nothing to keep
-            texts[rel_path] = {chunk.chunk_id: chunk.text for chunk in old}
-        return texts
-
-    def _remember_gone(self, folder: Folder, before: dict[str, dict[str, str]]) -> None:
-        """Keep in the cache the last text of the chunk IDs the changed files lost
-        (``FolderCache.remember_gone``: what a stale ID became, outside git)."""
-        for rel_path, texts in before.items():
-            stored = folder.files.get(rel_path)
-            kept = {stub[0] for stub in decode_stubs(stored.packed)} if stored else set()
-            self.store.remember_gone(folder, texts, kept)
 
     def _index_elsewhere(
         self, folder: Folder, done: int, total: int
@@ -287,7 +257,8 @@ class BulkIndexer:
                 reused.append((rel_path, row))
             else:
                 todo.append(file)
-                self.before[(folder, rel_path)] = row  # its chunks' texts may leave
+                if current is None and row.skipped is None:
+                    self._link_row(folder, rel_path, row)  # (set_file keeps the texts it loses)
         if cache is None or loaded is None:
             return
         stale = not reused or bool(todo) or loaded.snapshot is None
@@ -306,20 +277,26 @@ class BulkIndexer:
                 continue  # re-read since: current already
             if row.skipped is not None:
                 store.link(folder, rel_path, None, row=row)
-                continue
-            packed = row.stubs or b""
-            try:
-                stubs = decode_stubs(packed)
-            except ValueError:
-                store.forget_file(folder, rel_path)
+            elif self._link_row(folder, rel_path, row):
+                searchable.append(rel_path)
+            else:
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
-                continue
-            stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
-            store.link(folder, rel_path, stored, None, False, stubs=stubs, row=row)
-            searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale
+
+    def _link_row(self, folder: Folder, rel_path: str, row: Row) -> bool:
+        """Link a file's chunks as its cache row holds them (not searchable yet);
+        false, and the row forgotten, when it is damaged."""
+        packed = row.stubs or b""
+        try:
+            stubs = decode_stubs(packed)
+        except ValueError:
+            self.store.forget_file(folder, rel_path)
+            return False
+        stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
+        self.store.link(folder, rel_path, stored, None, False, stubs=stubs, row=row)
+        return True
 
     def _search_reused(self, folder: Folder, rel_paths: list[str], loaded: Loaded) -> bool:
         """Make reused files searchable, from the cache's snapshot where it is

@@ -181,8 +181,10 @@ class ChunkStore:
         if folder.cache is not None and old is not None and old.chunk_count:
             kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
             if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
-                chunks_before = self._unpack(folder, old)
-                self.remember_gone(folder, {c.chunk_id: c.text for c in chunks_before}, kept)
+                old_chunks = self._unpack(folder, old)  # their texts: what a stale ID became
+                folder.cache.remember_gone(
+                    {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
+                )
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -191,12 +193,6 @@ class ChunkStore:
                 folder.cache.delete(rel_path)
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
-
-    def remember_gone(self, folder: Folder, texts: dict[str, str], kept: set[str]) -> None:
-        """Keep in the cache the last texts (by ID) of the IDs a file lost (not ``kept``)."""
-        gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
-        if gone and folder.cache is not None:
-            folder.cache.remember_gone(gone)
 
     def skip_file(
         self, folder: Folder, rel_path: str, reason: str, row: Skip | None = None
