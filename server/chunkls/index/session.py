@@ -42,8 +42,7 @@ loaded, then its damaged texts read from the files)."""
 
 
 class NotLoaded(Exception):
-    """``Session.ask`` while loading: nothing current to answer from yet (wait for
-    the load, then ask again)."""
+    """``Session.ask`` while loading: nothing current to answer from yet."""
 
 
 class Session:
@@ -88,8 +87,7 @@ class Session:
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
         self.on_stale: Callable[[], None] | None = None
-        """A server's: have the write step taken soon (``settle``: an answer was
-        incomplete; texts missing, a git history wanted)."""
+        """A server's: take the write step soon (an answer was incomplete: ``settle``)."""
 
     @cached_property
     def bulk(self) -> BulkIndexer:
@@ -225,15 +223,11 @@ class Session:
         while_loading: bool = False,
         catch_up: bool = True,
     ) -> T:
-        """The one freshness rule every front door asks through: the write step,
-        then the question; both again while the answer turns out incomplete
-        (``ASK_ROUNDS`` at most; a question that failed while incomplete, too).
-
-        ``while_loading``: the folders are being loaded by a background pass (a
-        server's); until then only caches read in place, unchanged since, answer
-        (else ``NotLoaded``). ``catch_up`` false: a server that takes the write
-        step on its own events (the LSP) is answered from the index as it is;
-        an incomplete answer has ``on_stale`` take the write step soon."""
+        """The one freshness rule: the write step, then the question; both again
+        while the answer is incomplete (``ASK_ROUNDS`` at most). ``while_loading``
+        (a server's background load): only a cache read in place, unchanged since,
+        answers, else ``NotLoaded``. ``catch_up`` false (the LSP, which takes the
+        write step on its events): the index as it is, then ``settle``."""
         answer: T
         for round_ in range(1, ASK_ROUNDS + 1):
             self._answerable(while_loading)
@@ -254,8 +248,6 @@ class Session:
         return answer
 
     def _answerable(self, while_loading: bool) -> None:
-        """While loading, only a cache read in place answers, and only if nothing
-        changed since it was checked; else ``NotLoaded``."""
         if while_loading:
             self.read_in_place_if_current()  # (each folder is tried once)
             in_place = any(folder.in_place is not None for folder in self.folders)

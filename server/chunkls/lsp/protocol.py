@@ -7,10 +7,11 @@ an unreadable request is answered ``InvalidParams`` or ``InvalidRequest`` (null
 id if its id is unreadable), as is a batch (LSP has none); other unreadable
 messages are logged and dropped. Before ``initialize`` requests are answered
 ``ServerNotInitialized``, after ``shutdown`` ``InvalidRequest``; ``exit`` is
-always handled. A message that is no write event is handled through
-``Session.ask`` (the index as it is; an incomplete answer has the write step
-taken soon). Requests to the client (``pending``) leave nothing behind when
-they end unanswered; a late answer is dropped with a warning.
+always handled. A request is handled through ``Session.ask`` (the index as it
+is; an incomplete answer has the write step taken soon), a notification as an
+event (a save, a watched file: the write step, in order). Requests to the
+client (``pending``) leave nothing behind when they end unanswered; a late
+answer is dropped with a warning.
 """
 
 from __future__ import annotations
@@ -36,18 +37,6 @@ VERSION = "2.0"
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
-WRITE_EVENTS = frozenset(
-    {
-        types.INITIALIZED,
-        types.TEXT_DOCUMENT_DID_SAVE,
-        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS,
-        types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-        types.SHUTDOWN,
-    }
-)
-"""The client's events on which the server takes the write step (in order);
-every other message is a question, handled through ``Session.ask``."""
 
 
 class ChunkProtocol(LanguageServerProtocol):
@@ -123,9 +112,9 @@ class ChunkProtocol(LanguageServerProtocol):
             self.refuse(message, INVALID_PARAMS, text)
             return
         session = getattr(self.language_server, "session", None)
-        if session is None or method in WRITE_EVENTS:
+        if session is None or "id" not in message:  # a notification: an event
             super().handle_message(typed)
-        else:  # a question: answered from the index as it is (the write step is the events')
+        else:  # a request: answered from the index as it is (the write step is the events')
             session.ask(
                 lambda _: LanguageServerProtocol.handle_message(self, typed), catch_up=False
             )

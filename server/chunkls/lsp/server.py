@@ -3,7 +3,7 @@
 ``ChunkServer`` holds the workspace (a ``Session``) and the open buffers'
 chunkings. Every index change goes through ``catch_up`` or ``index_folders``,
 which then tell the client (lens refresh, status), on the client's events, in
-order; features read ``queries`` only, each message handled through
+order; features read ``queries`` only, each request handled through
 ``Session.ask`` (``ChunkProtocol.handle_message``).
 """
 
