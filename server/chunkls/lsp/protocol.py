@@ -114,6 +114,8 @@ class ChunkProtocol(LanguageServerProtocol):
         session = getattr(self.language_server, "session", None)
         if session is None or "id" not in message:  # a notification: an event
             super().handle_message(typed)
+            if session is not None:  # (what its handler read may have been incomplete)
+                session.settle()
         else:  # a request: answered from the index as it is (the write step is the events')
             session.ask(
                 lambda _: LanguageServerProtocol.handle_message(self, typed), catch_up=False
@@ -219,9 +221,6 @@ class ChunkProtocol(LanguageServerProtocol):
             if self.include_headers:
                 body = framed(body)
             written = self.writer.write(body)
-            session = getattr(self.language_server, "session", None)
-            if session is not None:  # an answer given (an asynchronous handler's, too)
-                session.settle()
             if inspect.isawaitable(written):  # an asynchronous transport (TCP)
                 task = asyncio.ensure_future(written)
                 self.writes.add(task)

@@ -118,6 +118,7 @@ class ChunkServer(LanguageServer):
 
         def done(finished: asyncio.Task[Any]) -> None:
             self.tasks.discard(finished)
+            self.session.settle()  # (what it read may have been incomplete)
             if not finished.cancelled() and finished.exception() is not None:
                 error = finished.exception()
                 logger.error("%s failed: %r", name, error, exc_info=error)
