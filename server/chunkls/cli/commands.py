@@ -177,9 +177,19 @@ class Command:
             ids = self.ask(session, lambda queries: list(queries.chunk_ids()))
             self.out.writelines(f"{chunk_id}\n" for chunk_id in ids)
             return 0
-        entries = self.ask(session, lambda queries: list(queries.chunks()))
-        for entry in entries:
-            self.out.write(json.dumps(chunk_record(entry.chunk), ensure_ascii=False) + "\n")
+        written = 0  # streamed; past a file whose texts were missing, the rest once recovered
+
+        def stream(queries: Queries) -> None:
+            nonlocal written
+            source, complete = None, True
+            for number, entry in enumerate(queries.chunks()):
+                if entry.chunk.source_path != source:  # (checked once a file)
+                    source, complete = entry.chunk.source_path, not queries.incomplete
+                if complete and number >= written:
+                    self.out.write(json.dumps(chunk_record(entry.chunk), ensure_ascii=False) + "\n")
+                    written = number + 1
+
+        self.ask(session, stream)
         return 0
 
     def resolve(self) -> int:
