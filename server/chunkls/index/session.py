@@ -255,8 +255,7 @@ class Session:
                 raise NotLoaded
 
     def settle(self) -> None:
-        """After an answer from the index as it is: when it was incomplete, the
-        write step is to be taken soon (``on_stale``; never from inside the read)."""
+        """After an answer from the index as it is: if incomplete, ``on_stale``."""
         if self.on_stale is not None and self.queries.incomplete:
             self.on_stale()
 

@@ -227,14 +227,8 @@ class ChunkServer(LanguageServer):
             return None
         return token
 
-    def queue_refresh(self, folder: Folder, rel_paths: Iterable[str]) -> None:
-        """Paths changed on disk: the write step re-reads them together shortly."""
-        self.session.note_changed(folder, rel_paths)
-        self.queue_catch_up()
-
     def write_step_soon(self) -> None:
-        """An answer was incomplete (``Session.settle``): texts found missing are
-        read again shortly, a wanted git history opened in a thread."""
+        """An answer was incomplete (``Session.settle``): the write step soon."""
         store = self.session.store
         if store.texts_missing:
             self.queue_catch_up()
@@ -263,11 +257,6 @@ class ChunkServer(LanguageServer):
 
     async def _catch_up_soon(self) -> None:
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
-        self.catch_up()
-
-    def refresh_paths(self, folder: Folder, rel_paths: Iterable[str]) -> None:
-        """Re-read files or folders from disk into the index now (a save)."""
-        self.session.note_changed(folder, rel_paths)
         self.catch_up()
 
     def catch_up(self) -> None:

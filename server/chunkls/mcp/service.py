@@ -77,10 +77,8 @@ class McpService:
         return "chunkls has no folder to serve: " + "; ".join(self.problems)
 
     def ask(self, question: Callable[[Queries], T]) -> T | None:
-        """A question of the index (a tool call, a resource request) through the
-        session's freshness rule; ``None`` while there is nothing to answer from
-        (wait for ``load``, then ask again). While ``loaded`` is false, the
-        answer came from the cache read in place."""
+        """A question (a tool call, a resource request) through ``Session.ask``;
+        ``None`` while there is nothing to answer from (wait for ``load``)."""
         try:
             return self.session.ask(question, while_loading=not self.loaded)
         except NotLoaded:
