@@ -1,8 +1,9 @@
 """Hooks that make a read that writes fail: while a question of the query API
 (``chunkls.index.queries.Queries``, asked of its one implementation) runs, or
 a generator it returned is being read, any write to the cache, any opened,
-removed or renamed file (a source file read) and any SQLite connection that
-may write raises ``ReadWrote``.
+removed or renamed file (a source file read), any SQLite connection that
+may write, and any write step taken or scheduled (the session's, a task or
+callback on the event loop) raises ``ReadWrote``.
 
 ``install()`` patches this process; ``python tests/guards.py ARGS`` runs
 ``chunkls ARGS`` guarded (a server started for a test), and prints how many
@@ -11,6 +12,7 @@ questions it answered, and any ``ReadWrote``, to stderr when it ends.
 
 from __future__ import annotations
 
+import asyncio.base_events
 import atexit
 import builtins
 import contextlib
@@ -28,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from chunkls.index.queries import Queries
+from chunkls.index.session import Session
 from chunkls.index.store import ChunkStore
 from chunkls.storage import cache, mapped
 
@@ -57,6 +60,13 @@ WRITES: list[tuple[Any, str]] = [
     for name in ("put", "delete", "touch", "flush", "save_snapshot", "save_listing", "_connect")
 ] + [(mapped.MappedWriter, "__init__")]
 """What writes the cache (``_connect`` may create or empty its tables)."""
+SCHEDULES: list[tuple[Any, str]] = [
+    (Session, name) for name in ("catch_up", "refresh", "index_folder", "open_histories")
+] + [
+    (asyncio.base_events.BaseEventLoop, name)
+    for name in ("create_task", "call_soon", "call_later", "call_soon_threadsafe")
+]
+"""What takes the write step, or schedules work for later (a read must not)."""
 OPENS: list[tuple[Any, str]] = [(builtins, "open"), (io, "open"), (os, "open")] + [
     (os, name) for name in ("remove", "unlink", "replace", "rename")
 ]
@@ -125,7 +135,7 @@ def install(patch: Callable[[Any, str, Any], None] = setattr) -> None:
     ``monkeypatch.setattr`` in a test, to undo it afterwards)."""
     for name in QUESTIONS:
         patch(ChunkStore, name, _question(getattr(ChunkStore, name)))
-    for owner, name in [*WRITES, *OPENS]:
+    for owner, name in [*WRITES, *OPENS, *SCHEDULES]:
         label = f"{getattr(owner, '__name__', owner)}.{name}"
         patch(owner, name, _refused(label, getattr(owner, name)))
     patch(sqlite3, "connect", _connect(sqlite3.connect))

@@ -40,7 +40,7 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
     "chunkls.index.citations": 446,
-    "chunkls.index.store": 611,
+    "chunkls.index.store": 607,
     "chunkls.mcp.tools": 411,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,

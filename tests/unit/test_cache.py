@@ -402,12 +402,13 @@ def test_texts_gone_from_the_cache_are_recovered_explicitly(
     folder = index.queries.folders[0]
     fresh = _state(build_index([tree], workers=1))
     _lose_texts(tree, cache, how)
-    told: list[str] = []
-    index.store.on_texts_missing = lambda each, rel_path: told.append(rel_path)
+    told: list[str] = []  # (the session's freshness rule reads what the reads recorded)
+    index.on_stale = lambda: told.extend(rel for _, rel in index.store.texts_missing)
     with caplog.at_level(logging.INFO, logger="chunkls"), _no_disk(monkeypatch):
         assert index.queries.lookup("pkg/m3.py#function-alpha_3") == []
         assert index.queries.has_id("pkg/m3.py#function-alpha_3")  # the ID is still known
         lost = _state(index)
+    index.settle()
     assert lost[0] == [] and lost[2] == [[] for _ in QUERIES]
     assert len([r for r in caplog.records if "no longer in the index cache" in r.message]) == 1
     with_chunks = sorted(rel for rel, stored in folder.files.items() if stored.stubs)

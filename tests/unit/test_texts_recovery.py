@@ -9,13 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from tests import guards
+
 from .test_protocol import _feed, _started
 
 
+@pytest.mark.parametrize("guarded", [False, True], ids=["plain", "guarded"])
 async def test_texts_gone_from_the_cache_are_read_again_in_the_background(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guarded: bool
 ) -> None:
+    """Guarded: the read that finds the texts gone neither takes nor schedules
+    the write step (``tests/guards.py``); the server's freshness rule does, after."""
     server, writer = await _started(tmp_path, monkeypatch)
+    if guarded:
+        guards.install(monkeypatch.setattr)
+    refused = guards.asked["refused"]
     folder = server.queries.folders[0]
     assert folder.cache is not None
     assert [stored.texts for stored in folder.files.values()] == [None]  # in the cache only
@@ -45,3 +53,4 @@ async def test_texts_gone_from_the_cache_are_read_again_in_the_background(
     assert not server.session.store.texts_missing
     assert hover(11).startswith("**`a.py#function-f`**")
     assert "pass" in hover(12)
+    assert guards.asked["refused"] == refused

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
@@ -177,31 +177,20 @@ class Command:
             ids = self.ask(session, lambda queries: list(queries.chunk_ids()))
             self.out.writelines(f"{chunk_id}\n" for chunk_id in ids)
             return 0
-        for entry in self.every_chunk(session):
-            self.out.write(json.dumps(chunk_record(entry.chunk), ensure_ascii=False) + "\n")
+        written = 0  # streamed; past a file whose texts were missing, the rest once recovered
+
+        def stream(queries: Queries) -> None:
+            nonlocal written
+            source, complete = None, True
+            for number, entry in enumerate(queries.chunks()):
+                if entry.chunk.source_path != source:  # (checked once a file)
+                    source, complete = entry.chunk.source_path, not queries.incomplete
+                if complete and number >= written:
+                    self.out.write(json.dumps(chunk_record(entry.chunk), ensure_ascii=False) + "\n")
+                    written = number + 1
+
+        self.ask(session, stream)
         return 0
-
-    def every_chunk(self, session: Session) -> Iterator[IndexedChunk]:
-        """Every chunk in corpus order, streamed; a file whose texts are gone from
-        the cache is read again, in its place."""
-        from chunkls.index.folder import IndexedChunk
-
-        self.ask(session, lambda queries: None)
-        queries = session.queries
-
-        def recovered() -> Iterator[IndexedChunk]:
-            if not queries.incomplete:
-                return
-            missing = sorted(session.store.texts_missing, key=lambda k: (k[0].position, k[1]))
-            session.catch_up()
-            for folder, rel_path in missing:
-                for chunk in session.queries.file_chunks(folder, rel_path):
-                    yield IndexedChunk(folder, chunk)
-
-        for entry in queries.chunks():
-            yield from recovered()  # a file that came before this one
-            yield entry
-        yield from recovered()
 
     def resolve(self) -> int:
         from chunkls.ids.grammar import candidate_ids, id_written

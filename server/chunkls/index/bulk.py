@@ -1,5 +1,9 @@
 """Bulk indexing: a whole folder chunked by worker processes (or, when large, in
 a separate process that writes the cache), unchanged files reused from the cache.
+
+A producer: what it chunks, skips or reuses goes into the store through its one
+write path (``ChunkStore.set_file``, ``skip_file``, ``link``, ``forget_file``),
+which alone writes cache rows, ``generations`` and ``skipped``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from chunkls.runtime.memory import release_memory, tune_allocator
 from chunkls.search.inverted import LearnedTerms
 from chunkls.storage.cache import Loaded, Row
 from chunkls.storage.listing import listing_of
-from chunkls.storage.packed import StoredFile, decode_stubs, unpack_stubs
+from chunkls.storage.packed import StoredFile, decode_stubs
 
 logger = logging.getLogger("chunkls")
 
@@ -59,8 +63,6 @@ class BulkIndexer:
         are then made searchable once all are chunked (``_search_deferred``); else
         each as it arrives, its chunks streamed to the cache."""
         self.elsewhere: dict[Folder, BaseProcess] = {}
-        self.before: dict[tuple[Folder, str], Row] = {}
-        """The cache rows of files that changed since, until their new chunks are in."""
 
     def iter_index_folder(self, folder: Folder) -> Iterator[tuple[int, int]]:
         """Index a whole folder step by step, yielding (files done, files in all).
@@ -98,7 +100,6 @@ class BulkIndexer:
                             yield settled, total
                         done = total - len(todo)
                         yield done, total
-                before = self._texts_before(folder)
                 folder.deferred = {} if self.long_lived else None
                 stream = None if self.long_lived else folder.cache
                 for result in chunk_many(folder.root_resolved, todo, folder.rules, self.workers):
@@ -107,9 +108,8 @@ class BulkIndexer:
                             apply(store, folder, result)
                         done += 1
                         if stream is not None and stream.pending_bytes >= STREAM_BYTES:
-                            store.let_go_of_texts(folder, stream.flush())
+                            store.flush(folder)
                     yield done, total
-                self._remember_gone(folder, before)
                 if self.long_lived:
                     for _ in self._search_deferred(folder):
                         yield done, total
@@ -129,34 +129,6 @@ class BulkIndexer:
             folder.touched = None
             folder.deferred = None
 
-    def _texts_before(self, folder: Folder) -> dict[str, dict[str, str]]:
-        """The texts the cache holds of the files changed since (by chunk ID)."""
-        rows = [(key[1], row) for key, row in self.before.items() if key[0] is folder]
-        for rel_path, _ in rows:
-            del self.before[(folder, rel_path)]
-        texts: dict[str, dict[str, str]] = {}
-        cache = folder.cache
-        if cache is None:
-            return texts
-        for rel_path, row in rows:
-            try:
-                blob = cache.texts(rel_path, row.generation)
-                old = unpack_stubs(decode_stubs(row.stubs or b""), blob) if blob else ()
-            except ValueError:
-                continue  # a damaged row: nothing to keep
-            texts[rel_path] = {chunk.chunk_id: chunk.text for chunk in old}
-        return texts
-
-    def _remember_gone(self, folder: Folder, before: dict[str, dict[str, str]]) -> None:
-        """Keep in the cache the last text of the chunk IDs the changed files lost
-        (``FolderCache.remember_gone``: what a stale ID became, outside git)."""
-        for rel_path, texts in before.items():
-            stored = folder.files.get(rel_path)
-            kept = {stub[0] for stub in decode_stubs(stored.packed)} if stored else set()
-            gone = {chunk_id: text for chunk_id, text in texts.items() if chunk_id not in kept}
-            if gone and folder.cache is not None:
-                folder.cache.remember_gone(gone)
-
     def _index_elsewhere(
         self, folder: Folder, done: int, total: int
     ) -> Generator[tuple[int, int], None, bool]:
@@ -169,7 +141,7 @@ class BulkIndexer:
             return False  # (one already runs for a second pass over the folder: chunk here)
         # what the pass before queued (rows found bad, deleted) lands first: held
         # until the other process is done, it would delete the rows it wrote
-        self.store.let_go_of_texts(folder, cache.flush())
+        self.store.flush(folder)
         receiver, sender = context.Pipe(duplex=False)
         process: BaseProcess = context.Process(  # type: ignore[attr-defined]
             target=_index_in_child,
@@ -279,13 +251,13 @@ class BulkIndexer:
             if same is None:
                 same = digest_of(file.path, folder.rules.max_file_size) == row.digest
                 if same:
-                    cache.touch(rel_path, row, info.st_mtime_ns)
-                    row = row._replace(mtime_ns=info.st_mtime_ns)
+                    row = store.restamp(folder, rel_path, row, info.st_mtime_ns)
             if same:
                 reused.append((rel_path, row))
             else:
                 todo.append(file)
-                self.before[(folder, rel_path)] = row  # its chunks' texts may leave
+                if current is None and row.skipped is None:
+                    self._link_row(folder, rel_path, row)  # (set_file keeps the texts it loses)
         if cache is None or loaded is None:
             return
         stale = not reused or bool(todo) or loaded.snapshot is None
@@ -293,7 +265,7 @@ class BulkIndexer:
             # a file left out by these corpus rules keeps its row for when it comes
             # back (another --exclude); a file gone from disk loses it
             if not os.path.lexists(folder.absolute(rel_path)):
-                cache.delete(rel_path)
+                store.forget_file(folder, rel_path)
             stale = True
         searchable: list[str] = []
         settled = len(files) - len(todo) - len(reused)
@@ -302,24 +274,28 @@ class BulkIndexer:
                 yield settled + number
             if rel_path in touched:
                 continue  # re-read since: current already
-            folder.generations[rel_path] = row.generation
             if row.skipped is not None:
-                store.link(folder, rel_path, None)
-                folder.skipped[rel_path] = row.skipped
-                continue
-            packed = row.stubs or b""
-            try:
-                stubs = decode_stubs(packed)
-            except ValueError:
-                cache.delete(rel_path)
+                store.link(folder, rel_path, None, row=row)
+            elif self._link_row(folder, rel_path, row):
+                searchable.append(rel_path)
+            else:
                 todo.append(CorpusFile(rel_path, os.fspath(folder.absolute(rel_path)), False))
-                continue
-            stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
-            store.link(folder, rel_path, stored, None, False, stubs=stubs)
-            searchable.append(rel_path)
         searchable = [rel_path for rel_path in searchable if rel_path not in touched]
         stale |= self._search_reused(folder, searchable, loaded)
         folder.snapshot_stale = stale
+
+    def _link_row(self, folder: Folder, rel_path: str, row: Row) -> bool:
+        """Link a file's chunks as its cache row holds them (not searchable yet);
+        false, and the row forgotten, when it is damaged."""
+        packed = row.stubs or b""
+        try:
+            stubs = decode_stubs(packed)
+        except ValueError:
+            self.store.forget_file(folder, rel_path)
+            return False
+        stored = StoredFile(rel_path, packed, len(stubs), None, row.mtime_ns, row.size)
+        self.store.link(folder, rel_path, stored, None, False, stubs=stubs, row=row)
+        return True
 
     def _search_reused(self, folder: Folder, rel_paths: list[str], loaded: Loaded) -> bool:
         """Make reused files searchable, from the cache's snapshot where it is

@@ -1,5 +1,6 @@
 """Files read from disk into the store one at a time (a save, a watcher event,
-lost texts recovered), through its one change path (``ChunkStore.set_file``).
+lost texts recovered): a producer of (path, chunks and terms, or why not) for the
+store's one write path (``ChunkStore.set_file``, ``skip_file``, ``forget_file``).
 """
 
 from __future__ import annotations
@@ -42,8 +43,7 @@ def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list
         changed += _refresh_file(store, folder, rel_path)
     if folder.touched is not None:  # an indexing pass is running: leave these be
         folder.touched.update(rel_paths, changed)
-    if folder.cache is not None:
-        store.let_go_of_texts(folder, folder.cache.flush())  # one commit for the batch
+    store.flush(folder)  # one commit for the batch
     return changed
 
 
@@ -64,11 +64,11 @@ def apply(store: ChunkStore, folder: Folder, result: Chunked) -> None:
     """Put what chunking one file gave into the store (its chunks, or why not)."""
     if result.chunks is None:
         reason = result.skipped or "could not be chunked"
-        store.skip_file(folder, result.rel_path, reason)
+        row = None
         if folder.cache is not None and result.stat is not None and not result.link:
             path = os.fspath(folder.absolute(result.rel_path))
-            digest = digest_of(path, folder.rules.max_file_size)
-            folder.cache.put(result.rel_path, None, digest, skipped=(reason, *result.stat))
+            row = (digest_of(path, folder.rules.max_file_size), *result.stat)
+        store.skip_file(folder, result.rel_path, reason, row)
     else:
         store.set_file(
             folder,

@@ -285,10 +285,7 @@ def last_sighting(store: ChunkStore, chunk_id: str) -> Sighting | None:
     for folder in store.folders:
         history = store.git_histories.get(folder)
         if history is None or not history.ready:
-            if folder not in store.histories_wanted:
-                store.histories_wanted.add(folder)
-                if store.on_history_wanted is not None:
-                    store.on_history_wanted()
+            store.histories_wanted.add(folder)
             continue
         found = history.sighting(chunk_id)
         if found is not None:

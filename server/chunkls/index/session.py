@@ -3,8 +3,10 @@ that writes.
 
 Front doors ask ``queries``, which only read. Everything that changes the index
 is a method here, taken as an explicit step before a question, never inside one
-(chiefly ``catch_up``). ``ask`` is the pattern every front door follows: the
-write step, the question, and both again when the answer was incomplete.
+(chiefly ``catch_up``). ``ask`` is the one freshness rule every front door
+asks through: the write step, the question, and both again when the answer was
+incomplete; while a server loads, or when it takes the write step on its own
+events, a parameter of it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ that of a warm start."""
 ASK_ROUNDS = 3
 """Most times ``ask`` takes the write step and asks (a damaged cache read in place:
 loaded, then its damaged texts read from the files)."""
+
+
+class NotLoaded(Exception):
+    """``Session.ask`` while loading: nothing current to answer from yet."""
 
 
 class Session:
@@ -80,6 +86,8 @@ class Session:
         self._changed: dict[Folder, set[str]] = {}
         self._lock = threading.Lock()
         """Held while changes are noted (a watcher's thread) or taken."""
+        self.on_stale: Callable[[], None] | None = None
+        """A server's: take the write step soon (an answer was incomplete: ``settle``)."""
 
     @cached_property
     def bulk(self) -> BulkIndexer:
@@ -138,12 +146,12 @@ class Session:
         for folder in list(self.waiting):
             self.index_folder(folder, progress)
         for folder in list(store.folders):
-            held = folder.in_place
-            if held is not None and (held.stale is not None or store.texts_missing):
+            stale = folder.storage.stale
+            if folder.read_in_place and (stale is not None or store.texts_missing):
                 logger().info(
                     "%s: the index cache read in place is stale (%s)",
                     folder.root,
-                    held.stale or "texts missing",
+                    stale or "texts missing",
                 )
                 store.texts_missing.clear()
                 if folder in self.loading:  # the load under way answers from now on
@@ -154,7 +162,7 @@ class Session:
             for folder in [f for f in store.folders if f not in self.loading]:
                 self.index_folder(folder, progress)
         with self._lock:  # a folder read in place keeps its changes until it is loaded
-            changed = {f: paths for f, paths in self._changed.items() if f.in_place is None}
+            changed = {f: paths for f, paths in self._changed.items() if not f.read_in_place}
             for folder in changed:
                 del self._changed[folder]
         touched: list[tuple[FolderInfo, str]] = []
@@ -209,15 +217,49 @@ class Session:
             store.version += 1  # (answers memoised by version were made without it)
         return opened
 
-    def ask(self, question: Callable[[Queries], T], progress: Progress | None = None) -> T:
-        """The write step, then the question; both again while the answer turns
-        out incomplete (``ASK_ROUNDS`` at most)."""
-        for _ in range(ASK_ROUNDS):
-            self.catch_up(progress)
-            answer = question(self.queries)
+    def ask(
+        self,
+        question: Callable[[Queries], T],
+        progress: Progress | None = None,
+        *,
+        while_loading: bool = False,
+        catch_up: bool = True,
+    ) -> T:
+        """The one freshness rule: the write step, then the question; both again
+        while the answer is incomplete (``ASK_ROUNDS`` at most). ``while_loading``
+        (a server's background load): only a cache read in place, unchanged since,
+        answers, else ``NotLoaded``. ``catch_up`` false (the LSP, which takes the
+        write step on its events): the index as it is, then ``settle``."""
+        answer: T
+        for round_ in range(1, ASK_ROUNDS + 1):
+            self._answerable(while_loading)
+            if catch_up:
+                self.catch_up(progress)
+                self._answerable(while_loading)  # (the cache read in place found stale)
+            try:
+                answer = question(self.queries)
+            except Exception:  # (an unknown resource): asked again if something was missing
+                if not catch_up or round_ == ASK_ROUNDS or not self.queries.incomplete:
+                    raise
+                continue
+            if not catch_up:
+                self.settle()
+                break
             if not self.queries.incomplete:
                 break
         return answer
+
+    def _answerable(self, while_loading: bool) -> None:
+        if while_loading:
+            self.read_in_place_if_current()  # (each folder is tried once)
+            in_place = any(folder.read_in_place for folder in self.folders)
+            if not in_place or self.pending():
+                raise NotLoaded
+
+    def settle(self) -> None:
+        """After an answer from the index as it is: if incomplete, ``on_stale``."""
+        if self.on_stale is not None and self.queries.incomplete:
+            self.on_stale()
 
     def read_in_place_if_current(self) -> None:
         """Answer each folder not indexed yet from its cache read in place, when
@@ -260,7 +302,7 @@ class Session:
             yield from self.bulk.iter_index_folder(folder)
         finally:
             self.loading.discard(folder)
-        if folder.in_place is not None:
+        if folder.read_in_place:
             self.store.stop_reading_in_place(folder)
             self.store.save(folder)  # (not while it was read in place)
 

@@ -24,7 +24,7 @@ from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.definitions import chunk_terms
 from chunkls.search.scorer import Hit, PostingsSource
-from chunkls.storage.cache import FolderCache, store_path
+from chunkls.storage.cache import FolderCache, Row, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, positions_of, unpack_stubs
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 DECODED_FILES = 1024
 """Files whose stubs stay decoded (a search ranks a hundred chunks by theirs)."""
+Skip = tuple[bytes | None, int, int]
 
 
 class ChunkStore:
@@ -60,8 +61,6 @@ class ChunkStore:
         """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
         """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
-        self.on_texts_missing: Callable[[Folder, str], None] | None = None
-        """Called with (folder, root-relative path) when a file joins ``texts_missing``."""
         self.source_watcher: Suggestions | None = None
         """Told when a source path gains its first file or loses its last one."""
         self._unpacked = Unpacked()
@@ -72,8 +71,6 @@ class ChunkStore:
         self.histories_wanted: set[Folder] = set()
         """Folders whose git history a question wanted before it was open (the
         answer is ``incomplete``: the write step opens it, the question is asked again)."""
-        self.on_history_wanted: Callable[[], None] | None = None
-        """Called when a folder joins ``histories_wanted`` (a server takes the write step)."""
         self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
@@ -173,18 +170,19 @@ class ChunkStore:
         digest: bytes | None = None,
         cached: bool = True,
     ) -> None:
-        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed.
-        ``terms``: search terms already counted; ``digest``: the content hash for
-        the cache; ``cached`` false keeps them out of the cache (a symlink)."""
-        if isinstance(chunks, StoredFile):
-            stored: StoredFile | None = chunks
-            located = None
-        else:
-            stored = pack(chunks) if chunks is not None else None
-            located = chunks
+        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed:
+        the one write path. ``terms``: search terms already counted; ``digest``: the
+        content hash for the cache; ``cached`` false keeps them out of the cache (a symlink)."""
+        stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
+        located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
         if folder.cache is not None and old is not None and old.chunk_count:
-            self._remember_gone(folder, old, stored)
+            kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
+            if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
+                old_chunks = self._unpack(folder, old)  # their texts: what a stale ID became
+                folder.cache.remember_gone(
+                    {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
+                )
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -194,19 +192,21 @@ class ChunkStore:
             else:
                 folder.generations[rel_path] = folder.cache.put(rel_path, stored, digest)
 
-    def _remember_gone(self, folder: Folder, old: StoredFile, new: StoredFile | None) -> None:
-        """Keep in the cache the last text of the chunk IDs a file's new chunks lose."""
-        kept = {stub[0] for stub in self._stubs(new.packed)} if new is not None else set()
-        if all(stub[0] in kept for stub in self._stubs(old.packed)):
-            return  # (a save usually keeps every ID: no text is read)
-        gone = {c.chunk_id: c.text for c in self._unpack(folder, old) if c.chunk_id not in kept}
-        if gone and folder.cache is not None:
-            folder.cache.remember_gone(gone)
-
-    def skip_file(self, folder: Folder, rel_path: str, reason: str) -> None:
-        """Record that a file cannot be chunked (its old chunks are dropped)."""
+    def skip_file(
+        self, folder: Folder, rel_path: str, reason: str, row: Skip | None = None
+    ) -> None:
+        """Record that a file cannot be chunked (its old chunks are dropped);
+        ``row``: (content hash, mtime, size), kept in the cache with the reason."""
         self.set_file(folder, rel_path, None)
         folder.skipped[rel_path] = reason
+        if row is not None and folder.cache is not None:
+            folder.cache.put(rel_path, None, row[0], skipped=(reason, *row[1:]))
+
+    def restamp(self, folder: Folder, rel_path: str, row: Row, mtime_ns: int) -> Row:
+        """A file's cache row with its new mtime (its content hash the same)."""
+        if folder.cache is not None:
+            folder.cache.touch(rel_path, row, mtime_ns)
+        return row._replace(mtime_ns=mtime_ns)
 
     def forget_file(self, folder: Folder, rel_path: str) -> None:
         """A file left the corpus (deleted, excluded): drop chunks and skip notes."""
@@ -222,9 +222,14 @@ class ChunkStore:
         searchable: bool = True,
         chunks: FileChunks | None = None,
         stubs: tuple[Stub, ...] | None = None,
+        row: Row | None = None,
     ) -> None:
-        """Put a file's stored chunks in the maps (and the postings, if
-        ``searchable``), replacing what it had; the cache is not written."""
+        """Put a file's stored chunks in the maps (and the postings, if ``searchable``),
+        replacing what it had; the cache is not written (``row``: the one they are from)."""
+        if row is not None:
+            folder.generations[rel_path] = row.generation
+            if row.skipped is not None:
+                folder.skipped[rel_path] = row.skipped
         old = folder.files.pop(rel_path, None)
         self._unpacked.pop((folder, rel_path))
         self.texts_missing.discard((folder, rel_path))
@@ -284,9 +289,9 @@ class ChunkStore:
         """Write pending cache rows, and the search snapshot when it is stale."""
         for each in [folder] if folder is not None else list(self.folders):
             cache = each.cache
-            if cache is None or cache.held or each.in_place is not None:
+            if cache is None or cache.held or each.read_in_place:
                 continue  # (held: another process is writing the folder's cache)
-            self.let_go_of_texts(each, cache.flush())
+            self.flush(each)
             if each.snapshot_stale:
                 keys = [(each.position, rel_path) for rel_path in sorted(each.files)]
                 cache.save_snapshot(self.search_index.snapshot(keys), each.generations)
@@ -306,17 +311,16 @@ class ChunkStore:
             if folder.cache is not None:
                 folder.cache.close()
 
-    def let_go_of_texts(self, folder: Folder, written: dict[str, int]) -> None:
-        """Drop the texts of files whose cache row now holds them."""
-        files = folder.files
-        for rel_path, generation in written.items():
-            stored = files.get(rel_path)
+    def flush(self, folder: Folder) -> None:
+        """Write a folder's pending cache rows; let go of the texts they now hold."""
+        for rel_path, generation in folder.cache.flush().items() if folder.cache else ():
+            stored = folder.files.get(rel_path)
             if (
-                stored is not None
+                stored
                 and stored.texts is not None
                 and folder.generations.get(rel_path) == generation
             ):
-                files[rel_path] = lighter = stored._replace(texts=None)
+                folder.files[rel_path] = lighter = stored._replace(texts=None)
                 self._unpacked.replace((folder, rel_path), stored, lighter)
 
     # -- texts: from memory or the cache, never from the file ----------------------
@@ -334,14 +338,14 @@ class ChunkStore:
         if blob is None:
             blob = folder.storage.texts(stored.rel_path)
             if blob is None:  # the row is gone: only the file can tell them again
-                self._texts_missing(folder, stored.rel_path)
+                self.texts_missing.add(key)
                 return ()
         try:  # the stubs as kept (a search has just read its candidates')
             chunks = unpack_stubs(self._stubs(stored.packed), blob)
         except ValueError as error:  # a damaged blob
             if key not in self.texts_missing:
                 logger().warning("%s: %s", folder.absolute(stored.rel_path), error)
-            self._texts_missing(folder, stored.rel_path)
+            self.texts_missing.add(key)
             return ()
         self._unpacked.put(key, stored, chunks)
         return chunks
@@ -355,14 +359,6 @@ class ChunkStore:
                 del self._decoded[next(iter(self._decoded))]
             self._decoded[packed] = stubs
         return stubs
-
-    def _texts_missing(self, folder: Folder, rel_path: str) -> None:
-        key = (folder, rel_path)
-        if key in self.texts_missing:
-            return
-        self.texts_missing.add(key)
-        if self.on_texts_missing is not None:
-            self.on_texts_missing(folder, rel_path)
 
     # -- the query API: reading only ----------------------------------------------
 
@@ -501,7 +497,7 @@ class ChunkStore:
         recorded as missing its texts."""
         stored = folder.storage.stored(rel_path)
         if stored is None and folder.storage.has(rel_path):
-            self._texts_missing(folder, rel_path)
+            self.texts_missing.add((folder, rel_path))
         return stored
 
     def chunks_of_source(

@@ -208,6 +208,7 @@ async def text_document_diagnostic(
     """textDocument/diagnostic: the document's unknown chunk IDs."""
     context = navigable(ls, params.text_document.uri) if pull_supported(ls) else None
     items = await diagnostics_for_async(ls, context) if context is not None else []
+    ls.session.settle()  # (an asynchronous handler: read after Session.ask returned)
     return types.RelatedFullDocumentDiagnosticReport(items=items)
 
 

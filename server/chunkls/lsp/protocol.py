@@ -7,8 +7,11 @@ an unreadable request is answered ``InvalidParams`` or ``InvalidRequest`` (null
 id if its id is unreadable), as is a batch (LSP has none); other unreadable
 messages are logged and dropped. Before ``initialize`` requests are answered
 ``ServerNotInitialized``, after ``shutdown`` ``InvalidRequest``; ``exit`` is
-always handled. Requests to the client (``pending``) leave nothing behind when
-they end unanswered; a late answer is dropped with a warning.
+always handled. A request is handled through ``Session.ask`` (the index as it
+is; an incomplete answer has the write step taken soon), a notification as an
+event (a save, a watched file: the write step, in order). Requests to the
+client (``pending``) leave nothing behind when they end unanswered; a late
+answer is dropped with a warning.
 """
 
 from __future__ import annotations
@@ -108,7 +111,15 @@ class ChunkProtocol(LanguageServerProtocol):
                 text += f": {_summary(cause)}"
             self.refuse(message, INVALID_PARAMS, text)
             return
-        super().handle_message(typed)
+        session = getattr(self.language_server, "session", None)
+        if session is None or "id" not in message:  # a notification: an event
+            super().handle_message(typed)
+            if session is not None:  # (what its handler read may have been incomplete)
+                session.settle()
+        else:  # a request: answered from the index as it is (the write step is the events')
+            session.ask(
+                lambda _: LanguageServerProtocol.handle_message(self, typed), catch_up=False
+            )
         if method == types.SHUTDOWN and "id" in message:
             self.shutdown_seen = True
             for future, _ in list(self.pending.values()):

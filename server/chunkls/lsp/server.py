@@ -2,7 +2,9 @@
 
 ``ChunkServer`` holds the workspace (a ``Session``) and the open buffers'
 chunkings. Every index change goes through ``catch_up`` or ``index_folders``,
-which then tell the client (lens refresh, status); features read ``queries`` only.
+which then tell the client (lens refresh, status), on the client's events, in
+order; features read ``queries`` only, each request handled through
+``Session.ask`` (``ChunkProtocol.handle_message``).
 """
 
 from __future__ import annotations
@@ -58,11 +60,10 @@ class ChunkServer(LanguageServer):
             cache_dir(), elsewhere_from=INDEX_ELSEWHERE_FROM, long_lived=True, citations=True
         )
         """The workspace folders, their index and the one path that changes it."""
-        # texts a lookup found gone from the cache: the write step reads the file soon
-        self.session.store.on_texts_missing = lambda folder, rel_path: self.queue_catch_up()
-        # a stale ID's history: git's log read off the loop, then the answers move
-        self.session.histories_inline = False
-        self.session.store.on_history_wanted = self.queue_history
+        # handlers answer from the index as it is; an incomplete answer (texts gone
+        # from the cache, a stale ID's git history wanted) has the write step soon
+        self.session.on_stale = self.write_step_soon
+        self.session.histories_inline = False  # (git's log is read off the loop)
         self._history: asyncio.Task[Any] | None = None
         self.on_index_changed: list[Callable[[], None]] = []
         """Callbacks run after the index changed (diagnostics register one)."""
@@ -117,6 +118,7 @@ class ChunkServer(LanguageServer):
 
         def done(finished: asyncio.Task[Any]) -> None:
             self.tasks.discard(finished)
+            self.session.settle()  # (what it read may have been incomplete)
             if not finished.cancelled() and finished.exception() is not None:
                 error = finished.exception()
                 logger.error("%s failed: %r", name, error, exc_info=error)
@@ -224,10 +226,13 @@ class ChunkServer(LanguageServer):
             return None
         return token
 
-    def queue_refresh(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
-        """Paths changed on disk: the write step re-reads them together shortly."""
-        self.session.note_changed(folder, rel_paths)
-        self.queue_catch_up()
+    def write_step_soon(self) -> None:
+        """An answer was incomplete (``Session.settle``): the write step soon."""
+        store = self.session.store
+        if store.texts_missing:
+            self.queue_catch_up()
+        if store.histories_wanted:
+            self.queue_history()
 
     def queue_catch_up(self) -> None:
         """Take the write step shortly (a burst of changes at once)."""
@@ -251,11 +256,6 @@ class ChunkServer(LanguageServer):
 
     async def _catch_up_soon(self) -> None:
         await asyncio.sleep(0.05)  # let a burst (a branch switch) arrive
-        self.catch_up()
-
-    def refresh_paths(self, folder: FolderInfo, rel_paths: Iterable[str]) -> None:
-        """Re-read files or folders from disk into the index now (a save)."""
-        self.session.note_changed(folder, rel_paths)
         self.catch_up()
 
     def catch_up(self) -> None:

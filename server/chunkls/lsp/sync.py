@@ -113,7 +113,8 @@ def text_document_did_save(ls: ChunkServer, params: types.DidSaveTextDocumentPar
         if rel_path == RULES_FILE:
             ls.reload_rules([folder])
         else:
-            ls.refresh_paths(folder, [rel_path])
+            ls.session.note_changed(folder, [rel_path])
+            ls.catch_up()  # (now: a save)
 
 
 def workspace_did_change_watched_files(
@@ -134,7 +135,8 @@ def workspace_did_change_watched_files(
             continue
         if Path(rel_path).name == RULES_FILE:
             continue  # a nested project's: not this folder's rules, and no corpus file
-        ls.queue_refresh(folder, [rel_path])
+        ls.session.note_changed(folder, [rel_path])
+        ls.queue_catch_up()  # (together with the rest of a burst, shortly)
     if rules_changed:
         ls.reload_rules(rules_changed)
 

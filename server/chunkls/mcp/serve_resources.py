@@ -111,8 +111,7 @@ class Resources:
             self._again = True
             while self._again:
                 self._again = False
-                self.loader.service.session.catch_up()
-                files = self.files()
+                files = self.loader.service.session.ask(lambda _: self.files())
                 if self.known is not None and files != self.known and self.listener is not None:
                     await self.listener.send_resource_list_changed()
                 self.known = files

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkls.chunking.corpus import CorpusRules
-from chunkls.index.session import INDEX_ELSEWHERE_FROM, Session
+from chunkls.index.session import INDEX_ELSEWHERE_FROM, NotLoaded, Session
 from chunkls.mcp.specs import LOADING_NOTICE
 from chunkls.mcp.tools import Answer, Tools, checked, error, root_problem
 
@@ -77,28 +77,12 @@ class McpService:
         return "chunkls has no folder to serve: " + "; ".join(self.problems)
 
     def ask(self, question: Callable[[Queries], T]) -> T | None:
-        """The write step, then a question of the index (a tool call, a resource
-        request); ``None`` while there is nothing to answer from (wait for
-        ``load``, then ask again). While ``loaded`` is false, the answer came
-        from the cache read in place."""
-        session = self.session
-        session.read_in_place_if_current()  # (each folder is tried once)
-        in_place = any(folder.read_in_place for folder in session.folders)
-        if not self.loaded and (not in_place or session.pending()):
-            return None  # (changed on disk since the cache was checked: wait for the load)
-        session.catch_up()
-        answer: T | None = None
+        """A question (a tool call, a resource request) through ``Session.ask``;
+        ``None`` while there is nothing to answer from (wait for ``load``)."""
         try:
-            answer = question(session.queries)
-        except Exception:  # (an unknown resource): asked again below if something was missing
-            if not session.queries.incomplete:
-                raise
-        if session.queries.incomplete:
-            session.catch_up()
-            if not self.loaded and not any(f.read_in_place for f in session.folders):
-                return None  # the cache read in place was stale: the load answers
-            answer = question(session.queries)
-        return answer
+            return self.session.ask(question, while_loading=not self.loaded)
+        except NotLoaded:
+            return None
 
     def load(self) -> Iterator[None]:
         """Index every root, a step at a time: the caller answers calls between."""
