@@ -114,6 +114,21 @@ export async function mcpScenarios(ctx) {
     }
   });
 
+  /**
+   * Clicks a picker row. The mouse first leaves the picker: a tooltip left over from
+   * the palette's previous item (a hover) would otherwise take the click.
+   */
+  const clickRow = async (target) => {
+    await target.waitFor({ state: 'visible', timeout });
+    await page.mouse.move(5, 5);
+    await page
+      .locator('.context-view .hover-contents')
+      .first()
+      .waitFor({ state: 'hidden', timeout: 5000 })
+      .catch(() => undefined);
+    await target.click();
+  };
+
   await test('VS Code starts the chunkls MCP server and lists its tools', async () => {
     try {
       await runCommand('MCP: List Servers');
@@ -126,12 +141,8 @@ export async function mcpScenarios(ctx) {
       log(`  evidence: the command palette has no "MCP: List Servers" (rows: ${JSON.stringify(rows.slice(0, 5))})`);
       throw new Error(`this VS Code build offers no MCP commands: ${error.message.split('\n')[0]}`);
     }
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'chunkls' }).first();
-    await row.waitFor({ state: 'visible', timeout });
-    await row.click();
-    const start = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Start Server' }).first();
-    await start.waitFor({ state: 'visible', timeout });
-    await start.click();
+    await clickRow(page.locator('.quick-input-list .monaco-list-row', { hasText: 'chunkls' }).first());
+    await clickRow(page.locator('.quick-input-list .monaco-list-row', { hasText: 'Start Server' }).first());
     // VS Code shows its "MCP: chunkls" output channel: the process starts, answers
     // initialize and tools/list ("Discovered 4 tools")
     await page
@@ -188,17 +199,16 @@ export async function mcpScenarios(ctx) {
     }
     await shot?.('mcp-resources');
     await filter('greet');
-    await row('app/greet.py#function-greet').click();
+    await clickRow(row('app/greet.py#function-greet'));
     await opened('greet.py#function-greet', 'Say hello to someone by name');
   });
 
   await test('VS Code fills the chunk template by completion and opens the chunk', async () => {
     await browse('Chunk by ID');
-    await row('Chunk by ID').click();
+    await clickRow(row('Chunk by ID'));
     await page.keyboard.type('app/greet.py#fun');
     const proposed = row('app/greet.py#function-shout');
-    await proposed.waitFor({ state: 'visible', timeout });
-    await proposed.click();
+    await clickRow(proposed);
     await opened('greet.py#function-shout', 'text.upper()');
   });
 
