@@ -10,8 +10,10 @@ with a warm cache of its own, waits until both are indexed, then sends every pre
 (from two characters) of a fixed list of typed queries, names and questions, to one
 server and then the other, alternating which goes first, ``--rounds`` times. Each
 side gets the arguments its own client sends (the search command's `withReason`
-exists only where the tree's server accepts it). It prints p50 / p95 per request
-kind and side, and the ratio this tree / baseline; nothing is asserted.
+exists only where the tree's server accepts it; `parts: false` where its client
+lists results without their best parts, and then, when a whole query is typed,
+opening the first result costs one `chunkls.jumpTarget`). It prints p50 / p95 per
+request kind and side, and the ratio this tree / baseline; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ TYPED = [
 _SOURCE = "import chunkls.lsp.commands as m, inspect; print(inspect.getsource(m))"
 
 
+LABELS = {
+    "search": "chunkls.search (Search Chunks)",
+    "symbol": "workspace/symbol",
+    "open": "opening the first result (chunkls.jumpTarget, once per query)",
+}
+
+
 def prefixes(typed: str) -> list[str]:
     """Every prefix one types on the way to ``typed``, from two characters."""
     return [typed[:end] for end in range(2, len(typed) + 1) if not typed[:end].endswith(" ")]
@@ -82,6 +91,9 @@ class Side:
         ).stdout
         self.with_reason = "with_reason" in source or "withReason" in source
         """Whether this tree's client asks for the reason too (its server reads it)."""
+        self.lazy = "jump_target" in source
+        """Whether this tree's client lists results without their parts (``parts:
+        false``) and asks ``chunkls.jumpTarget`` for the one opened."""
         # a cold index fills the cache; the timed server restarts on it (warm)
         subprocess.run(
             [self.python, "-m", "chunkls", "search", "warm up", "--root", str(corpus)],
@@ -104,18 +116,42 @@ class Side:
         )
         self.client.notify("initialized", {})
         self.client.wait_indexed(600)
-        self.samples: dict[str, list[float]] = {"search": [], "symbol": []}
+        self.samples: dict[str, list[float]] = {"search": [], "symbol": [], "open": []}
 
-    def search(self, query: str) -> None:
+    def search(self, query: str) -> list[dict[str, Any]]:
         argument: dict[str, Any] = {"query": query, "topK": 50}
         if self.with_reason:
             argument["withReason"] = True
+        if self.lazy:
+            argument["parts"] = False
         answer = self.client.request(
             "workspace/executeCommand", {"command": "chunkls.search", "arguments": [argument]}
         )
         if "error" in answer.message:
             raise RuntimeError(f"{self.name}: chunkls.search {query!r}: {answer.message['error']}")
         self.samples["search"].append(answer.ms)
+        result = answer.message.get("result")
+        found: list[dict[str, Any]] = result["results"] if isinstance(result, dict) else result
+        return found
+
+    def open(self, query: str, result: dict[str, Any]) -> None:
+        """What opening a result costs beyond its listing: one ``chunkls.jumpTarget``
+        where the client asks one (else nothing: 0 ms)."""
+        if not self.lazy:
+            self.samples["open"].append(0.0)
+            return
+        argument = {
+            "query": query,
+            "chunkId": result["chunkId"],
+            "uri": result["uri"],
+            "line": result["range"]["start"]["line"],
+        }
+        answer = self.client.request(
+            "workspace/executeCommand", {"command": "chunkls.jumpTarget", "arguments": [argument]}
+        )
+        if "error" in answer.message or not answer.message.get("result"):
+            raise RuntimeError(f"{self.name}: chunkls.jumpTarget {argument}: {answer.message}")
+        self.samples["open"].append(answer.ms)
 
     def symbol(self, query: str) -> None:
         answer = self.client.request("workspace/symbol", {"query": query})
@@ -144,12 +180,14 @@ def main() -> int:
             for typed in TYPED:
                 for query in prefixes(typed):
                     for side in order:
-                        side.search(query)
+                        found = side.search(query)
                         side.symbol(query)
+                        if query == typed and found:  # what was typed is done: one is opened
+                            side.open(query, found[0])
         figures: dict[str, Any] = {"corpus": str(args.corpus), "rounds": args.rounds}
         print("| request, each prefix | this tree p50 / p95 | baseline p50 / p95 | ratio (p50) |")
         print("| --- | --- | --- | --- |")
-        for kind in ("search", "symbol"):
+        for kind in ("search", "symbol", "open"):
             row = {}
             for side in sides:
                 samples = side.samples[kind]
@@ -160,11 +198,11 @@ def main() -> int:
                 }
             figures[kind] = row
             ours, base = row["chunkls"], row["baseline"]
-            label = "chunkls.search (Search Chunks)" if kind == "search" else "workspace/symbol"
+            label = LABELS[kind]
+            ratio = f"{ours['p50_ms'] / base['p50_ms']:.2f}x" if base["p50_ms"] else "-"
             print(
                 f"| {label} | {ours['p50_ms']:.2f} / {ours['p95_ms']:.2f} ms"
-                f" | {base['p50_ms']:.2f} / {base['p95_ms']:.2f} ms"
-                f" | {ours['p50_ms'] / base['p50_ms']:.2f}x |"
+                f" | {base['p50_ms']:.2f} / {base['p95_ms']:.2f} ms | {ratio} |"
             )
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2) + "\n")

@@ -154,3 +154,67 @@ async def test_chunks_equal_the_cli(shared_client: LanguageClient, shared_worksp
     assert [(c["chunkId"], c["startLine"], c["endLine"]) for c in listed] == [
         (e.chunk.chunk_id, e.chunk.start_line, e.chunk.end_line) for e in core.queries.chunks()
     ]
+
+
+@pytest.mark.parametrize("mode", [None, "bm25"])
+@pytest.mark.parametrize("query", ["Greeter init greeting", "greet name", "parse value"])
+async def test_results_listed_without_parts_open_where_search_would(
+    shared_client: LanguageClient, query: str, mode: str | None
+) -> None:
+    """``parts: false`` lists the whole chunks; ``chunkls.jumpTarget`` then gives
+    each the range and lines ``chunkls.search`` sends with its parts."""
+    asked = {"query": query, "topK": 10, **({"mode": mode} if mode else {})}
+    full = await command(shared_client, "chunkls.search", asked)
+    lazy = await command(shared_client, "chunkls.search", {**asked, "parts": False})
+    assert [r["chunkId"] for r in lazy] == [r["chunkId"] for r in full]
+    assert all(r["range"] == r["chunkRange"] and r["lines"] is None for r in lazy)
+    targets = []
+    for result in lazy:
+        target = await command(
+            shared_client,
+            "chunkls.jumpTarget",
+            {
+                "query": query,
+                "chunkId": result["chunkId"],
+                "uri": result["uri"],
+                "line": result["range"]["start"]["line"],
+                **({"mode": mode} if mode else {}),
+            },
+        )
+        targets.append((target["range"], target["lines"]))
+    assert targets == [(r["range"], r["lines"]) for r in full]
+    if query.startswith("Greeter"):  # a method answers: not the whole class
+        greeter = next(r for r in full if r["chunkId"].endswith("#class-Greeter"))
+        assert greeter["range"] != greeter["chunkRange"]
+
+
+async def test_a_jump_target_for_a_chunk_not_indexed_is_null(
+    shared_client: LanguageClient, shared_workspace: Path
+) -> None:
+    where = {"uri": uri(shared_workspace / "app" / "greet.py"), "line": 0}
+    for chunk_id in ("app/greet.py#function-gone", "app/greet.py#class-Greeter"):
+        # an ID the index lacks, or a line its chunk does not start on
+        asked = {"query": "greet", "chunkId": chunk_id, **where}
+        assert await command(shared_client, "chunkls.jumpTarget", asked) is None
+    elsewhere = {"query": "greet", "chunkId": "app/greet.py#function-greet", "line": 17}
+    assert (
+        await command(shared_client, "chunkls.jumpTarget", {**elsewhere, "uri": "untitled:1"})
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [
+        {"chunkId": "app/greet.py#function-greet", "uri": "file:///x", "line": 0},
+        {"query": "greet", "uri": "file:///x", "line": 0},
+        {"query": "greet", "chunkId": "app/greet.py#function-greet", "uri": "file:///x"},
+        {"query": "greet", "chunkId": "a#b", "uri": "file:///x", "line": 0, "mode": "dense"},
+    ],
+)
+async def test_bad_jump_target_arguments_are_errors(
+    shared_client: LanguageClient, argument: dict[str, object]
+) -> None:
+    with pytest.raises(JsonRpcException):
+        await command(shared_client, "chunkls.jumpTarget", argument)
+    assert await command(shared_client, "chunkls.search", {"query": "greet", "topK": 1})

@@ -131,6 +131,30 @@ def test_a_method_is_found_by_its_name_with_its_lines(tmp_path: Path) -> None:
     assert hits[0].lines == (902, 903)
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "bm25"])
+@pytest.mark.parametrize("query", ["parse_header", "parse header line", "step7 return", "zzz"])
+def test_results_without_parts_get_the_same_parts_asked_one_by_one(
+    tmp_path: Path, query: str, mode: str
+) -> None:
+    """``search(parts=False)`` lists the same hits with their whole chunks' lines;
+    ``best_lines`` gives each the lines and part ``search`` gives it."""
+    methods = "".join(f"    def step{i}(self):\n        return {i}\n\n" for i in range(40))
+    body = f"class Parser:\n{methods}    def parse_header(self, line):\n        return line\n"
+    decoys = "".join(f"def parse{i}(header):\n    return header\n\n" for i in range(8))
+    write_tree(tmp_path, {"parser.py": body, "decoys.py": decoys, "n.md": "# Parse\n\nheader\n"})
+    queries = build_index([tmp_path]).queries
+    full = queries.search(query, 20, mode)
+    lazy = queries.search(query, 20, mode, parts=False)
+    assert [(h.item, h.score) for h in lazy] == [(h.item, h.score) for h in full]
+    assert all(h.lines == (h.item.chunk.start_line, h.item.chunk.end_line) for h in lazy)
+    assert all(h.part is None for h in lazy)
+    assert [queries.best_lines(h.item, query, mode) for h in lazy] == [
+        (h.lines, h.part) for h in full
+    ]
+    if query.startswith("parse"):
+        assert any(h.part == "parse_header" for h in full)  # (a part differs from its chunk)
+
+
 def test_a_file_change_updates_the_table(tmp_path: Path) -> None:
     write_tree(tmp_path, {"a.py": "class Store:\n    def put(self):\n        pass\n"})
     index = build_index([tmp_path])

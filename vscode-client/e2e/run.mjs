@@ -383,9 +383,28 @@ async function openFile(relPath) {
   await input.fill(relPath);
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
   await row.waitFor({ state: 'visible', timeout });
+  // Enter opens the focused row: wait until the filter has put the file there
+  // (before, the recently opened editors are listed, the active one first)
+  await waitInPage(
+    (want) => (document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '').includes(want),
+    name,
+    `Quick Open focusing ${relPath}`,
+  );
   await page.keyboard.press('Enter');
   await waitActiveTab(name);
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ state: 'visible', timeout });
+}
+
+/** Moves the focus in the open picker to the row holding `text`, then presses Enter. */
+async function enterOnResult(text) {
+  for (let i = 0; i < 10; i++) {
+    const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+    if (focused.includes(text)) {
+      break;
+    }
+    await page.keyboard.press('ArrowDown');
+  }
+  await page.keyboard.press('Enter');
 }
 
 async function runCommand(title) {
@@ -666,17 +685,27 @@ try {
       'the "Copied chunk ID" message after the item button',
     );
     await input.focus();
-    // Move the focus to the result, then Enter.
-    for (let i = 0; i < 10; i++) {
-      const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
-      if (focused.includes(want)) {
-        break;
-      }
-      await page.keyboard.press('ArrowDown');
-    }
-    await page.keyboard.press('Enter');
+    await enterOnResult(want);
     await waitActiveTab('greet.py');
     await waitCursorLine(farewellLine, 'Enter on the farewell result');
+  });
+
+  await test('Search Chunks opens a class at the method that answers the query', async () => {
+    // the palette lists whole chunks; the one opened asks the server for its best part
+    await runCommand('Chunks: Search Chunks');
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
+    const input = page.locator('.quick-input-widget input');
+    await input.click();
+    await input.pressSequentially('sign a visitor name', { delay: 20 });
+    const want = 'app/guestbook.py#class-Guestbook';
+    await waitInPage(
+      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
+      want,
+      `a search result ${want}`,
+    );
+    await enterOnResult(want);
+    await waitActiveTab('guestbook.py');
+    await waitCursorLine(lineOf('app/guestbook.py', '    def sign'), 'Enter on the Guestbook result (its method sign)');
   });
 
   await test('after renaming a function and saving, the lens shows the new ID', async () => {

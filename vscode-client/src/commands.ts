@@ -2,9 +2,11 @@ import * as vscode from 'vscode';
 import { SEARCH_DEBOUNCE_MS, SEARCH_TOP_K, ServerCommands } from './constants';
 import {
   acceptedResult,
+  jumpTargetArguments,
   LatestSearch,
   NO_TERMS_LABEL,
   noticeItem,
+  parseJumpTarget,
   parseSearchAnswer,
   resultItems,
   searchArguments,
@@ -69,6 +71,30 @@ export async function openChunk(server: ServerManager, result: Pick<SearchResult
   editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
+/**
+ * Where a Search Chunks result opens: its best part for the query it was listed for.
+ * The palette lists results without parts (as you type, one is opened); this asks the
+ * server for the one opened, and falls back to the whole chunk's range.
+ */
+async function withJumpTarget(
+  server: ServerManager,
+  output: vscode.LogOutputChannel,
+  query: string,
+  result: SearchResult,
+): Promise<SearchResult> {
+  const asked = jumpTargetArguments(query, result);
+  if (asked === undefined) {
+    return result;
+  }
+  try {
+    const range = parseJumpTarget(await server.executeCommand<unknown>(ServerCommands.jumpTarget, asked));
+    return range === undefined ? result : { ...result, range };
+  } catch (error) {
+    output.warn(`${ServerCommands.jumpTarget} ${result.chunkId}: ${String(error)}`);
+    return result;
+  }
+}
+
 /** Search Chunks: a QuickPick that asks the server as you type. */
 export function searchChunks(server: ServerManager, output: vscode.LogOutputChannel): void {
   const pick = vscode.window.createQuickPick<SearchPickItem>();
@@ -77,6 +103,8 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
   pick.matchOnDescription = false;
   pick.matchOnDetail = false;
   const disposables: vscode.Disposable[] = [];
+  /** The query the items shown were listed for. */
+  let listedFor = '';
 
   const search = new LatestSearch<ParsedAnswer>(
     {
@@ -92,7 +120,8 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
           cts.dispose();
         }
       },
-      onResult: (_query, { results, reason }) => {
+      onResult: (query, { results, reason }) => {
+        listedFor = query;
         pick.items = resultItems(results, reason).map((item) => (item.result !== undefined ? { ...item, buttons: [COPY_BUTTON, TERMINAL_BUTTON] } : item));
       },
       onError: (query, error) => {
@@ -133,9 +162,11 @@ export function searchChunks(server: ServerManager, output: vscode.LogOutputChan
         return;
       }
       pick.hide();
-      void openChunk(server, result).catch((error: unknown) => {
-        void vscode.window.showErrorMessage(`Cannot open ${result.uri}: ${String(error)}`);
-      });
+      void withJumpTarget(server, output, listedFor, result)
+        .then((target) => openChunk(server, target))
+        .catch((error: unknown) => {
+          void vscode.window.showErrorMessage(`Cannot open ${result.uri}: ${String(error)}`);
+        });
     }),
     pick.onDidHide(() => {
       search.dispose();

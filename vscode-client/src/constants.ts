@@ -38,6 +38,8 @@ export const ServerCommands = {
   chunks: 'chunkls.chunks',
   /** Where chunk IDs are: `{chunkId}`, `{chunkIds}` or `{text}` (a terminal line), optional `folder` URI. */
   resolve: 'chunkls.resolve',
+  /** Where a Search Chunks result listed without its best part opens (`{query, chunkId, uri, line, mode}`). */
+  jumpTarget: 'chunkls.jumpTarget',
   /** Rewrite the workspace's stale chunk IDs whose replacement is certain (one WorkspaceEdit). */
   fixCitations: 'chunkls.fixCitations',
 } as const;

@@ -10,6 +10,8 @@ export interface SearchResult {
   mode?: string;
   uri: string;
   range: Range;
+  /** The best part's first and last line; null when listed without parts (ask `jumpTarget`). */
+  lines?: [number, number] | null;
   preview: string;
 }
 
@@ -19,6 +21,21 @@ export interface SearchArguments {
   topK: number;
   /** Ask for a SearchAnswer (the results and why there are none), not the bare list. */
   withReason: boolean;
+  /**
+   * Whether each result comes with its best part (the jump target). The palette sends
+   * false: as you type, only the result opened needs one (`jumpTargetArguments`).
+   */
+  parts: boolean;
+}
+
+/** The `chunkls.jumpTarget` argument: a result listed without its part, and its query. */
+export interface JumpTargetArguments {
+  query: string;
+  chunkId: string;
+  uri: string;
+  /** The result's first line (0-based), which tells chunks of one ID apart. */
+  line: number;
+  mode?: string;
 }
 
 /** The server's `chunkls.search` answer when asked withReason (the server's SearchAnswer). */
@@ -161,9 +178,26 @@ export function toPickItems(results: readonly SearchResult[]): ChunkPickItem[] {
   }));
 }
 
-/** The `chunkls.search` argument (asking for the reason too). */
+/** The `chunkls.search` argument (asking for the reason too, and no parts). */
 export function searchArguments(query: string, topK: number): [SearchArguments] {
-  return [{ query, topK, withReason: true }];
+  return [{ query, topK, withReason: true, parts: false }];
+}
+
+/**
+ * The `chunkls.jumpTarget` argument for a result the palette opens; undefined when the
+ * result already carries its part (`lines`), or came from an older server (no `lines`).
+ */
+export function jumpTargetArguments(query: string, result: SearchResult): [JumpTargetArguments] | undefined {
+  if (result.lines !== null) {
+    return undefined;
+  }
+  const asked: JumpTargetArguments = { query, chunkId: result.chunkId, uri: result.uri, line: result.range.start.line };
+  return [result.mode === undefined ? asked : { ...asked, mode: result.mode }];
+}
+
+/** The range a `chunkls.jumpTarget` answer opens; undefined for null or anything malformed. */
+export function parseJumpTarget(raw: unknown): Range | undefined {
+  return isObject(raw) && Range.is(raw.range) ? raw.range : undefined;
 }
 
 export interface Timers {

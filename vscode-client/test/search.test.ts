@@ -3,10 +3,12 @@ import { describe, it } from 'node:test';
 import {
   acceptedResult,
   hasSearchableTerms,
+  jumpTargetArguments,
   LatestSearch,
   NO_MATCH_LABEL,
   NO_TERMS_LABEL,
   oneLine,
+  parseJumpTarget,
   parseSearchAnswer,
   parseSearchResults,
   resultItems,
@@ -109,8 +111,28 @@ describe('search results to QuickPick items', () => {
     }
   });
 
-  it('sends one argument object with query and topK', () => {
-    assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50, withReason: true }]);
+  it('sends one argument object with query and topK, asking for no parts', () => {
+    assert.deepEqual(searchArguments('greet', 50), [{ query: 'greet', topK: 50, withReason: true, parts: false }]);
+  });
+
+  it('asks the jump target only of a result listed without its part', () => {
+    const base = { chunkId: 'a.py#class-A', score: 1, uri: 'file:///a.py', range, preview: '' };
+    const listed = { ...base, mode: 'bm25', lines: null };
+    assert.deepEqual(jumpTargetArguments('a method', listed), [
+      { query: 'a method', chunkId: 'a.py#class-A', uri: 'file:///a.py', line: 3, mode: 'bm25' },
+    ]);
+    assert.deepEqual(jumpTargetArguments('q', { ...base, lines: null }), [{ query: 'q', chunkId: 'a.py#class-A', uri: 'file:///a.py', line: 3 }]);
+    // a result with its part, or from an older server (no lines at all): opened as it is
+    assert.equal(jumpTargetArguments('q', { ...listed, lines: [4, 6] }), undefined);
+    assert.equal(jumpTargetArguments('q', base), undefined);
+  });
+
+  it("reads a jump target's range, and nothing from null or a malformed answer", () => {
+    const part = { start: { line: 5, character: 0 }, end: { line: 7, character: 9 } };
+    assert.deepEqual(parseJumpTarget({ range: part, lines: [6, 8], part: 'f' }), part);
+    for (const raw of [null, undefined, 'x', {}, { range: { start: 1 } }, [part]]) {
+      assert.equal(parseJumpTarget(raw), undefined, JSON.stringify(raw));
+    }
   });
 
   it("shows the server's reason for a query it did not search (only stop words), not 'No chunks match'", () => {

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from chunkls.index.citations import Citation, Problem
     from chunkls.index.folder import FolderInfo, IndexedChunk
     from chunkls.index.replacement import Replacement
-    from chunkls.search.scorer import Hit
+    from chunkls.search.scorer import Hit, Part
 
 
 class Queries(Protocol):
@@ -139,13 +139,16 @@ class Queries(Protocol):
         top_k: int = 10,
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
+        parts: bool = True,
     ) -> list[Hit[IndexedChunk]]:
         """The best chunks for a query, best first, ties in corpus order; ``where``
-        filters by ``source_path``."""
+        filters by ``source_path``. Each hit's ``lines`` are its best part's
+        (``parts`` false: its whole chunk's; the part is the only work that grows
+        with the texts of the results, and one opens a single result)."""
 
-    def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
-        """The chunk IDs of ``search``'s hits, in its order, without reading any
-        chunk's text (a file's repeated ID comes once per chunk)."""
+    def best_lines(self, entry: IndexedChunk, query: str, mode: str | None = None) -> Part:
+        """The lines of a chunk that answer a query best, and the name of the
+        definition they are (if one): the ``lines`` and ``part`` of its ``search`` hit."""
 
     def symbol_search(
         self, query: str, top_k: int = 10, mode: str | None = None

@@ -5,13 +5,13 @@ part of each result that answers best. Reads only, as every question does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.search.definitions import best_part
 from chunkls.search.modes import query_words, rank
-from chunkls.search.scorer import Hit
+from chunkls.search.scorer import Hit, Part
 
 if TYPE_CHECKING:
     from chunkls.index.store import ChunkStore
@@ -19,26 +19,46 @@ if TYPE_CHECKING:
 
 
 def search(
-    store: ChunkStore, query: str, top_k: int, mode: str, where: Callable[[str], bool] | None
+    store: ChunkStore,
+    query: str,
+    top_k: int,
+    mode: str,
+    where: Callable[[str], bool] | None,
+    parts: bool = True,
 ) -> list[Hit[IndexedChunk]]:
-    """The best chunks for a query in a mode, each with its best part's lines."""
-    words = query_words(query, mode)
+    """The best chunks for a query in a mode, each with its best part's lines
+    (``parts`` false: the whole chunk's, left for ``best_lines`` to find)."""
+    words = query_words(query, mode) if parts else ()
     hits = []
     for score, folder, stored, number in ranked(store, query, top_k, mode, where):
         chunks = store._unpack(folder, stored)
         if number < len(chunks):
-            chunk = chunks[number]
-            start, end, part = best_part(
-                chunk.symbol,
-                chunk.text,
-                chunk.identity.split("-", 1)[0],
-                chunk.start_line,
-                chunk.end_line,
-                chunk.file_type == "code",
-                words,
-            )
-            hits.append(Hit(score, IndexedChunk(folder, chunk), (start, end), part))
+            entry = IndexedChunk(folder, chunks[number])
+            hits.append(Hit(score, entry, *part_lines(entry, words)))
     return hits
+
+
+def best_lines(entry: IndexedChunk, query: str, mode: str) -> Part:
+    """``Queries.best_lines``: the part of a chunk ``search`` finds for a query."""
+    return part_lines(entry, query_words(query, mode))
+
+
+def part_lines(entry: IndexedChunk, words: Sequence[str]) -> Part:
+    """The lines of a chunk that answer a query's words best, and the name of the
+    definition they are (``chunkls.search.definitions.best_part``)."""
+    chunk = entry.chunk
+    if not words:
+        return (chunk.start_line, chunk.end_line), None
+    start, end, part = best_part(
+        chunk.symbol,
+        chunk.text,
+        chunk.identity.split("-", 1)[0],
+        chunk.start_line,
+        chunk.end_line,
+        chunk.file_type == "code",
+        words,
+    )
+    return (start, end), part
 
 
 def search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> list[str]:

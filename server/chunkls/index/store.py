@@ -23,7 +23,7 @@ from chunkls.index.unpacked import Unpacked
 from chunkls.runtime.log import logger
 from chunkls.search import DEFAULT_MODE
 from chunkls.search.definitions import chunk_terms
-from chunkls.search.scorer import Hit, PostingsSource
+from chunkls.search.scorer import Hit, Part, PostingsSource
 from chunkls.storage.cache import FolderCache, Row, store_path
 from chunkls.storage.packed import StoredFile, Stub, decode_stubs, pack, positions_of, unpack_stubs
 
@@ -251,8 +251,7 @@ class ChunkStore:
             return
         folder.files[rel_path] = stored
         folder.skipped.pop(rel_path, None)
-        if stubs is None:
-            stubs = stored.stubs
+        stubs = stored.stubs if stubs is None else stubs
         by_id.add(rel_path, map(_chunk_id_of, stubs))
         if stubs:
             sources = folder.by_source.setdefault(stubs[0][1], [])
@@ -520,15 +519,16 @@ class ChunkStore:
         top_k: int = 10,
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
+        parts: bool = True,
     ) -> list[Hit[IndexedChunk]]:
         from chunkls.index.ranked import search  # (a question that is no search skips it)
 
-        return search(self, query, top_k, self.search_mode(mode), where)
+        return search(self, query, top_k, self.search_mode(mode), where, parts)
 
-    def search_ids(self, query: str, top_k: int = 10, mode: str | None = None) -> list[str]:
-        from chunkls.index.ranked import search_ids
+    def best_lines(self, entry: IndexedChunk, query: str, mode: str | None = None) -> Part:
+        from chunkls.index.ranked import best_lines
 
-        return search_ids(self, query, top_k, self.search_mode(mode))
+        return best_lines(entry, query, self.search_mode(mode))
 
     def symbol_search(
         self, query: str, top_k: int = 10, mode: str | None = None

@@ -11,11 +11,13 @@ from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,
     FIX_CITATIONS,
+    JUMP_TARGET,
     REINDEX,
     RESOLVE,
     SEARCH,
     STATS,
     ChunkAtArgs,
+    JumpTargetArgs,
     ResolveArgs,
     SearchAnswer,
     SearchArgs,
@@ -52,6 +54,7 @@ def register(server: ChunkServer) -> None:
     server.command(CHUNK_AT)(chunk_at)
     server.command(CHUNKS)(chunks)
     server.command(RESOLVE)(resolve)
+    server.command(JUMP_TARGET)(jump_target)
     server.command(FIX_CITATIONS)(fix_citations)
 
 
@@ -83,11 +86,34 @@ def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]
             # the jump target: the part that answers best (``lines``), in the chunk
             "range": location(hit.item, ls.encoding, hit.lines).range,
             "chunkRange": chunk_range(hit.item.chunk, None, ls.encoding),
-            "lines": list(hit.lines) if hit.lines else None,
+            "lines": list(hit.lines) if hit.lines and args.parts else None,
             "preview": hit.item.chunk.first_line[:200],
         }
-        for hit in ls.queries.search(args.query, max(1, min(args.top_k, MAX_TOP_K)), mode)
+        for hit in ls.queries.search(
+            args.query, max(1, min(args.top_k, MAX_TOP_K)), mode, parts=args.parts
+        )
     ]
+
+
+def jump_target(ls: ChunkServer, args: JumpTargetArgs) -> dict[str, Any] | None:
+    """chunkls.jumpTarget: where a result of ``chunkls.search`` asked with ``parts:
+    false`` opens: the ``range`` and ``lines`` of the part that answers its query
+    best, as the search would have sent them; ``None`` when the index no longer
+    has that chunk (the client opens the range it has)."""
+    if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
+        raise ValueError(problem)
+    mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
+    path = path_of(args.uri)
+    found = ls.queries.folder_of(path) if path is not None else None
+    for entry in ls.queries.lookup(args.chunk_id, found[0] if found else None):
+        if chunk_uri(entry) == args.uri and entry.chunk.start_line == args.line + 1:
+            lines, part = ls.queries.best_lines(entry, args.query, mode)
+            return {
+                "range": location(entry, ls.encoding, lines).range,
+                "lines": list(lines),
+                "part": part,
+            }
+    return None
 
 
 async def reindex(ls: ChunkServer) -> dict[str, int]:

@@ -27,12 +27,14 @@ CHUNKS = "chunkls.chunks"
 """Every indexed chunk, in corpus order (no argument)."""
 RESOLVE = "chunkls.resolve"
 """Where chunk IDs are: an ID, a list of IDs, or the IDs written in a text (``ResolveArgs``)."""
+JUMP_TARGET = "chunkls.jumpTarget"
+"""Where a search result listed without its best part opens (``JumpTargetArgs``)."""
 
 FIX_CITATIONS = "chunkls.fixCitations"
 """Rewrite every stale chunk ID of the workspace's documents whose replacement is
 certain, through one ``workspace/applyEdit`` (no argument)."""
 
-SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE, FIX_CITATIONS)
+SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE, JUMP_TARGET, FIX_CITATIONS)
 """Commands the server executes (``workspace/executeCommand``)."""
 
 COPY_CHUNK_ID = "chunkls.copyChunkId"
@@ -85,6 +87,10 @@ class SearchArgs:
     with_reason: bool = False
     """Answer a ``SearchAnswer`` (the results and why there are none) instead of
     the results alone."""
+    parts: bool = True
+    """Find each result's best part (``range``, ``lines``); ``False``: each
+    result's ``range`` is its whole chunk's and ``lines`` is null, and the one
+    opened asks ``chunkls.jumpTarget`` (as you type, only one result is opened)."""
 
 
 @attrs.frozen
@@ -111,6 +117,25 @@ class ChunkAtArgs:
 
 
 @attrs.frozen
+class JumpTargetArgs:
+    """``chunkls.jumpTarget``'s argument: ``{"query": str, "chunkId": str, "uri":
+    str, "line": int, "mode": str}``, a result of ``chunkls.search`` asked with
+    ``parts: false`` and the query it was listed for."""
+
+    query: str
+    """The query the result was listed for."""
+    chunk_id: str
+    """The result's chunk ID."""
+    uri: str
+    """The result's ``uri``."""
+    line: int
+    """The result's first line (0-based: its ``range``'s start), which tells
+    chunks of one ID apart (overloads)."""
+    mode: str | None = None
+    """The search mode it was listed in (``None``: as ``chunkls.search``'s)."""
+
+
+@attrs.frozen
 class ResolveArgs:
     """``chunkls.resolve``'s argument: exactly one of ``{"chunkId": str}``,
     ``{"chunkIds": [str, ...]}`` or ``{"text": str}``, and optionally
@@ -127,7 +152,14 @@ class ResolveArgs:
     """A file URI; its workspace folder's chunks come first."""
 
 
-WIRE_CLASSES: tuple[type, ...] = (Status, SearchArgs, SearchAnswer, ChunkAtArgs, ResolveArgs)
+WIRE_CLASSES: tuple[type, ...] = (
+    Status,
+    SearchArgs,
+    SearchAnswer,
+    ChunkAtArgs,
+    JumpTargetArgs,
+    ResolveArgs,
+)
 """The classes above, whose fields travel under their camelCase names."""
 
 

@@ -28,6 +28,12 @@ ENTRY_COST = 32
 """What a kept term costs beyond its postings, counted in postings (~400 bytes)."""
 
 
+Part = tuple[tuple[int, int], str | None]
+"""A hit's ``lines`` and ``part``: the lines of its chunk that answer a query best
+(1-based, inclusive), and the name of the definition they are (``None``: a
+window, or the whole chunk)."""
+
+
 class Hit(NamedTuple, Generic[T]):
     """One search result."""
 
