@@ -254,6 +254,80 @@ def test_best_part_counts_as_copies_of_its_lines_would(body: list[str], words: l
     assert got == _best_part_by_copies("Holder", text, "class", 5, end, [w.lower() for w in words])
 
 
+def _lines_by_walking(text: str, kind: str) -> list[tuple[str, str, int, int]]:
+    """``definitions`` as first written: each line walked, a stack of open blocks
+    (the oracle of the regular-expression form)."""
+    lines = text.split("\n")
+    found = definitions._named(text, kind)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    headers: dict[int, int] = {}
+    placed = []
+    for name, def_kind, offset, indent in found:
+        number = max(i for i, at in enumerate(starts) if at <= offset)
+        headers.setdefault(number, indent)
+        placed.append((name, def_kind, number))
+    ends: dict[int, int] = {}
+    open_blocks: list[tuple[int, int]] = []
+    last = -1
+    for number, line in enumerate(lines):
+        code = line.lstrip(" \t")
+        if not code or code[0] == "#":
+            continue
+        if code[0] not in ")]}":
+            while open_blocks and len(line) - len(code) <= open_blocks[-1][0]:
+                ends[open_blocks.pop()[1]] = last
+        if number in headers:
+            open_blocks.append((headers[number], number))
+        last = number
+    for _, header in open_blocks:
+        ends[header] = last
+    result = []
+    for name, def_kind, number in placed:
+        first = number
+        while def_kind != "variable" and first > 0 and lines[first - 1].strip().startswith("@"):
+            first -= 1
+        result.append((name, def_kind, first, max(ends.get(number, number), number)))
+    return result
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from(
+            [
+                "def top(a,",
+                "        b):",
+                "):",
+                "    def method(self):",
+                "\tdef tabbed(self):",
+                "        return 1",
+                "    @decorated",
+                "    async def later(self):",
+                "class Outer:",
+                "    class Inner:",
+                "  # a comment",
+                "# a comment",
+                "",
+                "   ",
+                "    ]",
+                "VALUE = [",
+                "Alias: type = Outer",
+                "x == 1",
+                "\fdef after_form_feed():",
+                "    pass\r",
+            ]
+        ),
+        max_size=60,
+    ),
+    kind=st.sampled_from(["module", "class", "function"]),
+)
+def test_definitions_end_where_walking_the_lines_ends_them(lines: list[str], kind: str) -> None:
+    text = "\n".join(lines)
+    assert definitions.definitions(text, kind) == _lines_by_walking(text, kind)
+
+
 def test_a_long_chunk_without_definitions_is_cut_in_windows() -> None:
     text = "\n".join(["print(1)"] * 100 + ["print(needle)"] + ["print(2)"] * 40)
     start, end, part = best_part("<module>", text, "module", 10, 150, True, ["needle"])

@@ -13,7 +13,6 @@ chunk's text when a result shows them (``passages``).
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
@@ -47,27 +46,18 @@ class Definition(NamedTuple):
     end: int
 
 
-def _block_ends(lines: list[str], headers: dict[int, int]) -> dict[int, int]:
-    """The last line of each block whose header line (-> its indent) is given: the
-    last code line before the next one indented no deeper (a closing bracket of
-    a header does not end it; blank and comment lines are no code), in one pass."""
-    ends: dict[int, int] = {}
-    open_blocks: list[tuple[int, int]] = []
-    last = -1
-    for number, line in enumerate(lines):
-        code = line.lstrip(" \t")
-        if not code or code[0] == "#":
-            continue
-        indent = len(line) - len(code)
-        if code[0] not in _CLOSING:
-            while open_blocks and indent <= open_blocks[-1][0]:
-                ends[open_blocks.pop()[1]] = last
-        if number in headers:
-            open_blocks.append((headers[number], number))
-        last = number
-    for _, header in open_blocks:
-        ends[header] = last
-    return ends
+@functools.lru_cache(maxsize=64)
+def _closer(indent: int) -> re.Pattern[str]:
+    """The start of a line that ends a block whose header is indented ``indent``:
+    code (not blank, not a comment, not a closing bracket) indented no deeper."""
+    return re.compile(r"\n[ \t]{0," + str(indent) + r"}(?=[^ \t\n#)\]}])")
+
+
+def _last_code(lines: list[str], number: int) -> int:
+    """The last code line (not blank, not a comment) at or before line ``number``."""
+    while number > 0 and (not (code := lines[number].lstrip(" \t")) or code[0] == "#"):
+        number -= 1
+    return number
 
 
 def definitions(text: str, chunk_kind: str) -> list[Definition]:
@@ -78,26 +68,27 @@ def definitions(text: str, chunk_kind: str) -> list[Definition]:
 
 
 def _placed(text: str, found: list[tuple[str, str, int, int]]) -> list[Definition]:
-    """``definitions`` of the names ``_named`` found in ``text``: each with its lines."""
+    """``definitions`` of the names ``_named`` found in ``text`` (in order): each
+    with its lines, to the last code line before the next code line indented no
+    deeper (a closing bracket of a header does not end it), found by the regular
+    expression engine rather than line by line."""
     if not found:
         return []
     lines = text.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    headers: dict[int, int] = {}
-    placed = []
-    for name, kind, offset, indent in found:
-        number = bisect.bisect_right(starts, offset) - 1
-        headers.setdefault(number, indent)
-        placed.append((name, kind, number))
-    ends = _block_ends(lines, headers)
     result = []
-    for name, kind, number in placed:
+    number, at = 0, 0
+    for name, kind, offset, indent in found:
+        number += text.count("\n", at, offset)
+        at = offset
+        closing = _closer(indent).search(text, offset)
+        if closing is None:
+            end = _last_code(lines, len(lines) - 1)
+        else:
+            end = _last_code(lines, number + text.count("\n", offset, closing.start()))
         first = number
         while kind != "variable" and first > 0 and lines[first - 1].strip().startswith("@"):
             first -= 1  # its decorators are its lines
-        result.append(Definition(name, kind, first, max(ends.get(number, number), number)))
+        result.append(Definition(name, kind, first, max(end, number)))
     return result
 
 
