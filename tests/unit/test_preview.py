@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkls.chunking.corpus import CorpusRules
 from chunkls.chunking.located_chunk import LocatedChunk
@@ -23,3 +25,15 @@ def test_preview_shows_the_first_lines_and_counts_the_rest(lines: int) -> None:
         expected += f"\n… ({lines - PREVIEW_LINES} more lines)"
     assert body == expected
     assert f"lines 1-{lines}" in shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(["a", "é", " ", "\t", "\n", "\r", "\x0c", "\x85", "\u2028", "#"])
+    )
+)
+def test_a_chunks_first_line_is_its_first_non_blank_line_stripped(text: str) -> None:
+    chunk = LocatedChunk("a.py#module-1", text, "a.py", "code", None, 1, 1)
+    lines = text.split("\n")
+    assert chunk.first_line == next((line.strip() for line in lines if line.strip()), "")
