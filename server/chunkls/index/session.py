@@ -307,28 +307,15 @@ class Session:
             self.store.save(folder)  # (not while it was read in place)
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-        """Re-read paths (files or folders) from disk with their citations; the
-        texts of chunks that left are kept for suggestions. Returns the paths
-        whose entry changed."""
+        """Re-read paths (files or folders) from disk with their citations (the
+        texts of chunks that left are kept: ``ChunkStore.set_file``). Returns the
+        paths whose entry changed."""
         from chunkls.index.refresh import refresh
 
-        store = self.store
         rel_paths = list(rel_paths)
-
-        def texts() -> dict[str, str]:
-            return {c.chunk_id: c.text for p in rel_paths for c in store.file_chunks(folder, p)}
-
-        before = texts()
-        changed = refresh(store, folder, rel_paths)
-        # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = texts()
-        gone = {
-            cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)
-        }
-        if gone:  # (the history, and the citations module, only once a chunk left)
-            store.history.forget_ids(gone)
+        changed = refresh(self.store, folder, rel_paths)
         if self.citations:
-            store.citations.refresh(folder, rel_paths)
+            self.store.citations.refresh(folder, rel_paths)
         return changed
 
     def scan_citations(self, folder: FolderInfo) -> Iterator[None]:

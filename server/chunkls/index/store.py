@@ -176,13 +176,14 @@ class ChunkStore:
         stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
         located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
-        if folder.cache is not None and old is not None and old.chunk_count:
+        if old is not None and old.chunk_count:
             kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
             if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
                 old_chunks = self._unpack(folder, old)  # their texts: what a stale ID became
-                folder.cache.remember_gone(
-                    {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
-                )
+                gone = {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
+                self.history.forget_ids(gone)
+                if folder.cache is not None:
+                    folder.cache.remember_gone(gone)
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
