@@ -131,21 +131,12 @@ def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
 
 
 def _check(
-    ls: ChunkServer,
-    context: DocumentContext,
-    refs: list[ChunkRef],
-    suggested: dict[str, list[str]],
-    suggest_for: int | None = None,
+    ls: ChunkServer, context: DocumentContext, refs: list[ChunkRef], *more: Any
 ) -> list[Problem]:
-    return ls.queries.check(
-        context.text,
-        context.language,
-        context.folder,
-        context.rel_path,
-        refs,
-        suggested,
-        suggest_for,
-    )
+    """``Queries.check`` of a document's references (``more``: its ``suggested``
+    and ``suggest_for``)."""
+    folder, rel_path = context.folder, context.rel_path
+    return ls.queries.check(context.text, context.language, folder, rel_path, refs, *more)
 
 
 def _diagnostics(
