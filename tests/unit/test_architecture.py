@@ -39,8 +39,8 @@ MAX_LINES = 400
 LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
-    "chunkls.index.citations": 446,
-    "chunkls.index.store": 607,
+    "chunkls.index.citations": 445,
+    "chunkls.index.store": 606,
     "chunkls.mcp.tools": 411,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,

@@ -289,7 +289,6 @@ def check_text(
     language: str,
     folder: FolderInfo | None,
     rel_path: str | None,
-    history: ChunkHistory | None = None,
     refs: Sequence[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
     suggest_for: int | None = None,
@@ -326,7 +325,7 @@ def check_text(
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history, replacement=replacement or False)
+                index.fix_candidates(chunk_id, replacement=replacement or False)
                 if len(suggested) < suggest_for
                 else first_of(replacement)
             )

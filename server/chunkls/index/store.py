@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
     from chunkls.index.history import GitHistory
     from chunkls.index.replacement import Replacement, TextIndex
-    from chunkls.index.suggest import Suggestions
+    from chunkls.index.suggest import PathGrams, Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
     from chunkls.storage.in_place import InPlace
@@ -61,7 +61,7 @@ class ChunkStore:
         """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
         """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
-        self.source_watcher: Suggestions | None = None
+        self.source_watcher: PathGrams | None = None
         """Told when a source path gains its first file or loses its last one."""
         self._unpacked = Unpacked()
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
@@ -246,7 +246,7 @@ class ChunkStore:
                 if not sources:
                     del folder.by_source[source]
                     if self.source_watcher is not None:
-                        self.source_watcher.source_dropped(source)
+                        self.source_watcher.discard(source, self.folders)
             self.search_index.remove_file((folder.position, rel_path))
         if stored is None:
             return
@@ -258,7 +258,7 @@ class ChunkStore:
         if stubs:
             sources = folder.by_source.setdefault(stubs[0][1], [])
             if not sources and self.source_watcher is not None:
-                self.source_watcher.source_added(stubs[0][1])
+                self.source_watcher.add(stubs[0][1])
             sources.append(rel_path)
         if searchable:
             self.make_searchable(folder, stored, terms, chunks)
@@ -568,9 +568,7 @@ class ChunkStore:
     ) -> list[Problem]:
         from chunkls.index.citations import check_text
 
-        return check_text(
-            self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
-        )
+        return check_text(self, text, language, folder, rel_path, refs, suggested, suggest_for)
 
     def fix_candidates(
         self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True
