@@ -13,7 +13,6 @@ from chunkls.chunking.corpus import CorpusRules
 from chunkls.cli import main
 from chunkls.ids.grammar import find_chunk_refs
 from chunkls.index.citations import (
-    ChunkHistory,
     CitationIndex,
     check_text,
     fix_candidates,
@@ -21,6 +20,7 @@ from chunkls.index.citations import (
     walk_citation_files,
 )
 from chunkls.index.folder import Folder
+from chunkls.index.replacement import ChunkHistory
 from chunkls.index.session import build_index
 from tests.unit.strategies import write_tree
 

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
-    from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
+    from chunkls.index.citations import Citation, CitationIndex, Problem
     from chunkls.index.history import GitHistory
-    from chunkls.index.replacement import Replacement, TextIndex
+    from chunkls.index.replacement import ChunkHistory, Replacement, TextIndex
     from chunkls.index.suggest import PathGrams, Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
@@ -76,7 +76,7 @@ class ChunkStore:
     @cached_property
     def history(self) -> ChunkHistory:
         """Texts of chunks that left the index (to suggest what a renamed one became)."""
-        from chunkls.index.citations import ChunkHistory
+        from chunkls.index.replacement import ChunkHistory
 
         return ChunkHistory()
 
