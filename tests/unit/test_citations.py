@@ -134,6 +134,14 @@ def test_a_refresh_that_loses_no_chunk_keeps_no_history(tree: Path) -> None:
     assert "history" not in vars(index.store)
 
 
+def test_removing_a_folder_keeps_no_history(tree: Path) -> None:
+    """The chunks of a folder that leaves the workspace are not chunks that left
+    the index to suggest replacements for: their texts are not read."""
+    index = build_index([tree])
+    index.remove_folder(index.queries.folders[0])
+    assert not index.queries.folders and "history" not in vars(index.store)
+
+
 def test_history_is_bounded() -> None:
     history = ChunkHistory(limit=2)
     history.forget_ids({"a#function-x": "1", "a#function-y": "2", "a#function-z": "3"})

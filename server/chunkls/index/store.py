@@ -154,9 +154,9 @@ class ChunkStore:
         if folder.cache is not None:
             folder.cache.close()
             folder.cache = None
+        self.folders.remove(folder)
         for rel_path in list(folder.files):
             self.set_file(folder, rel_path, None)
-        self.folders.remove(folder)
         self.folders_version += 1
 
     # -- changing the index: one path -------------------------------------------
@@ -176,7 +176,7 @@ class ChunkStore:
         stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
         located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
-        if old is not None and old.chunk_count:
+        if old is not None and old.chunk_count and folder in self.folders:  # (not removed)
             kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
             if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
                 old_chunks = self._unpack(folder, old)  # their texts: what a stale ID became
