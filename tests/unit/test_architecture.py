@@ -45,7 +45,7 @@ LONG_MODULES: dict[str, int] = {
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,
     "chunkls.storage.cache": 466,
-    "chunkls.storage.in_place": 452,
+    "chunkls.storage.in_place": 449,
 }
 """The modules over ``MAX_LINES`` when the gate came down to it (issue 46), each
 with its length then as its own ceiling. The list only shrinks: a module may not
