@@ -39,13 +39,13 @@ MAX_LINES = 400
 LONG_MODULES: dict[str, int] = {
     "chunkls.chunking.corpus": 577,
     "chunkls.ids.grammar": 418,
-    "chunkls.index.citations": 446,
-    "chunkls.index.store": 607,
-    "chunkls.mcp.tools": 411,
+    "chunkls.index.citations": 429,
+    "chunkls.index.store": 606,
+    "chunkls.mcp.tools": 408,
     "chunkls.search.hybrid": 454,
     "chunkls.search.inverted": 482,
     "chunkls.storage.cache": 466,
-    "chunkls.storage.in_place": 458,
+    "chunkls.storage.in_place": 449,
 }
 """The modules over ``MAX_LINES`` when the gate came down to it (issue 46), each
 with its length then as its own ceiling. The list only shrinks: a module may not
@@ -56,8 +56,8 @@ MAX_FUNCTION_LINES = 80
 
 LONG_FUNCTIONS: dict[str, int] = {
     "chunkls.chunking.scan:statements": 87,
-    "chunkls.cli.check:check": 106,
-    "chunkls.cli.ci_formats:sarif": 85,
+    "chunkls.cli.check:check": 102,
+    "chunkls.cli.ci_formats:sarif": 83,
     "chunkls.search.inverted:BM25Index._merge": 84,
 }
 """The functions over ``MAX_FUNCTION_LINES`` (``module:qualified name``), each

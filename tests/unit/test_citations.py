@@ -13,7 +13,6 @@ from chunkls.chunking.corpus import CorpusRules
 from chunkls.cli import main
 from chunkls.ids.grammar import find_chunk_refs
 from chunkls.index.citations import (
-    ChunkHistory,
     CitationIndex,
     check_text,
     fix_candidates,
@@ -21,6 +20,7 @@ from chunkls.index.citations import (
     walk_citation_files,
 )
 from chunkls.index.folder import Folder
+from chunkls.index.replacement import ChunkHistory
 from chunkls.index.session import build_index
 from tests.unit.strategies import write_tree
 
@@ -132,6 +132,14 @@ def test_a_refresh_that_loses_no_chunk_keeps_no_history(tree: Path) -> None:
     assert index.refresh(folder, ["app/added.py"]) == ["app/added.py"]
     assert index.queries.lookup("app/added.py#function-added")
     assert "history" not in vars(index.store)
+
+
+def test_removing_a_folder_keeps_no_history(tree: Path) -> None:
+    """The chunks of a folder that leaves the workspace are not chunks that left
+    the index to suggest replacements for: their texts are not read."""
+    index = build_index([tree])
+    index.remove_folder(index.queries.folders[0])
+    assert not index.queries.folders and "history" not in vars(index.store)
 
 
 def test_history_is_bounded() -> None:

@@ -124,41 +124,26 @@ def check(command: Command) -> int:
         from chunkls.cli.ci_formats import github
 
         for item in left:
-            command.out.write(github(item.document.shown, item.line, item.column, said(item)))
+            shown, line, column = item.document.shown, item.line, item.column
+            command.out.write(github(shown, line, column, item.problem.said()))
     elif args.format == "sarif":
         from chunkls.cli.ci_formats import sarif
 
-        json.dump(sarif(found, fixed, said), command.out, indent=2, ensure_ascii=False)
+        json.dump(sarif(found, fixed), command.out, indent=2, ensure_ascii=False)
         command.out.write("\n")
     elif not args.diff:
         for number, item in enumerate(found):
-            line, column = item.line, item.column
+            problem = item.problem
+            said = problem.said()
             if number in fixed:
-                replacement = item.problem.suggestions[0]
-                print(
-                    f"{item.document.shown}:{line}:{column}: replaced {item.problem.chunk_id}"
-                    f" with {replacement}",
-                    file=command.out,
-                )
-            else:
-                print(f"{item.document.shown}:{line}:{column}: {said(item)}", file=command.out)
+                said = f"replaced {problem.chunk_id} with {problem.suggestions[0]}"
+            print(f"{item.document.shown}:{item.line}:{item.column}: {said}", file=command.out)
     if found and args.format == "text":
         noun = "ID" if len(found) == 1 else "IDs"
         rest = f", {len(fixed)} fixed" if fixed and not args.diff else ""
         rest = f", {len(fixed)} fixable" if fixed and args.diff else rest
         print(f"chunkls: {len(found)} unknown chunk {noun}{rest}", file=command.err)
     return command.code
-
-
-def said(item: Found) -> str:
-    """``unknown chunk ID A (moved to B in 1a2b3c4, 2026-03-02)``, or with a hint."""
-    problem = item.problem
-    text = f"unknown chunk ID {problem.chunk_id}"
-    if problem.replacement is not None:
-        return f"{text} ({problem.replacement.said()})"
-    if problem.suggestions:
-        return f"{text} (did you mean {problem.suggestions[0]}?)"
-    return text
 
 
 def record(item: Found, fixed: bool) -> dict[str, object]:

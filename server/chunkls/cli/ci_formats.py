@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from chunkls import __version__
@@ -31,9 +31,7 @@ def github(path: str, line: int, column: int, message: str) -> str:
     )
 
 
-def sarif(
-    found: list[Found], fixed: Collection[int], said: Callable[[Found], str]
-) -> dict[str, object]:
+def sarif(found: list[Found], fixed: Collection[int]) -> dict[str, object]:
     """A SARIF 2.1.0 log of the stale citations; ``fixes`` for certain replacements
     (those ``fixed`` are reported as fixed already: ``kind`` ``informational``)."""
     from chunkls.cli.fix import fixable
@@ -56,7 +54,7 @@ def sarif(
         result: dict[str, object] = {
             "ruleId": RULE,
             "level": "note" if number in fixed else "error",
-            "message": {"text": said(item)},
+            "message": {"text": problem.said()},
             "locations": [location],
         }
         if problem.replacement is not None:

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from chunkls.index.folder import IndexedChunk
     from chunkls.index.queries import Queries
     from chunkls.index.replacement import Replacement
-    from chunkls.search.scorer import Hit
 
 T = TypeVar("T")
 Resolved = tuple["list[IndexedChunk]", "Replacement | None", list[str], "str | None"]
@@ -266,12 +265,6 @@ class Command:
         from chunkls.cli.evaluate import evaluate
 
         return evaluate(self)
-
-
-def best_lines(hit: Hit[IndexedChunk]) -> list[int]:
-    """A result's best lines (1-based, inclusive), the whole chunk's if none are given."""
-    chunk = hit.item.chunk
-    return list(hit.lines or (chunk.start_line, chunk.end_line))
 
 
 def chunk_record(chunk: LocatedChunk) -> dict[str, object]:

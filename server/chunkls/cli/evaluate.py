@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from chunkls.cli.gold import Gold, indexed, place, read_gold, read_text
+from chunkls.cli.gold import Gold, indexed, place, read_gold, read_text, records
 from chunkls.cli.usage import check_root
 from chunkls.ids.grammar import id_written
 from chunkls.search import MODES
@@ -40,19 +40,15 @@ class Unknown(NamedTuple):
 
 
 def read_lines(path: Path, name: str, fields: tuple[str, str]) -> tuple[list[Any], list[str]]:
-    """The well-formed lines of a JSON Lines file, as (line, query, IDs, text),
-    and what was wrong with the others (``fields``: the query's and the IDs' keys)."""
-    text = read_text(path, name)
+    """The well-formed records of a JSON Lines file (or array: ``gold.records``), as
+    (line, query, IDs, text), and what was wrong with the others (``fields``: the
+    query's and the IDs' keys)."""
     good: list[Any] = []
     problems: list[str] = []
     query_key, ids_key = fields
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(f"{name}:{number}: not JSON ({error.msg}); left out")
+    for number, record, line, wrong in records(read_text(path, name)):
+        if wrong is not None:
+            problems.append(f"{name}:{number}: {wrong}; left out")
             continue
         query = record.get(query_key) if isinstance(record, dict) else None
         ids = record.get(ids_key) if isinstance(record, dict) else None

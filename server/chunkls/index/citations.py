@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -24,7 +23,7 @@ from chunkls.index.folder import FolderInfo
 
 if TYPE_CHECKING:
     from chunkls.index.queries import Queries
-    from chunkls.index.replacement import Replacement
+    from chunkls.index.replacement import ChunkHistory, Replacement
 
 
 CITATION_SUFFIXES = frozenset({".md", ".markdown", ".txt", *JSON_SUFFIXES})
@@ -276,6 +275,13 @@ class Problem(NamedTuple):
     replacement: Replacement | None = None
     """What the ID became, with its evidence (``Queries.replacement``)."""
 
+    def said(self) -> str:
+        """``unknown chunk ID A (moved to B in 1a2b3c4, 2026-03-02)``, or with a hint."""
+        text = f"unknown chunk ID {self.chunk_id}"
+        if self.replacement is not None:
+            return f"{text} ({self.replacement.said()})"
+        return f"{text} (did you mean {self.suggestions[0]}?)" if self.suggestions else text
+
 
 SUGGEST_FOR = 100
 """Distinct unknown IDs of one text that get replacement suggestions."""
@@ -289,7 +295,6 @@ def check_text(
     language: str,
     folder: FolderInfo | None,
     rel_path: str | None,
-    history: ChunkHistory | None = None,
     refs: Sequence[ChunkRef] | None = None,
     suggested: dict[str, list[str]] | None = None,
     suggest_for: int | None = None,
@@ -326,7 +331,7 @@ def check_text(
         suggestions = suggested.get(chunk_id)
         if suggestions is None:
             suggestions = (
-                fix_candidates(index, chunk_id, history, replacement=replacement or False)
+                index.fix_candidates(chunk_id, replacement=replacement or False)
                 if len(suggested) < suggest_for
                 else first_of(replacement)
             )
@@ -338,28 +343,6 @@ def check_text(
 def first_of(replacement: Replacement | None) -> list[str]:
     """A replacement's new ID as a list of suggestions (none for a deleted chunk)."""
     return [replacement.chunk_id] if replacement is not None and replacement.chunk_id else []
-
-
-class ChunkHistory:
-    """The text of chunks that left the index, by ID (bounded), so a renamed
-    function can be recognised by what it said before."""
-
-    def __init__(self, limit: int = 10_000, chars: int = 2_000) -> None:
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._limit = limit
-        self._chars = chars
-
-    def forget_ids(self, gone: dict[str, str]) -> None:
-        """Remember the start of the texts of chunk IDs that just disappeared."""
-        for chunk_id, text in gone.items():
-            self._texts[chunk_id] = text[: self._chars]
-            self._texts.move_to_end(chunk_id)
-        while len(self._texts) > self._limit:
-            self._texts.popitem(last=False)
-
-    def text_of(self, chunk_id: str) -> str | None:
-        """The last text seen for a chunk ID that no longer exists."""
-        return self._texts.get(chunk_id)
 
 
 def fix_candidates(

@@ -84,8 +84,6 @@ class GitHistory:
         self.usable = False
         self.note: str | None = None
         """Why the history is not used, or what limited it (logged once)."""
-        self._top: str = ""
-        self._prefix = ""
         self._versions: dict[str, list[Version]] = {}
         self.bounded = False
         """Whether the log was cut at ``WALK_COMMITS``."""
@@ -144,10 +142,8 @@ class GitHistory:
         return done.stdout
 
     def _read_log(self) -> None:
-        lines = self._git("rev-parse", "--show-toplevel", "--show-prefix")
-        top, _, prefix = lines.decode("utf-8", "surrogateescape").partition("\n")
-        prefix = prefix.strip("\n")
-        self._top, self._prefix = top, prefix
+        lines = self._git("rev-parse", "--show-prefix")
+        prefix = lines.decode("utf-8", "surrogateescape").strip("\n")
         log = self._git(
             "log",
             "-z",

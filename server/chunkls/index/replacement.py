@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -273,6 +274,28 @@ def _ratio(a: list[str], b: list[str]) -> float:
 def similarity(a: str, b: str) -> float:
     """How alike two chunk texts are, 0 to 1: ``difflib``'s ratio of their tokens."""
     return _ratio(tokens(a), tokens(b))
+
+
+class ChunkHistory:
+    """The text of chunks that left the index, by ID (bounded), so a renamed
+    function can be recognised by what it said before."""
+
+    def __init__(self, limit: int = 10_000, chars: int = 2_000) -> None:
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._limit = limit
+        self._chars = chars
+
+    def forget_ids(self, gone: dict[str, str]) -> None:
+        """Remember the start of the texts of chunk IDs that just disappeared."""
+        for chunk_id, text in gone.items():
+            self._texts[chunk_id] = text[: self._chars]
+            self._texts.move_to_end(chunk_id)
+        while len(self._texts) > self._limit:
+            self._texts.popitem(last=False)
+
+    def text_of(self, chunk_id: str) -> str | None:
+        """The last text seen for a chunk ID that no longer exists."""
+        return self._texts.get(chunk_id)
 
 
 def last_sighting(store: ChunkStore, chunk_id: str) -> Sighting | None:

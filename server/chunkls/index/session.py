@@ -187,27 +187,19 @@ class Session:
     def prepare_histories(self) -> None:
         """Read the git logs ``open_histories`` needs (any thread: a server runs
         this slow part off its loop; nothing a question reads changes)."""
-        from chunkls.index.history import GitHistory
-
-        store = self.store
-        for folder in list(store.histories_wanted):
-            history = self._prepared.get(folder) or store.git_histories.get(folder)
-            if history is None:
-                history = self._prepared[folder] = GitHistory(folder.root_resolved)
-            history.open()
+        for folder in list(self.store.histories_wanted):
+            self._prepared[folder] = self._history(folder)
+            self._prepared[folder].open()
 
     def open_histories(self) -> bool:
         """Open the git history of the folders a question wanted it of (the log
         read, ``git cat-file`` started; again for one whose process ended): the
         store's answers change (its version moves). Whether any opened."""
-        from chunkls.index.history import GitHistory
-
         store = self.store
         opened = False
         for folder in list(store.histories_wanted):
-            history = self._prepared.pop(folder, None) or store.git_histories.get(folder)
-            if history is None:
-                history = GitHistory(folder.root_resolved)
+            history = self._history(folder)
+            self._prepared.pop(folder, None)
             history.open()
             if folder in store.folders:
                 store.git_histories[folder] = history  # (once open: a question reads it)
@@ -216,6 +208,13 @@ class Session:
         if opened:
             store.version += 1  # (answers memoised by version were made without it)
         return opened
+
+    def _history(self, folder: Folder) -> GitHistory:
+        """A folder's git history: prepared, installed, or made now."""
+        from chunkls.index.history import GitHistory
+
+        found = self._prepared.get(folder) or self.store.git_histories.get(folder)
+        return found or GitHistory(folder.root_resolved)
 
     def ask(
         self,
@@ -307,28 +306,15 @@ class Session:
             self.store.save(folder)  # (not while it was read in place)
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-        """Re-read paths (files or folders) from disk with their citations; the
-        texts of chunks that left are kept for suggestions. Returns the paths
-        whose entry changed."""
+        """Re-read paths (files or folders) from disk with their citations (the
+        texts of chunks that left are kept: ``ChunkStore.set_file``). Returns the
+        paths whose entry changed."""
         from chunkls.index.refresh import refresh
 
-        store = self.store
         rel_paths = list(rel_paths)
-
-        def texts() -> dict[str, str]:
-            return {c.chunk_id: c.text for p in rel_paths for c in store.file_chunks(folder, p)}
-
-        before = texts()
-        changed = refresh(store, folder, rel_paths)
-        # the IDs the files still have need no lookup (a save usually keeps all but one)
-        kept = texts()
-        gone = {
-            cid: text for cid, text in before.items() if cid not in kept and not store.has_id(cid)
-        }
-        if gone:  # (the history, and the citations module, only once a chunk left)
-            store.history.forget_ids(gone)
+        changed = refresh(self.store, folder, rel_paths)
         if self.citations:
-            store.citations.refresh(folder, rel_paths)
+            self.store.citations.refresh(folder, rel_paths)
         return changed
 
     def scan_citations(self, folder: FolderInfo) -> Iterator[None]:

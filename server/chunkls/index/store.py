@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
-    from chunkls.index.citations import ChunkHistory, Citation, CitationIndex, Problem
+    from chunkls.index.citations import Citation, CitationIndex, Problem
     from chunkls.index.history import GitHistory
-    from chunkls.index.replacement import Replacement, TextIndex
-    from chunkls.index.suggest import Suggestions
+    from chunkls.index.replacement import ChunkHistory, Replacement, TextIndex
+    from chunkls.index.suggest import PathGrams, Suggestions
     from chunkls.search.inverted import BM25Index, LearnedTerms
     from chunkls.search.tokens import FileTerms
     from chunkls.storage.in_place import InPlace
@@ -61,7 +61,7 @@ class ChunkStore:
         """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
         """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
-        self.source_watcher: Suggestions | None = None
+        self.source_watcher: PathGrams | None = None
         """Told when a source path gains its first file or loses its last one."""
         self._unpacked = Unpacked()
         self._decoded: dict[bytes, tuple[Stub, ...]] = {}
@@ -76,7 +76,7 @@ class ChunkStore:
     @cached_property
     def history(self) -> ChunkHistory:
         """Texts of chunks that left the index (to suggest what a renamed one became)."""
-        from chunkls.index.citations import ChunkHistory
+        from chunkls.index.replacement import ChunkHistory
 
         return ChunkHistory()
 
@@ -154,9 +154,9 @@ class ChunkStore:
         if folder.cache is not None:
             folder.cache.close()
             folder.cache = None
+        self.folders.remove(folder)
         for rel_path in list(folder.files):
             self.set_file(folder, rel_path, None)
-        self.folders.remove(folder)
         self.folders_version += 1
 
     # -- changing the index: one path -------------------------------------------
@@ -176,13 +176,14 @@ class ChunkStore:
         stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
         located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
-        if folder.cache is not None and old is not None and old.chunk_count:
+        if old is not None and old.chunk_count and folder in self.folders:  # (not removed)
             kept = {stub[0] for stub in self._stubs(stored.packed)} if stored else set()
             if not all(stub[0] in kept for stub in self._stubs(old.packed)):  # (a save keeps all)
                 old_chunks = self._unpack(folder, old)  # their texts: what a stale ID became
-                folder.cache.remember_gone(
-                    {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
-                )
+                gone = {c.chunk_id: c.text for c in old_chunks if c.chunk_id not in kept}
+                self.history.forget_ids(gone)
+                if folder.cache is not None:
+                    folder.cache.remember_gone(gone)
         self.link(folder, rel_path, stored, terms, chunks=located)
         if folder.cache is not None:
             folder.snapshot_stale = True
@@ -245,7 +246,7 @@ class ChunkStore:
                 if not sources:
                     del folder.by_source[source]
                     if self.source_watcher is not None:
-                        self.source_watcher.source_dropped(source)
+                        self.source_watcher.discard(source, self.folders)
             self.search_index.remove_file((folder.position, rel_path))
         if stored is None:
             return
@@ -256,7 +257,7 @@ class ChunkStore:
         if stubs:
             sources = folder.by_source.setdefault(stubs[0][1], [])
             if not sources and self.source_watcher is not None:
-                self.source_watcher.source_added(stubs[0][1])
+                self.source_watcher.add(stubs[0][1])
             sources.append(rel_path)
         if searchable:
             self.make_searchable(folder, stored, terms, chunks)
@@ -567,9 +568,7 @@ class ChunkStore:
     ) -> list[Problem]:
         from chunkls.index.citations import check_text
 
-        return check_text(
-            self, text, language, folder, rel_path, self.history, refs, suggested, suggest_for
-        )
+        return check_text(self, text, language, folder, rel_path, refs, suggested, suggest_for)
 
     def fix_candidates(
         self, chunk_id: str, limit: int = 3, replacement: Replacement | bool | None = True

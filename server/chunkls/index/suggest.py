@@ -30,15 +30,7 @@ class Suggestions:
         self._suggested: tuple[int, dict[tuple[str, int], list[str]]] = (0, {})
         self._paths = PathGrams()
         """Every source path by trigram (kept up to date through ``source_watcher``)."""
-        store.source_watcher = self
-
-    def source_added(self, path: str) -> None:
-        """A source path appeared (in some folder)."""
-        self._paths.add(path)
-
-    def source_dropped(self, path: str) -> None:
-        """A source path left a folder."""
-        self._paths.discard(path, self.store.folders)
+        store.source_watcher = self._paths
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
         """The existing IDs closest to one that does not resolve, best first

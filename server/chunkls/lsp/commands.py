@@ -24,7 +24,7 @@ from chunkls.lsp.contract import (
     configure_converter,
 )
 from chunkls.lsp.documents import chunk_at_line, get_document
-from chunkls.lsp.ranges import chunk_range, chunk_uri, location
+from chunkls.lsp.ranges import chunk_range, chunk_uri, location, text_edit
 from chunkls.lsp.uris import path_of, uri_of
 from chunkls.lsp.written_ids import refs_of, resolve_written
 from chunkls.search.modes import mode_problem, query_problem
@@ -242,13 +242,7 @@ async def fix_citations(ls: ChunkServer) -> dict[str, Any]:
             edit = rewrite(
                 context.text, problem.ref, found.old_id, found.chunk_id, context.language
             )
-            start, end = context.lines.position(edit.start), context.lines.position(edit.end)
-            changes.setdefault(uri, []).append(
-                types.TextEdit(
-                    range=types.Range(types.Position(*start), types.Position(*end)),
-                    new_text=edit.new_text,
-                )
-            )
+            changes.setdefault(uri, []).append(text_edit(context, edit))
     fixed = sum(map(len, changes.values()))
     applied = False
     if changes:

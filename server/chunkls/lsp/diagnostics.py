@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from chunkls.ids.grammar import ChunkRef, find_chunk_refs_between, written_as
-from chunkls.ids.json_strings import JSON_LANGUAGES, escape
+from chunkls.ids.grammar import ChunkRef, find_chunk_refs_between
+from chunkls.ids.rewrite import rewrite
 from chunkls.index.citations import Problem
 from chunkls.lsp.documents import DocumentContext, is_open
-from chunkls.lsp.ranges import overlaps, range_before, ref_range
+from chunkls.lsp.ranges import overlaps, ref_range, text_edit
 from chunkls.lsp.written_ids import navigable, refs_of
 
 if TYPE_CHECKING:
@@ -131,21 +131,12 @@ def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
 
 
 def _check(
-    ls: ChunkServer,
-    context: DocumentContext,
-    refs: list[ChunkRef],
-    suggested: dict[str, list[str]],
-    suggest_for: int | None = None,
+    ls: ChunkServer, context: DocumentContext, refs: list[ChunkRef], *more: Any
 ) -> list[Problem]:
-    return ls.queries.check(
-        context.text,
-        context.language,
-        context.folder,
-        context.rel_path,
-        refs,
-        suggested,
-        suggest_for,
-    )
+    """``Queries.check`` of a document's references (``more``: its ``suggested``
+    and ``suggest_for``)."""
+    folder, rel_path = context.folder, context.rel_path
+    return ls.queries.check(context.text, context.language, folder, rel_path, refs, *more)
 
 
 def _diagnostics(
@@ -194,7 +185,6 @@ def _diagnostic(
             "chunkId": problem.chunk_id,
             "suggestions": problem.suggestions,
             "form": problem.ref.form,
-            "angle": problem.ref.start > 0 and context.text[problem.ref.start - 1] == "<",
             # what source.fixAll rewrites it to (a certain replacement), and as what it was read
             "fix": replacement.chunk_id if certain and replacement is not None else None,
             "oldId": replacement.old_id if replacement is not None else None,
@@ -273,20 +263,14 @@ def _fix_all(ls: ChunkServer, context: DocumentContext) -> list[types.CodeAction
 def _replacement(
     written: types.Range, data: dict[str, Any], replacement: str, context: DocumentContext
 ) -> types.TextEdit:
-    """Replace only the identity when the file stays the same (keeping how the
-    path was written: ``./``, document-relative, ``#identity``), else the ID,
-    written so that it reads back as one where it stands (``written_as``)."""
-    old_path, _, old_identity = (data.get("oldId") or data["chunkId"]).partition("#")
-    new_path, _, new_identity = replacement.partition("#")
-    in_json = context.language in JSON_LANGUAGES
-    if old_path == new_path:
-        at = range_before(written.end, old_identity, context.lines.encoding)
-        end = context.lines.offset(written.end.line, written.end.character)
-        # in a JSON string the identity may be written with escapes: then the ID is replaced
-        if not in_json or context.text[end - len(old_identity) : end] == old_identity:
-            return types.TextEdit(range=at, new_text=new_identity)
-    new_text = written_as(replacement, data.get("form", "bare"), bool(data.get("angle")))
-    return types.TextEdit(range=written, new_text=escape(new_text) if in_json else new_text)
+    """``chunkls.ids.rewrite.rewrite``'s edit of the ID written at ``written``
+    (read as its ``oldId``, else its ``chunkId``), as ``check --fix`` makes it."""
+    lines = context.lines
+    start = lines.offset(written.start.line, written.start.character)
+    end = lines.offset(written.end.line, written.end.character)
+    ref = ChunkRef(start, end, "", "", data.get("form", "bare"))
+    old_id = data.get("oldId") or data["chunkId"]
+    return text_edit(context, rewrite(context.text, ref, old_id, replacement, context.language))
 
 
 class Pushes:

@@ -18,6 +18,7 @@ from chunkls.lsp.uris import uri_of
 
 if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
+    from chunkls.ids.rewrite import Edit
     from chunkls.lsp.documents import DocumentContext
 
 
@@ -99,6 +100,13 @@ def citation_locations(citations: Iterable[Citation], encoding: Encoding) -> lis
         at = types.Range(types.Position(citation.line, start), types.Position(citation.line, end))
         found.append(types.Location(uri_of(citation.folder.root / citation.rel_path), at))
     return found
+
+
+def text_edit(context: DocumentContext, edit: Edit) -> types.TextEdit:
+    """An edit of a document's text (character offsets) as the client takes it."""
+    start, end = context.lines.position(edit.start), context.lines.position(edit.end)
+    at = types.Range(types.Position(*start), types.Position(*end))
+    return types.TextEdit(range=at, new_text=edit.new_text)
 
 
 def range_before(end: types.Position, text: str, encoding: Encoding) -> types.Range:

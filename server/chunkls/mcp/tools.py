@@ -309,10 +309,7 @@ class Tools:
                 }
             )
             # the CLI's `chunkls check` line, with "text" for the file's name
-            hint = f" (did you mean {problem.suggestions[0]}?)" if problem.suggestions else ""
-            if replacement is not None:
-                hint = f" ({replacement.said()})"
-            lines.append(f"text:{line + 1}:{column + 1}: unknown chunk ID {problem.chunk_id}{hint}")
+            lines.append(f"text:{line + 1}:{column + 1}: {problem.said()}")
         if problems:
             noun = "ID" if len(problems) == 1 else "IDs"
             lines.append(f"{len(problems)} unknown chunk {noun} of {len(refs)} cited")

@@ -33,7 +33,8 @@ from chunkls.storage.packed import StoredFile, Stub, decode_stubs, from_db, posi
 
 
 class InPlace:
-    """One folder's cache file, read in place inside one read transaction."""
+    """One folder's cache file, read in place inside one read transaction (its
+    methods are ``chunkls.index.folder.Storage``'s)."""
 
     def __init__(
         self,
@@ -75,7 +76,6 @@ class InPlace:
             self._db.close()
 
     def has(self, rel_path: str) -> bool:
-        """Whether a file has chunks."""
         return self.counts.get(rel_path, 0) > 0
 
     def holding(self, chunk_id: str) -> list[str]:
@@ -90,7 +90,6 @@ class InPlace:
         return found
 
     def holds(self, chunk_id: str) -> bool:
-        """Whether some file has a chunk of this ID (its stubs read, not its texts)."""
         for rel_path in self.holding(chunk_id):
             stored = self.stored(rel_path)
             if stored is not None and positions_of(self.decode(stored.packed), chunk_id):
@@ -151,13 +150,11 @@ class InPlace:
         return stored
 
     def texts(self, rel_path: str) -> bytes | None:
-        """A file's texts blob (``None``: the row is gone)."""
         rows = self.fetch("SELECT texts FROM contents WHERE rel_path = ?", (to_db(rel_path),))
         self.rows_read["texts"] += 1
         return rows[0][0] if rows and isinstance(rows[0][0], bytes) else None
 
     def all_stubs(self) -> Iterator[tuple[str, bytes]]:
-        """Every file's (path, stubs blob) in path order: no texts are read."""
         rows = self.fetch("SELECT rel_path, stubs FROM contents")
         self.rows_read["stubs"] += len(rows)
         found = {from_db(rel_path): blob for rel_path, blob in rows}
