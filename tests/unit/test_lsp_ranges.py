@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types
 
 from chunkls.ids.positions import Encoding
-from chunkls.lsp.ranges import overlaps, range_before
+from chunkls.lsp.ranges import overlaps, range_before, range_json
 
 
 def _range(a: tuple[int, int], b: tuple[int, int]) -> types.Range:
@@ -38,3 +38,27 @@ def test_range_before_of_nothing_is_empty_at_the_end() -> None:
 def test_overlaps(a: types.Range, b: types.Range, expected: bool) -> None:
     assert overlaps(a, b) is expected
     assert overlaps(b, a) is expected
+
+
+@pytest.mark.parametrize(("start", "end"), [((0, 0), (0, 0)), ((3, 7), (9, 12)), ((5, 0), (5, 80))])
+def test_a_range_as_json_is_what_the_protocol_converter_makes(
+    start: tuple[int, int], end: tuple[int, int]
+) -> None:
+    from lsprotocol import converters
+
+    found = types.Range(types.Position(*start), types.Position(*end))
+    assert range_json(found) == converters.get_converter().unstructure(found)
+
+
+def test_an_answer_as_wire_fields_is_what_the_configured_converter_makes() -> None:
+    from lsprotocol import converters
+
+    from chunkls.lsp.contract import SearchAnswer, configure_converter, wire_fields
+
+    converter = converters.get_converter()
+    configure_converter(converter)
+    for answer in (
+        SearchAnswer([{"chunkId": "a.py#class-A"}], "hybrid", None),
+        SearchAnswer([], "bm25", "why"),
+    ):
+        assert wire_fields(answer) == converter.unstructure(answer)

@@ -22,9 +22,10 @@ from chunkls.lsp.contract import (
     SearchAnswer,
     SearchArgs,
     configure_converter,
+    wire_fields,
 )
 from chunkls.lsp.documents import chunk_at_line, get_document
-from chunkls.lsp.ranges import chunk_range, chunk_uri, location, text_edit
+from chunkls.lsp.ranges import chunk_range, chunk_uri, location, range_json, text_edit
 from chunkls.lsp.uris import path_of, uri_of
 from chunkls.lsp.written_ids import refs_of, resolve_written
 from chunkls.search.modes import mode_problem, query_problem
@@ -70,10 +71,7 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]] | dict[str
     results = [] if reason is not None else _ranked(ls, args, mode)
     if not args.with_reason:
         return results
-    answer: dict[str, Any] = ls.protocol.fm.converter.unstructure(
-        SearchAnswer(results, mode, reason)
-    )
-    return answer
+    return wire_fields(SearchAnswer(results, mode, reason))  # (its results are JSON already)
 
 
 def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]]:
@@ -84,8 +82,9 @@ def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]
             "mode": mode,
             "uri": chunk_uri(hit.item),
             # the jump target: the part that answers best (``lines``), in the chunk
-            "range": location(hit.item, ls.encoding, hit.lines).range,
-            "chunkRange": chunk_range(hit.item.chunk, None, ls.encoding),
+            # (as JSON: the response's converter then walks plain values, twice as fast)
+            "range": range_json(location(hit.item, ls.encoding, hit.lines).range),
+            "chunkRange": range_json(chunk_range(hit.item.chunk, None, ls.encoding)),
             "lines": list(hit.lines) if hit.lines and args.parts else None,
             "preview": hit.item.chunk.first_line[:200],
         }

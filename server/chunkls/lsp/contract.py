@@ -168,6 +168,14 @@ def wire_name(name: str) -> str:
     return re.sub(r"_([a-z])", lambda match: match.group(1).upper(), name)
 
 
+def wire_fields(value: Any) -> dict[str, Any]:
+    """One of the classes above as the object sent, its fields by their wire
+    names (their values as they are: already JSON)."""
+    return {
+        wire_name(field.name): getattr(value, field.name) for field in attrs.fields(type(value))
+    }
+
+
 def configure_converter(converter: cattrs.Converter) -> None:
     """Teach a converter (the protocol's) the wire names of the classes above."""
     for cls in WIRE_CLASSES:

@@ -45,6 +45,15 @@ def chunk_range(
     return types.Range(types.Position(start, 0), types.Position(end, units(last, encoding)))
 
 
+def range_json(found: types.Range) -> dict[str, dict[str, int]]:
+    """A range as the JSON object the protocol sends."""
+    start, end = found.start, found.end
+    return {
+        "start": {"line": start.line, "character": start.character},
+        "end": {"line": end.line, "character": end.character},
+    }
+
+
 def chunk_uri(entry: IndexedChunk) -> str:
     """The file URI of the file a chunk's text comes from."""
     return _file_uri(entry.folder.root, entry.chunk.source_path)
