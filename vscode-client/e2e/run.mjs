@@ -708,6 +708,24 @@ try {
     await waitCursorLine(lineOf('app/guestbook.py', '    def sign'), 'Enter on the Guestbook result (its method sign)');
   });
 
+  await test('Go to Symbol in Workspace opens a chunk at the range the server resolves', async () => {
+    // the server lists symbols without the ranges it would have to search for and
+    // answers workspaceSymbol/resolve for the one chosen (a resolve that failed
+    // would leave VS Code's placeholder range: the file's first line)
+    await runCommand('Go to Symbol in Workspace');
+    const input = page.locator('.quick-input-widget input');
+    await input.fill('#Guestbook');
+    const want = 'app/guestbook.py#class-Guestbook';
+    await waitInPage(
+      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
+      want,
+      `a workspace symbol ${want}`,
+    );
+    await enterOnResult(want);
+    await waitActiveTab('guestbook.py');
+    await waitCursorLine(lineOf('app/guestbook.py', 'class Guestbook'), 'Enter on the Guestbook symbol');
+  });
+
   await test('after renaming a function and saving, the lens shows the new ID', async () => {
     await openFile('app/greet.py');
     await waitLens('app/greet.py#function-farewell');

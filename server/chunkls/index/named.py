@@ -45,11 +45,12 @@ def fuzzy_docs(store: ChunkStore, query: str, top_k: int) -> list[tuple[int, str
 
 
 def symbol_search(
-    store: ChunkStore, query: str, top_k: int, mode: str
+    store: ChunkStore, query: str, top_k: int, mode: str, parts: bool = True
 ) -> tuple[list[Hit[IndexedChunk]], int]:
     """``fuzzy_docs``' chunks (a definition inside one: at its lines, by its
-    name), then the mode's ranking, at most ``top_k``; and how many come first
-    fuzzily."""
+    name), then the mode's ranking, at most ``top_k`` (``parts`` false: the best
+    parts of only the chunks defining a name with a word of the query); and how
+    many come first fuzzily."""
     stored_at = placer(store)
     hits: list[Hit[IndexedChunk]] = []
     seen: set[str] = set()
@@ -71,7 +72,7 @@ def symbol_search(
         seen.add(chunk.chunk_id)
     fuzzy = len(hits)
     if fuzzy < top_k:
-        for hit in search(store, query, top_k, mode, None):
+        for hit in search(store, query, top_k, mode, None, True if parts else "named"):
             if hit.item.chunk.chunk_id not in seen and len(hits) < top_k:
                 hits.append(hit)
     return hits, fuzzy

@@ -151,12 +151,14 @@ class Queries(Protocol):
         definition they are (if one): the ``lines`` and ``part`` of its ``search`` hit."""
 
     def symbol_search(
-        self, query: str, top_k: int = 10, mode: str | None = None
+        self, query: str, top_k: int = 10, mode: str | None = None, parts: bool = True
     ) -> tuple[list[Hit[IndexedChunk]], int]:
         """``workspace/symbol``'s order: when ``query`` is one name the symbol
         table has in no way (exactly, as a part, as a beginning), the chunks
         defining the names it fuzzily stands for first, then ``search``'s; at
-        most ``top_k``, and how many come first fuzzily."""
+        most ``top_k``, and how many come first fuzzily. ``parts`` false: a hit's
+        best part is found only when its chunk defines a name with a word of the
+        query (the rest: ``best_lines``, for the one chosen)."""
 
     # -- citations -------------------------------------------------------------------
 

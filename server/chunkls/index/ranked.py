@@ -6,10 +6,12 @@ part of each result that answers best. Reads only, as every question does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
 
 from chunkls.index.folder import Folder, IndexedChunk
-from chunkls.search.definitions import best_part
+from chunkls.search.definitions import PART, best_part
 from chunkls.search.modes import query_words, rank
 from chunkls.search.scorer import Hit, Part
 
@@ -24,18 +26,34 @@ def search(
     top_k: int,
     mode: str,
     where: Callable[[str], bool] | None,
-    parts: bool = True,
+    parts: bool | Literal["named"] = True,
 ) -> list[Hit[IndexedChunk]]:
     """The best chunks for a query in a mode, each with its best part's lines
-    (``parts`` false: the whole chunk's, left for ``best_lines`` to find)."""
+    (``parts`` false: the whole chunk's, left for ``best_lines`` to find;
+    ``"named"``: only for the chunks defining a name with a word of the query)."""
     words = query_words(query, mode) if parts else ()
+    found = list(ranked(store, query, top_k, mode, where))
+    naming = _naming(store, words, [hit[1] for hit in found]) if parts == "named" else None
     hits = []
-    for score, folder, stored, number in ranked(store, query, top_k, mode, where):
+    for score, doc, folder, stored, number in found:
         chunks = store._unpack(folder, stored)
         if number < len(chunks):
             entry = IndexedChunk(folder, chunks[number])
-            hits.append(Hit(score, entry, *part_lines(entry, words)))
+            asked = words if naming is None or doc in naming else ()
+            hits.append(Hit(score, entry, *part_lines(entry, asked)))
     return hits
+
+
+def _naming(store: ChunkStore, words: Sequence[str], docs: list[int]) -> set[int]:
+    """The documents among ``docs`` defining inside them a name that has one of
+    ``words`` as a part (the symbol table's ``PART`` terms: what a part's name
+    must have for ``best_part`` to count it)."""
+    wanted = np.asarray(docs, dtype=np.int64)
+    found: set[int] = set()
+    for postings in store.postings.postings([PART + word for word in words]) if docs else ():
+        if postings is not None:
+            found.update(wanted[np.isin(wanted, postings.docs)].tolist())
+    return found
 
 
 def best_lines(entry: IndexedChunk, query: str, mode: str) -> Part:
@@ -64,7 +82,7 @@ def part_lines(entry: IndexedChunk, words: Sequence[str]) -> Part:
 def search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> list[str]:
     """The IDs of ``search``'s results, in its order (no chunk text is read)."""
     ids = []
-    for _score, _folder, stored, number in ranked(store, query, top_k, mode, None):
+    for _score, _doc, _folder, stored, number in ranked(store, query, top_k, mode, None):
         stubs = store._stubs(stored.packed)
         if number < len(stubs):
             ids.append(stubs[number][0])
@@ -73,8 +91,8 @@ def search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> list[str
 
 def ranked(
     store: ChunkStore, query: str, top_k: int, mode: str, where: Callable[[str], bool] | None
-) -> Iterator[tuple[float, Folder, StoredFile, int]]:
-    """``search``'s ranking: each hit's score, folder, file and place in it."""
+) -> Iterator[tuple[float, int, Folder, StoredFile, int]]:
+    """``search``'s ranking: each hit's score, document, folder, file and place in it."""
     source = store.postings
     stored_at = placer(store)
 
@@ -85,7 +103,7 @@ def ranked(
 
     for doc, score in rank(source, query, top_k, mode, describe, where):
         if found := stored_at(doc):
-            yield (score, *found)
+            yield (score, doc, *found)
 
 
 def placer(store: ChunkStore) -> Callable[[int], tuple[Folder, StoredFile, int] | None]:

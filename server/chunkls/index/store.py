@@ -532,11 +532,11 @@ class ChunkStore:
         return best_lines(entry, query, self.search_mode(mode))
 
     def symbol_search(
-        self, query: str, top_k: int = 10, mode: str | None = None
+        self, query: str, top_k: int = 10, mode: str | None = None, parts: bool = True
     ) -> tuple[list[Hit[IndexedChunk]], int]:
         from chunkls.index.named import symbol_search
 
-        return symbol_search(self, query, top_k, self.search_mode(mode))
+        return symbol_search(self, query, top_k, self.search_mode(mode), parts)
 
     def chunk_page(self, start: Place | None, limit: int, under: Sequence[Path] = ()) -> Page:
         from chunkls.index.browse import chunk_page

@@ -24,7 +24,7 @@ from chunkls.lsp.contract import (
     configure_converter,
     wire_fields,
 )
-from chunkls.lsp.documents import chunk_at_line, get_document
+from chunkls.lsp.documents import chunk_at_line, get_document, listed_chunk
 from chunkls.lsp.ranges import chunk_range, chunk_uri, location, range_json, text_edit
 from chunkls.lsp.uris import path_of, uri_of
 from chunkls.lsp.written_ids import refs_of, resolve_written
@@ -102,17 +102,11 @@ def jump_target(ls: ChunkServer, args: JumpTargetArgs) -> dict[str, Any] | None:
     if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
         raise ValueError(problem)
     mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
-    path = path_of(args.uri)
-    found = ls.queries.folder_of(path) if path is not None else None
-    for entry in ls.queries.lookup(args.chunk_id, found[0] if found else None):
-        if chunk_uri(entry) == args.uri and entry.chunk.start_line == args.line + 1:
-            lines, part = ls.queries.best_lines(entry, args.query, mode)
-            return {
-                "range": location(entry, ls.encoding, lines).range,
-                "lines": list(lines),
-                "part": part,
-            }
-    return None
+    entry = listed_chunk(ls, args.chunk_id, args.uri, args.line)
+    if entry is None:
+        return None
+    lines, part = ls.queries.best_lines(entry, args.query, mode)
+    return {"range": location(entry, ls.encoding, lines).range, "lines": list(lines), "part": part}
 
 
 async def reindex(ls: ChunkServer) -> dict[str, int]:

@@ -15,8 +15,9 @@ from chunkls.chunking.located_chunk import LocatedChunk
 from chunkls.chunking.suffixes import file_type_for
 from chunkls.ids.grammar import ChunkRef
 from chunkls.ids.positions import Encoding, TextLines
-from chunkls.index.folder import FolderInfo, outside_folder
+from chunkls.index.folder import FolderInfo, IndexedChunk, outside_folder
 from chunkls.lsp.languages import effective_language
+from chunkls.lsp.ranges import chunk_uri
 from chunkls.lsp.uris import path_of
 
 if TYPE_CHECKING:
@@ -212,3 +213,14 @@ def read_closed(folder: FolderInfo, rel_path: str, path: str) -> str | None:
         return source.data.decode("utf-8")
     except (FileSkipped, OSError, UnicodeDecodeError):
         return None
+
+
+def listed_chunk(ls: ChunkServer, chunk_id: str, uri: str, line: int) -> IndexedChunk | None:
+    """The chunk a result listed with this ID, URI and first line (0-based) is,
+    by the index's lookup (the line tells chunks of one ID apart)."""
+    path = path_of(uri)
+    found = ls.queries.folder_of(path) if path is not None else None
+    for entry in ls.queries.lookup(chunk_id, found[0] if found else None):
+        if chunk_uri(entry) == uri and entry.chunk.start_line == line + 1:
+            return entry
+    return None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types
 
 from chunkls.chunking.located_chunk import LocatedChunk
-from chunkls.lsp.documents import get_buffer, get_document
+from chunkls.lsp.documents import get_buffer, get_document, listed_chunk
 from chunkls.lsp.ranges import chunk_range, line_start, location
 from chunkls.search.modes import query_problem
 
@@ -29,7 +30,10 @@ SYMBOL_KINDS = {
 def register(server: ChunkServer) -> None:
     """Register the outline and workspace symbol providers."""
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(text_document_document_symbol)
-    server.feature(types.WORKSPACE_SYMBOL)(workspace_symbol)
+    server.feature(types.WORKSPACE_SYMBOL, types.WorkspaceSymbolOptions(resolve_provider=True))(
+        workspace_symbol
+    )
+    server.feature(types.WORKSPACE_SYMBOL_RESOLVE)(workspace_symbol_resolve)
 
 
 def text_document_document_symbol(
@@ -61,20 +65,36 @@ def workspace_symbol(
     setting's mode (the container name says which, with the score), each at the
     part that answers best; when that part is a definition inside the chunk, it
     follows by its own name, its container the chunk's ID. A mistyped name's
-    fuzzy matches come first (``Queries.symbol_search``), their container ``fuzzy``."""
+    fuzzy matches come first (``Queries.symbol_search``), their container ``fuzzy``.
+
+    A client that resolves a symbol's range (``workspaceSymbol/resolve``) gets
+    the parts of only the chunks defining a name with a word of the query (a
+    definition it names is listed by its name); the others' ranges are found for
+    the symbol chosen (``workspace_symbol_resolve``), as Search Chunks does."""
     mode = ls.queries.search_mode(ls.settings.search.requested)
     if query_problem(params.query, mode) is not None:
         return []
+    lazy = "location.range" in (
+        ls.capability("workspace", "symbol", "resolve_support", "properties") or ()
+    )
     found = []
-    hits, fuzzy = ls.queries.symbol_search(params.query, WORKSPACE_SYMBOL_LIMIT, mode)
+    hits, fuzzy = ls.queries.symbol_search(params.query, WORKSPACE_SYMBOL_LIMIT, mode, not lazy)
     for number, hit in enumerate(hits):
         how = f"{'fuzzy' if number < fuzzy else mode} {hit.score:.3f}"
+        chunk = hit.item.chunk
+        place: types.Location | types.LocationUriOnly = location(hit.item, ls.encoding, hit.lines)
+        # (each of a lazy listing has data: a client may read the list's type from its first)
+        data: dict[str, Any] | None = {} if lazy else None
+        if lazy and number >= fuzzy and hit.part is None:  # its part: when chosen
+            place = types.LocationUriOnly(place.uri)
+            data = {"query": params.query, "chunkId": chunk.chunk_id, "line": chunk.start_line - 1}
         found.append(
             types.WorkspaceSymbol(
-                name=hit.item.chunk.chunk_id,
-                kind=symbol_kind(hit.item.chunk),
-                location=location(hit.item, ls.encoding, hit.lines),
+                name=chunk.chunk_id,
+                kind=symbol_kind(chunk),
+                location=place,
                 container_name=how,
+                data=data,
             )
         )
         if hit.part is not None:  # a definition inside the chunk: by its name, in the chunk
@@ -82,11 +102,34 @@ def workspace_symbol(
                 types.WorkspaceSymbol(
                     name=hit.part,
                     kind=types.SymbolKind.Method,
-                    location=location(hit.item, ls.encoding, hit.lines),
-                    container_name=f"{how} in {hit.item.chunk.chunk_id}",
+                    location=place,
+                    container_name=f"{how} in {chunk.chunk_id}",
+                    data={} if lazy else None,
                 )
             )
     return found
+
+
+def workspace_symbol_resolve(
+    ls: ChunkServer, symbol: types.WorkspaceSymbol
+) -> types.WorkspaceSymbol:
+    """workspaceSymbol/resolve: the range of a chunk ``workspace_symbol`` listed
+    without one: the part of it that answers the query best (as a search finds
+    it); the chunk's first line when the index no longer has it. A symbol listed
+    with its range comes back as it is."""
+    if isinstance(symbol.location, types.Location):
+        return symbol
+    data = symbol.data if isinstance(symbol.data, dict) else {}
+    query, chunk_id, line = data.get("query"), data.get("chunkId"), data.get("line")
+    if not (isinstance(query, str) and isinstance(chunk_id, str) and isinstance(line, int)):
+        raise ValueError("workspaceSymbol/resolve: no symbol workspace/symbol listed (its data)")
+    mode = ls.queries.search_mode(ls.settings.search.requested)
+    entry = listed_chunk(ls, chunk_id, symbol.location.uri, line)
+    if entry is None:
+        place = types.Location(symbol.location.uri, line_start(max(line, 0)))
+    else:
+        place = location(entry, ls.encoding, ls.queries.best_lines(entry, query, mode)[0])
+    return attrs.evolve(symbol, location=place, data=None)
 
 
 def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:
