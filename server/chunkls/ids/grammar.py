@@ -25,8 +25,7 @@ Form = Literal["bare", "backtick", "link", "local"]
 _PATH_CHAR = r"[\w.\-/]"
 """A character of a path written bare (others need a delimited form)."""
 _PATH_START = r"(?<![\w.\-/~#%\\])"
-"""A bare path starts on a token boundary, so no tail of a longer token
-(``20plan.md#...`` of ``q3%20plan.md#...``) is taken for an ID."""
+"""A bare path starts on a token boundary (``q3%20plan.md#...`` has no ID ``20plan.md#...``)."""
 _CODE_KINDS = r"module-\d+|function-\w+|class-\w+"
 _IDENTITY_KINDS = rf"(?:{_CODE_KINDS}|heading-\w+(?:-\w+)*)"
 """The identity kinds the chunker makes; headings also in the case-variant
@@ -152,7 +151,6 @@ _DELIMITED = re.compile(
 line end, ``<``, ``>`` or parenthesis, so no text is read more than twice."""
 _IDENTITY_WHOLE = re.compile(_IDENTITY_KINDS)
 _PLAIN_PATH = re.compile(rf"{_PATH_CHAR}*")
-"""A path the plain pass reads whole."""
 _BAD_IN_PATH = re.compile(r"[\x00-\x1f\x7f#`]")
 """Never in a delimited path: control characters (a line break), ``#``, a backtick."""
 _URL_LIKE = re.compile(r"(?:\A|(?<=\s))[A-Za-z][A-Za-z0-9+.\-]*+:(?!\s)|://")
@@ -163,10 +161,8 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
-    """IDs whose path holds characters beyond ``[\\w.\\-/]`` (a whole backtick
-    span or link target), and the span ends the plain reading must leave alone:
-    those IDs', and those of link targets that are not IDs (a link target is one
-    URL, its tail is no ID)."""
+    """IDs whose path holds characters beyond ``[\\w.\\-/]`` (a whole backtick span or link
+    target), and the span ends the plain reading must leave alone (a link target's tail)."""
     refs: list[ChunkRef] = []
     claimed: set[int] = set()
     for match in _DELIMITED.finditer(text):
@@ -223,9 +219,8 @@ def _delimited_path(path: str | None) -> str | None:
 
 
 def _link_path(written: str) -> str | None:
-    """The path of a Markdown link target: backslash escapes and ``%XX`` (as
-    UTF-8) decoded, or ``None`` when its ``%XX`` are not UTF-8. A ``%`` before
-    anything but two hex digits is itself, as browsers take it."""
+    """A Markdown link target's path, escapes and UTF-8 ``%XX`` decoded (``None``: not UTF-8);
+    a ``%`` before anything but two hex digits is itself, as browsers take it."""
     if "\\" in written:
         written = _ESCAPED.sub(r"\1", written)
     if "%" not in written:

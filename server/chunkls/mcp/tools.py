@@ -83,8 +83,7 @@ def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) ->
 
 
 LINKLESS_PROTOCOLS = ("2024-11-05", "2025-03-26")
-"""Protocol versions before ``resource_link`` content (2025-06-18): a client that
-negotiated one gets each result's text alone, as before."""
+"""Protocol versions before ``resource_link`` content (2025-06-18): text alone."""
 
 
 def links_allowed(protocol_version: object) -> bool:
@@ -312,8 +311,7 @@ class Tools:
         return Answer("\n".join(lines), structured, links=tuple(linked.values()))
 
     def _source_path(self, given: str) -> str | None:
-        """The root-relative path an agent meant (an absolute one inside a root, or
-        as ``path_written`` reads it); ``None`` outside the roots. Never opened."""
+        """The root-relative path an agent meant (``None``: outside the roots). Never opened."""
         text = given.strip().strip("`").strip()
         if posixpath.isabs(text):
             inside = self.index.folder_of(text)
