@@ -1,11 +1,6 @@
-"""Editor settings: initialization options and ``workspace/didChangeConfiguration``.
-
-The settings are the attrs classes below, read by a cattrs converter from
-``{"exclude": [...], "codeLens": {"enabled": b}, "navigation": {"languages":
-[...]}, "diagnostics": {"enabled": b, "severity": s}, "search": {"mode": m}}`` (or that object under
-``"chunkls"``). Each key is the dotted camelCase path of an attribute; the
-manifest (``package.json``) declares the same keys under ``chunkls.``.
-"""
+"""Editor settings (initialization options, ``workspace/didChangeConfiguration``): the attrs
+classes below, each key the dotted camelCase path of an attribute, as ``package.json`` has
+them under ``chunkls.``."""
 
 from __future__ import annotations
 

@@ -276,9 +276,8 @@ class FolderCache:
 
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
-        """Whether a file still matches its row by stat: True, False, or ``None``
-        when only its content hash can tell. The change time (no tool sets it
-        back) catches an mtime put back (``cp -p``, ``tar x``) or new permissions."""
+        """Whether a file still matches its row by stat (``None``: only its hash can tell). The
+        change time (no tool sets it back) catches an mtime put back (``cp -p``, ``tar x``)."""
         if stat_holds(row.mtime_ns, row.size, row.checked_ns, mtime_ns, size, ctime_ns):
             return True
         return None if row.digest is not None and size == row.size else False
