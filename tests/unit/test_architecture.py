@@ -37,15 +37,13 @@ MAX_LINES = 400
 """Lines a module may have (split rather than grow past it)."""
 
 LONG_MODULES: dict[str, int] = {
-    "chunkls.chunking.corpus": 577,
-    "chunkls.ids.grammar": 418,
-    "chunkls.index.citations": 429,
-    "chunkls.index.store": 606,
-    "chunkls.mcp.tools": 408,
-    "chunkls.search.hybrid": 454,
+    "chunkls.chunking.corpus": 560,
+    "chunkls.index.citations": 417,
+    "chunkls.index.store": 592,
+    "chunkls.search.hybrid": 434,
     "chunkls.search.inverted": 482,
-    "chunkls.storage.cache": 466,
-    "chunkls.storage.in_place": 449,
+    "chunkls.storage.cache": 458,
+    "chunkls.storage.in_place": 436,
 }
 """The modules over ``MAX_LINES`` when the gate came down to it (issue 46), each
 with its length then as its own ceiling. The list only shrinks: a module may not
@@ -55,9 +53,9 @@ MAX_FUNCTION_LINES = 80
 """Lines a function (or method) may have, ``end_lineno - lineno + 1``."""
 
 LONG_FUNCTIONS: dict[str, int] = {
-    "chunkls.chunking.scan:statements": 87,
+    "chunkls.chunking.scan:statements": 86,
     "chunkls.cli.check:check": 102,
-    "chunkls.cli.ci_formats:sarif": 83,
+    "chunkls.cli.ci_formats:sarif": 82,
     "chunkls.search.inverted:BM25Index._merge": 84,
 }
 """The functions over ``MAX_FUNCTION_LINES`` (``module:qualified name``), each

@@ -1,17 +1,9 @@
-"""Python files that CPython has compiled already, outlined without ``ast.parse``.
+"""Python files that CPython has compiled already, outlined without ``ast.parse``: a
+``__pycache__`` file whose header matches the source shows its parser accepted the text, and
+``scan.statements``' answer is checked against the compiled module (else: parsed as usual).
 
-A ``__pycache__`` file of this interpreter whose header matches the source
-(mtime and size, or the content hash, always checked) shows that its parser
-accepted the text. ``scan.statements`` then finds the functions and classes,
-checked against the compiled module: each must be a compiled one of that name
-on that line, and every compiled one whose line starts with ``def``, ``class``,
-``async`` or ``@`` must be found. Otherwise (no match, another declared encoding
-or a byte-order mark, bytes read while the file changed, a declined scan) the
-file is parsed as usual.
-
-Only worker processes use this (``chunkls.index.workers``): ``marshal`` is not made for
-untrusted data, and a batch whose worker a crafted file brings down is chunked
-again, without bytecode, in the process that started it.
+Only worker processes use this: ``marshal`` is not made for untrusted data, and a batch whose
+worker a crafted file brings down is chunked again, without bytecode, by the parent.
 """
 
 from __future__ import annotations
@@ -30,8 +22,7 @@ ENABLED = scan.fast_outline(by_bytecode=True)
 """Whether bytecode may vouch for a text (``scan.fast_outline``)."""
 
 HEADER = 16
-"""Bytes of a bytecode file's header: magic, flags, then the source's mtime and
-size (timestamp-based) or its hash (hash-based)."""
+"""Bytes of a bytecode file's header: magic, flags, the source's mtime and size, or hash."""
 
 _MAGIC = importlib.util.MAGIC_NUMBER
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
@@ -41,9 +32,8 @@ _DEFINES = re.compile(rb"(?:async\b|def\b|class\b|@)")
 
 
 def outline(path: str, data: bytes, mtime_ns: int, size: int) -> Outline | None:
-    """The functions and classes of the module at ``path`` whose bytes, as read
-    with their ``mtime_ns`` and ``size``, are ``data``, if its cached bytecode
-    vouches that the text parses; ``None``: parse it."""
+    """The functions and classes of a module, if its cached bytecode vouches that ``data``
+    (read with ``mtime_ns`` and ``size``) parses; ``None``: parse it."""
     if not ENABLED or len(data) != size:  # read while it changed: not the stat'ed file
         return None
     try:
@@ -83,9 +73,8 @@ def compiled(cached: str, data: bytes, mtime_ns: int, size: int) -> CodeType | N
 
 
 def outline_by_code(data: bytes, code: CodeType) -> Outline | None:
-    """The functions and classes of a module's text ``data``, found by the scan
-    and checked against ``code``, the module compiled from that text; ``None``
-    when the two disagree or the scan declines."""
+    """The scan's functions and classes of ``data``, checked against ``code`` compiled from
+    it; ``None`` when they disagree or the scan declines."""
     if not data.isascii() and _declares_other_encoding(data):
         return None
     scanned = scan.statements(data)

@@ -118,8 +118,7 @@ def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
 def chunk_python_source(
     source: str, source_path: str, filename: str = "<unknown>"
 ) -> list[LocatedChunk]:
-    """Chunk Python text (newlines normalised) at top-level function and class
-    boundaries; ``ChunkingError`` when it does not parse."""
+    """Chunk Python text at top-level definitions; ``ChunkingError`` when it does not parse."""
     return chunk_python_outline(outline_of(parse_python(source, filename)), source, source_path)
 
 
@@ -208,12 +207,9 @@ _parsed: dict[tuple[str, str], Parsed] = {}
 
 
 def chunk_source(source: str, source_path: str, name: str) -> list[LocatedChunk]:
-    """Dispatch normalised text to the chunker for ``name``'s suffix.
-
-    The last few results are remembered (an editor chunks a buffer, then the same
-    text again once saved), and a new text of a recent Python file is parsed only
-    where it changed (``outline.reparse``).
-    """
+    """Dispatch normalised text to the chunker for ``name``'s suffix. The last few results
+    are kept (an editor chunks a buffer, then again once saved), and a new text of a recent
+    Python file is parsed only where it changed (``outline.reparse``)."""
     key = (source_path, name)
     known = _recent.get(key)
     if known is not None and known[0] == source:

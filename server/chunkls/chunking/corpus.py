@@ -1,9 +1,5 @@
-"""Corpus composition: which files become chunks, and walking a tree for them.
-
-The defaults are the tutorial's rules; a root's ``pyproject.toml``
-``[tool.chunkls]`` table and editor settings add excludes. The one module that
-knows those rules.
-"""
+"""Corpus composition: which files become chunks (the tutorial's rules, plus excludes from
+``[tool.chunkls]`` and editor settings), and walking a tree for them: the one module."""
 
 from __future__ import annotations
 
@@ -41,12 +37,7 @@ CONFIG_KEYS = {
 
 
 def compile_globs(patterns: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex for root-relative glob patterns, or ``None`` when there are none.
-
-    ``*`` and ``?`` stay within one path segment, ``**`` spans folders, ``[...]``
-    is a character class; a pattern without ``/`` matches a name at any depth,
-    and a leading ``/`` anchors a pattern at the root.
-    """
+    """One regex for root-relative glob patterns (``docs/configuration.md``), or ``None``."""
     parts = [_translate_glob(pattern) for pattern in patterns if pattern.strip("/")]
     if not parts:
         return None
@@ -54,8 +45,7 @@ def compile_globs(patterns: Iterable[str]) -> re.Pattern[str] | None:
 
 
 def glob_problem(pattern: str) -> str | None:
-    """What is wrong with a glob pattern (``None``: nothing): a ``[`` that opens
-    no character class (no ``]`` after it), or a class of nothing."""
+    """What is wrong with a glob pattern: a ``[`` with no ``]`` after it, or an empty class."""
     at = pattern.find("[")
     while at >= 0:
         end = pattern.find("]", at + 2)
@@ -121,8 +111,7 @@ class CorpusRules:
     exclude_globs: tuple[str, ...]
     max_file_size: int
     check_exclude: tuple[str, ...]
-    """Glob patterns (as ``exclude_globs``) of files whose chunk IDs are not
-    checked (by ``chunkls check`` and diagnostics); they are still chunked."""
+    """Globs of files whose chunk IDs are not checked; they are still chunked."""
     search_mode: str | None
     """How searches rank when no mode is asked for (``None``: the default
     mode); not a rule of which files, so rules differing only in it are equal."""
@@ -180,8 +169,7 @@ class CorpusRules:
         check_exclude: Iterable[str] = (),
         search_mode: str | None = None,
     ) -> CorpusRules:
-        """These rules with more excludes (defaults can be added to, never
-        removed), and another search mode if one is given."""
+        """These rules with more excludes (never fewer), and another search mode if given."""
         return CorpusRules(
             self.exclude_dirs | frozenset(exclude_dirs),
             self.exclude_files | frozenset(exclude_files),
@@ -192,8 +180,7 @@ class CorpusRules:
         )
 
     def fingerprint(self) -> str:
-        """A short stable digest of these rules, for cache keys (of what decides
-        the chunks: ``check_exclude`` does not)."""
+        """A short stable digest of what in these rules decides the chunks, for cache keys."""
         data = json.dumps(
             [
                 sorted(self.exclude_dirs),
@@ -226,8 +213,7 @@ class CorpusRules:
         return self._glob is not None and self._glob.match(rel_path) is not None
 
     def check_excludes(self, rel_path: str) -> bool:
-        """Whether ``check_exclude`` leaves out a root-relative file (it or a
-        folder above it matches a pattern)."""
+        """Whether ``check_exclude`` leaves out a file (it or a folder above it matches)."""
         if self._check_glob is None:
             return False
         parts = rel_path.strip("/").split("/")
@@ -242,8 +228,7 @@ class CorpusRules:
         return any(self.glob_excludes("/".join(parts[:end])) for end in range(1, len(parts) + 1))
 
     def in_corpus(self, rel_paths: Iterable[str]) -> list[bool]:
-        """Whether each root-relative file path is in the corpus (``excluded_reason``
-        is ``None``), each folder above them judged once."""
+        """Whether each file is in the corpus, each folder above them judged once."""
         folders: dict[str, bool] = {}
         exclude_dirs, glob_excludes = self.exclude_dirs, self.glob_excludes
 
@@ -349,8 +334,7 @@ RULES_FILE = "pyproject.toml"
 def load_rules(
     root: Path, base: CorpusRules | None = None
 ) -> tuple[CorpusRules, list[ConfigProblem]]:
-    """The corpus rules for ``root``: ``base`` (default: the tutorial's) plus its
-    ``pyproject.toml`` ``[tool.chunkls]`` table. Problems are returned, never raised."""
+    """``base`` (default: the tutorial's) plus ``root``'s ``[tool.chunkls]``; problems too."""
     base = base or CorpusRules()
     pyproject = root / RULES_FILE
     try:
@@ -530,8 +514,7 @@ def read_regular(path: str, max_file_size: int) -> tuple[bytes, os.stat_result]:
 def read_corpus_file(
     root_resolved: Path, rel_path: str, path: str, is_symlink: bool, max_file_size: int
 ) -> SourceFile:
-    """Read a corpus file, checking everything that would make the tutorial
-    crash, silently drop it, or cite a path outside the root."""
+    """Read a corpus file, checking all that would make the tutorial crash, drop or escape."""
     source_path = rel_path
     if is_symlink:
         try:

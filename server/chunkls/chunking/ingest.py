@@ -1,7 +1,5 @@
-"""Chunking whole files and trees: the tutorial's entry points (its signatures and
-output), made robust; ``scan_corpus`` also gives editor ranges and reports the
-files that cannot be chunked instead of stopping on them.
-"""
+"""Chunking whole files and trees: the tutorial's entry points made robust (``scan_corpus``
+reports the files that cannot be chunked instead of stopping on them)."""
 
 from __future__ import annotations
 
@@ -92,10 +90,8 @@ class Scan(NamedTuple):
 def read_and_chunk(
     root_resolved: Path, file: CorpusFile, rules: CorpusRules, skip_ast: bool = False
 ) -> tuple[FileChunks, bytes]:
-    """Read and chunk one corpus file, returning the bytes chunked too (for a
-    content hash); raises ``FileSkipped`` with the reason. ``skip_ast``: outline a
-    Python file without ``ast.parse`` when its bytecode or symbol table vouches it
-    parses (the same chunks, for less)."""
+    """Read and chunk one corpus file, with its bytes (``FileSkipped``: why not).
+    ``skip_ast``: outline Python by the scan when bytecode or the symbol table vouches."""
     source = read_corpus_file(
         root_resolved, file.rel_path, file.path, file.is_symlink, rules.max_file_size
     )

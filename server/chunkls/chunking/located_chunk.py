@@ -1,5 +1,4 @@
-"""The located chunk the editor needs (the tutorial's record is
-``chunking.tutorial_chunk.Chunk``)."""
+"""The located chunk the editor needs (the tutorial's is ``tutorial_chunk.Chunk``)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """A module's top-level statements, and re-parsing only what an edit touched.
 
-``reparse`` re-parses the top-level statements the changed lines touch and moves
-the others by the lines added or removed. That equals a full parse: each
-top-level statement starts at column 0 with the tokenizer at rest, and nothing
-outside it changes how it parses, except a backslash continuation into the
-region (refused), ``elif``/``else``/``except``/``finally`` at column 0 (the
-region then does not parse by itself) and ``from __future__ import
-barry_as_FLUFL`` (refused). Whenever the region does not parse by itself, or
-anything is unusual, the caller parses the whole text (which also gives the
-exact error).
-
-Every parse goes through ``parse_module``: how deeply a module may nest does
-not depend on where in the stack it is parsed.
+``reparse`` equals a full parse: each top-level statement starts at column 0 with the
+tokenizer at rest, and nothing outside it changes how it parses, but a backslash continuation
+into the region and ``barry_as_FLUFL`` (both refused). Anything unusual: the caller parses all.
+Every parse goes through ``parse_module``: nesting allowed does not depend on stack depth.
 """
 
 from __future__ import annotations
@@ -128,8 +120,7 @@ class Parsed(NamedTuple):
 
 
 def reparse(previous: Parsed, source: str) -> Parsed | None:
-    """The outline of ``source`` from ``previous`` (of an earlier text of the same
-    file), re-parsing only the statements the change touches; ``None``: parse it all."""
+    """The outline of ``source`` from an earlier text's; ``None``: parse it all."""
     if "\r" in source or "barry_as_FLUFL" in source:
         return None
     if source == previous.text:

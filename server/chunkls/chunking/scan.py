@@ -1,12 +1,6 @@
-"""Where a module's top-level ``def``/``class`` statements are, by a scan of its bytes.
-
-For a text something else vouches parses (``bytecode.py``, ``symbol_table.py``),
-``statements`` models what Python 3.11's tokenizer sees at the start of each
-line (string, comment, open bracket, backslash): a top-level statement starts on
-a line whose first byte is code at rest; a ``def``/``class`` (decorators first)
-ends on the last line with code before the next one. Anything unusual returns
-``None`` (the caller parses with ``ast.parse``), and the caller checks the answer.
-"""
+"""Where a module's top-level ``def``/``class`` statements are, by a scan of its bytes that
+models what Python 3.11's tokenizer sees at each line's start, for a text something else
+vouches parses. Anything unusual: ``None`` (``ast.parse``); the caller checks the answer."""
 
 from __future__ import annotations
 
@@ -48,8 +42,7 @@ which the text is left to ``ast.parse``, whose limit (``outline.MAX_NESTING``,
 levels in the line, plus 300 for the statements around it, so under 2,800."""
 
 PATH_WORK = 20_000_000
-"""Bracket levels times bytes of a logical line beyond which ``path_tokens`` is not
-run (one numpy pass per level): the text is left to ``ast.parse``."""
+"""Bracket levels times bytes of a logical line beyond which ``ast.parse`` decides."""
 
 _STRINGS_AND_COMMENTS = re.compile(
     rb"(#[^\n]*"
@@ -91,8 +84,7 @@ _AT = ord("@")
 
 
 def statements(data: bytes) -> tuple[list[tuple[Statement, int]], list[int]] | None:
-    """Each top-level ``def``/``class`` of a module's UTF-8 text with the line of
-    its keyword, and where each line starts; ``None``: not sure, ask ``ast.parse``."""
+    """Each top-level ``def``/``class`` with its keyword's line, and where lines start."""
     if not ENABLED or data.startswith(b"\xef\xbb\xbf") or any(b in data for b in _UNUSUAL):
         return None
     size = len(data)

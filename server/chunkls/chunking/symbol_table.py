@@ -1,15 +1,6 @@
-"""Python files outlined with CPython's symbol table as the proof that they parse.
-
-``symtable.symtable`` runs ``ast.parse``'s parser, then builds only the symbol
-table in C; beyond the parser, ``ast.parse`` fails only for nesting the scan
-declines (``scan.DEEPEST``) or out of memory. Texts the table refuses but
-``ast.parse`` accepts are parsed as usual. The scan's answer is checked against
-the table: each function and class must be a top-level scope of that name on
-its keyword line, and each such scope (not ``lambda``) whose line starts with
-``def``, ``async`` or ``class`` must be found.
-
-Only worker processes use this (``chunkls.index.workers``); the editor keeps ``ast.parse``.
-"""
+"""Python files outlined with CPython's symbol table as the proof that they parse
+(``symtable`` runs ``ast.parse``'s parser; beyond it, ``ast.parse`` fails only for nesting
+the scan declines), the scan's answer checked against its scopes. Worker processes only."""
 
 from __future__ import annotations
 
@@ -29,9 +20,8 @@ _SCOPES = ("function", "class")
 
 
 def outline(text: str, data: bytes, filename: str) -> Outline | None:
-    """The functions and classes of the module whose UTF-8 bytes are ``data``
-    (decoded: ``text``), if its symbol table vouches that it parses and agrees
-    with the scan; ``None``: parse it."""
+    """The functions and classes of ``data``, if its symbol table vouches that it parses and
+    agrees with the scan; ``None``: parse it."""
     if not ENABLED:
         return None
     scanned = scan.statements(data)

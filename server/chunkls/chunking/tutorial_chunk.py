@@ -1,8 +1,5 @@
-"""The tutorial's chunk record: what ``ingest_path`` returns, field for field.
-
-A dataclass, as the tutorial's is; alone in its module so that what only reads
-chunks (``LocatedChunk``) does not import ``dataclasses``.
-"""
+"""The tutorial's chunk record, field for field: a dataclass, alone in its module so that
+what only reads chunks (``LocatedChunk``) does not import ``dataclasses``."""
 
 from __future__ import annotations
 

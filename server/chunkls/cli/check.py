@@ -176,9 +176,8 @@ def record(item: Found, fixed: bool) -> dict[str, object]:
 def check_targets(
     root: Path, paths: list[str], excluded: Callable[[str], bool]
 ) -> list[tuple[str, Path, Path | None]]:
-    """The files to check, each with the name to print and the folder it must
-    not leave (``None`` for a file given by name); the root's walk applies
-    the configured excludes."""
+    """The files to check, each with its name to print and the folder it must not leave
+    (``None`` for a file given by name)."""
     from chunkls.index.citations import walk_citation_files
 
     within = root.resolve()

@@ -32,8 +32,7 @@ def github(path: str, line: int, column: int, message: str) -> str:
 
 
 def sarif(found: list[Found], fixed: Collection[int]) -> dict[str, object]:
-    """A SARIF 2.1.0 log of the stale citations; ``fixes`` for certain replacements
-    (those ``fixed`` are reported as fixed already: ``kind`` ``informational``)."""
+    """A SARIF 2.1.0 log of the stale citations (``fixed`` ones: ``informational``)."""
     from chunkls.cli.fix import fixable
     from chunkls.ids.rewrite import rewrite
 

@@ -1,6 +1,5 @@
-"""The CLI's commands: each opens its root's session, asks its question through
-``Command.ask`` (the write step first, so the cache is current for the next
-run), and prints the answer."""
+"""The CLI's commands: each opens its root's session, asks through ``Command.ask`` (the write
+step first: the cache is current for the next run), and prints the answer."""
 
 from __future__ import annotations
 
@@ -62,8 +61,7 @@ class Command:
     ) -> None:
         self.args = args
         self.collecting = collecting
-        """Whether the cyclic garbage collector runs while indexing (``main``
-        pauses it for the rest of a command)."""
+        """Whether the garbage collector runs while indexing (``main`` pauses it elsewhere)."""
         self.out = out
         self.err = err
         self.skipped = 0
@@ -105,8 +103,7 @@ class Command:
         return answer
 
     def report(self, queries: Queries) -> None:
-        """Configuration problems and skipped files, on stderr (``--quiet``: only
-        skipped files that ``--strict`` makes errors)."""
+        """Configuration problems and skipped files, on stderr (``--quiet``: ``--strict``'s)."""
         skipped = list(queries.skipped())
         self.skipped += len(skipped)
         if self.args.quiet and not (skipped and self.args.strict):
@@ -281,8 +278,7 @@ def chunk_record(chunk: LocatedChunk) -> dict[str, object]:
 
 
 def run_command(args: argparse.Namespace, out: TextIO, err: TextIO, collecting: bool = True) -> int:
-    """Run one of the commands; its exit code (``--strict``: 1 when a file was
-    skipped). ``collecting``: whether indexing runs the garbage collector."""
+    """Run one of the commands; its exit code (``--strict``: 1 when a file was skipped)."""
     command = Command(args, out, err, collecting)
     try:
         code: int = getattr(command, args.command)()

@@ -1,12 +1,6 @@
-"""``chunkls eval``: how well each search mode, and another retriever's rankings,
-find a gold set's relevant chunks (or files and lines: ``chunkls.cli.gold``).
-
-Malformed lines and unknown relevant IDs are reported and left out; a query
-with no relevant ID left, or none to search for, is left out of every ranking's
-figures, so each is measured on the same queries. A query with file targets none
-of which the index covers is scored 0, as semble's benchmark scores it. With
-categories, nDCG@k is also given per category.
-"""
+"""``chunkls eval``: how well each search mode, and another retriever's rankings, find a
+gold set's relevant chunks or files. Every ranking is measured on the same queries (those
+with relevant IDs left); a query whose file targets the index lacks scores 0, as semble's."""
 
 from __future__ import annotations
 
@@ -40,9 +34,8 @@ class Unknown(NamedTuple):
 
 
 def read_lines(path: Path, name: str, fields: tuple[str, str]) -> tuple[list[Any], list[str]]:
-    """The well-formed records of a JSON Lines file (or array: ``gold.records``), as
-    (line, query, IDs, text), and what was wrong with the others (``fields``: the
-    query's and the IDs' keys)."""
+    """The well-formed records of a JSON Lines file (or array), as (line, query, IDs, text),
+    and what was wrong with the others (``fields``: the query's and the IDs' keys)."""
     good: list[Any] = []
     problems: list[str] = []
     query_key, ids_key = fields

@@ -1,8 +1,6 @@
-"""``chunkls check --fix``: stale citations rewritten to their certain
-replacements, each file atomically (a temporary file, then a rename) with every
-other byte, its BOM, newlines and mode kept; a file that changed on disk since
-it was read is left alone and named. ``--diff`` prints the rewrites as a
-unified diff and writes nothing."""
+"""``chunkls check --fix``: stale citations rewritten to their certain replacements, each
+file atomically with every other byte, BOM, newline and mode kept; a file that changed
+since it was read is left alone and named. ``--diff`` writes nothing."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ def fixable(item: Found) -> str | None:
 
 
 def fix(command: Command, found: list[Found], write: bool) -> set[int]:
-    """Rewrite (or, not ``write``, show) the certain replacements; the indexes of
-    ``found`` rewritten."""
+    """Rewrite (or show) the certain replacements; the indexes of ``found`` rewritten."""
     by_document: dict[str, tuple[Document, list[tuple[int, Edit]]]] = {}
     for number, item in enumerate(found):
         new_id = fixable(item)

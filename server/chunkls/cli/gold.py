@@ -1,12 +1,6 @@
-"""``chunkls eval``'s gold set: one query per line of JSON Lines, or a JSON array of
-them (semble's annotation files, MinishLab/semble ``benchmarks/annotations/``).
-
-A query's ``relevant`` (and ``secondary``: counted as relevant too, as semble does)
-are chunk IDs, or file targets: a path, or ``{"path", "start_line", "end_line"}``.
-``category`` names the query's kind; a query with a file target and no category gets
-semble's guess (one word: ``symbol``; starting "how ": ``architecture``; else
-``semantic``). A malformed query is named with its line and left out.
-"""
+"""``chunkls eval``'s gold set (format: ``docs/cli.md``): JSON Lines or a JSON array, as
+semble's annotation files (MinishLab/semble ``benchmarks/annotations/``); a malformed query
+is named with its line and left out."""
 
 from __future__ import annotations
 
@@ -37,8 +31,7 @@ class Gold(NamedTuple):
 
     @property
     def by_file(self) -> bool:
-        """Whether any target is a file (semble-style: scored even when no target
-        is in the index, as 0)."""
+        """Whether any target is a file (scored 0 when none is in the index, as semble)."""
         return any(isinstance(target, Span) for target in self.relevant)
 
 
@@ -59,8 +52,7 @@ def read_text(path: Path, name: str) -> str:
 
 
 def records(text: str) -> list[tuple[int, Any, str, str | None]]:
-    """Each record as (line, value, its text, what is wrong with it): one per line
-    of JSON Lines, or each element of a JSON array (with the line it starts on)."""
+    """Each record of JSON Lines or a JSON array as (line, value, text, what is wrong)."""
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
@@ -175,8 +167,7 @@ def read_gold(path: Path, name: str) -> tuple[list[Gold], list[str]]:
 
 
 def place(hit: Hit[IndexedChunk], part: bool = False) -> Place:
-    """Where a search result is: its chunk's lines, or (``part``) those of the part
-    of it that answers best, when the ranking gives them."""
+    """Where a search result is: its chunk's lines, or (``part``) its best part's."""
     chunk = hit.item.chunk
     start, end = hit.lines if part and hit.lines is not None else (chunk.start_line, chunk.end_line)
     return Place(chunk.chunk_id, chunk.source_path, start, end)

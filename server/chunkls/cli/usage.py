@@ -1,5 +1,4 @@
-"""What is wrong with a command line, and the check of a root given on one
-(shared by the commands and ``chunkls eval``)."""
+"""What is wrong with a command line, and the check of a root given on one."""
 
 from __future__ import annotations
 

@@ -1,2 +1,1 @@
-"""Where chunk IDs are written in text: the grammar, Python literals, JSON strings,
-``chunkls: ignore`` markers, and LSP positions."""
+"""Where chunk IDs are written in text, and LSP positions."""

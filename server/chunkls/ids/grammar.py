@@ -1,11 +1,5 @@
-"""The chunk-ID grammar: how a chunk ID is written, and where one is in a text.
-
-An ID is written bare (``app/x.py#function-f``), in backticks, as a Markdown
-link target, with a leading ``/`` or ``./``, or as ``#identity`` alone for a
-chunk of the same file. A path with characters beyond ``[\\w.\\-/]`` is
-recognised only as a whole backtick span or link target. Recognition is linear
-in the text; nothing here opens a path taken from the text.
-"""
+"""The chunk-ID grammar: how a chunk ID is written (``docs/lsp.md``), and where one is in a
+text. Recognition is linear in the text; nothing here opens a path taken from the text."""
 
 from __future__ import annotations
 
@@ -31,8 +25,7 @@ Form = Literal["bare", "backtick", "link", "local"]
 _PATH_CHAR = r"[\w.\-/]"
 """A character of a path written bare (others need a delimited form)."""
 _PATH_START = r"(?<![\w.\-/~#%\\])"
-"""A bare path starts on a token boundary, so no tail of a longer token
-(``20plan.md#...`` of ``q3%20plan.md#...``) is taken for an ID."""
+"""A bare path starts on a token boundary (``q3%20plan.md#...`` has no ID ``20plan.md#...``)."""
 _CODE_KINDS = r"module-\d+|function-\w+|class-\w+"
 _IDENTITY_KINDS = rf"(?:{_CODE_KINDS}|heading-\w+(?:-\w+)*)"
 """The identity kinds the chunker makes; headings also in the case-variant
@@ -65,9 +58,8 @@ class ChunkRef(NamedTuple):
 
 
 class RootedRef(ChunkRef):
-    """A ``ChunkRef`` whose path was written with a leading ``/`` (not ``./``):
-    it may be a workspace root's absolute path (``/home/me/repo/app/x.py#function-f``),
-    which ``candidate_ids`` offers first; equal to the ``ChunkRef`` of its fields."""
+    """A ``ChunkRef`` written with a leading ``/``: maybe a root's absolute path, which
+    ``candidate_ids`` offers first; equal to the ``ChunkRef`` of its fields."""
 
     __slots__ = ()
 
@@ -159,7 +151,6 @@ _DELIMITED = re.compile(
 line end, ``<``, ``>`` or parenthesis, so no text is read more than twice."""
 _IDENTITY_WHOLE = re.compile(_IDENTITY_KINDS)
 _PLAIN_PATH = re.compile(rf"{_PATH_CHAR}*")
-"""A path the plain pass reads whole."""
 _BAD_IN_PATH = re.compile(r"[\x00-\x1f\x7f#`]")
 """Never in a delimited path: control characters (a line break), ``#``, a backtick."""
 _URL_LIKE = re.compile(r"(?:\A|(?<=\s))[A-Za-z][A-Za-z0-9+.\-]*+:(?!\s)|://")
@@ -170,10 +161,8 @@ _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
 def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
-    """IDs whose path holds characters beyond ``[\\w.\\-/]`` (a whole backtick
-    span or link target), and the span ends the plain reading must leave alone:
-    those IDs', and those of link targets that are not IDs (a link target is one
-    URL, its tail is no ID)."""
+    """IDs whose path holds characters beyond ``[\\w.\\-/]`` (a whole backtick span or link
+    target), and the span ends the plain reading must leave alone (a link target's tail)."""
     refs: list[ChunkRef] = []
     claimed: set[int] = set()
     for match in _DELIMITED.finditer(text):
@@ -216,8 +205,7 @@ def _delimited_refs(text: str) -> tuple[list[ChunkRef], set[int]]:
 
 
 def _delimited_path(path: str | None) -> str | None:
-    """A delimited ID's path as a ``ChunkRef`` holds it, or ``None`` when it is
-    not one (no corpus suffix, a line break, a URL, a home directory)."""
+    """A delimited ID's path as a ``ChunkRef`` holds it (``None``: a URL, no suffix, ...)."""
     if path is None or len(path) > MAX_PATH or _BAD_IN_PATH.search(path):
         return None
     if suffix_of(path.rpartition("/")[2]) not in SUPPORTED_SUFFIXES:
@@ -231,9 +219,8 @@ def _delimited_path(path: str | None) -> str | None:
 
 
 def _link_path(written: str) -> str | None:
-    """The path of a Markdown link target: backslash escapes and ``%XX`` (as
-    UTF-8) decoded, or ``None`` when its ``%XX`` are not UTF-8. A ``%`` before
-    anything but two hex digits is itself, as browsers take it."""
+    """A Markdown link target's path, escapes and UTF-8 ``%XX`` decoded (``None``: not UTF-8);
+    a ``%`` before anything but two hex digits is itself, as browsers take it."""
     if "\\" in written:
         written = _ESCAPED.sub(r"\1", written)
     if "%" not in written:
@@ -247,8 +234,7 @@ def _link_path(written: str) -> str | None:
 
 
 def written_as(chunk_id: str, form: Form, angle: bool = False) -> str:
-    """``chunk_id`` written so that a reference of ``form`` (``angle``: a link
-    target in ``<...>``) reads back as that ID."""
+    """``chunk_id`` written so that a reference of ``form`` reads back as that ID."""
     path, _, identity = chunk_id.partition("#")
     if _PLAIN_PATH.fullmatch(path):
         return chunk_id
@@ -275,8 +261,7 @@ _TYPED_ID = re.compile(rf"{_PATH_START}(?P<path>{_PATH_CHAR}*)(?:#(?P<identity>[
 
 
 def typed_id_at(line: str, cursor: int) -> TypedId | None:
-    """The chunk ID being typed in ``line`` just before the index ``cursor``, or
-    ``None`` where the text before it cannot continue into a bare ID."""
+    """The chunk ID being typed in ``line`` just before ``cursor`` (``None``: none can be)."""
     typed = _TYPED_ID.search(line, 0, cursor)
     if typed is None:
         return None
@@ -310,9 +295,8 @@ def find_chunk_refs_in(text: str, language: str) -> list[ChunkRef]:
 def find_chunk_refs_between(
     text: str, start: int, end: int, language: str
 ) -> list[ChunkRef] | None:
-    """References on the whole lines of ``text[start:end]``, as
-    ``find_chunk_refs_in`` finds them in the whole text; ``None`` for Python,
-    where a line alone does not tell strings and comments apart."""
+    """References on the whole lines of ``text[start:end]``; ``None`` for Python, where a
+    line alone does not tell strings and comments apart."""
     if language in json_strings.JSON_LANGUAGES:
         return _json_refs(text, start, end)
     if language == "python":
@@ -381,8 +365,7 @@ def path_written(text: str) -> str | None:
 
 
 def ref_at(refs: list[ChunkRef], offset: int) -> ChunkRef | None:
-    """The reference covering a character offset (its end included; the first
-    one where two touch). ``refs`` are in order and do not overlap."""
+    """The reference covering an offset (its end too; the first where two touch)."""
     at = bisect.bisect_right(refs, offset, key=_start_of)  # the refs starting after
     for ref in refs[max(at - 2, 0) : at]:
         if ref.end >= offset:
@@ -394,11 +377,9 @@ _start_of = attrgetter("start")
 
 
 def candidate_ids(ref: ChunkRef, doc_rel_path: str | None) -> Iterator[str]:
-    """The chunk IDs a reference may mean, best first (``doc_rel_path``: the
-    citing document's, for ``#identity`` and document-relative link targets).
-    An ID written with a leading ``/`` is first read as an absolute path
-    (``/home/me/repo/app/x.py#function-f``: ``Queries.lookup`` reads it relative
-    to the workspace root that holds it, if one does), then from the root."""
+    """The chunk IDs a reference may mean, best first (``doc_rel_path``: the citing
+    document's). A leading ``/`` is first read as an absolute path (``Queries.lookup``),
+    then from the root."""
     if ref.form == "local":
         if doc_rel_path is not None:
             yield f"{doc_rel_path}#{ref.identity}"

@@ -1,9 +1,5 @@
-"""Inline markers that leave chunk IDs out of ``chunkls check`` and diagnostics.
-
-``<!-- chunkls: ignore -->`` (Markdown, text) or ``# chunkls: ignore`` (Python)
-leaves out the IDs of its line; ``ignore-next-line`` those of the next line. The
-IDs stay IDs for definition, hover and references.
-"""
+"""Inline markers that leave chunk IDs out of ``chunkls check`` and diagnostics (the IDs
+stay IDs for definition, hover and references): ``docs/ignoring-citations.md``."""
 
 from __future__ import annotations
 
@@ -48,9 +44,8 @@ def ignored_spans(
 
 
 def unignored(text: str, language: str, refs: Sequence[Ref]) -> list[Ref]:
-    """The references (in order) that no marker of ``text`` leaves out. Only the
-    markers that can reach them are read: from the line before the first to the
-    end of the last one's line (a large document is checked a slice at a time)."""
+    """The references (in order) that no marker of ``text`` leaves out; only the markers
+    that can reach them are read (a large document is checked a slice at a time)."""
     if not refs:
         return []
     first = min(ref.start for ref in refs)

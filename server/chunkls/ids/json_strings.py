@@ -1,10 +1,6 @@
-"""The strings of JSON, JSONC and JSON Lines text, decoded, with their offsets
-mapped back to the raw text (escapes such as ``app\\/x.py`` change the text).
-
-A JSON string never spans lines, so only the lines a marker matches on are
-read. JSONC comments are read as written; a block comment over lines is not
-followed.
-"""
+"""The strings of JSON, JSONC and JSON Lines text, decoded, offsets mapped back to the raw
+text. A JSON string never spans lines, so only the lines a marker matches are read (a JSONC
+block comment over lines is not followed)."""
 
 from __future__ import annotations
 
@@ -76,8 +72,7 @@ def decode(content: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 def json_strings(text: str, start: int, end: int, marker: re.Pattern[str]) -> Iterator[JsonString]:
-    """The strings and JSONC comments on the lines of ``text[start:end]`` whose
-    raw content ``marker`` matches, in order (only those are decoded)."""
+    """The strings and comments on the lines of ``text[start:end]`` that ``marker`` matches."""
     find, rfind, search = text.find, text.rfind, marker.search
     found = search(text, start, end)
     while found is not None:

@@ -45,8 +45,7 @@ _COLUMN_TABLES = 16
 
 
 class TextLines:
-    """A text's LSP lines: offsets <-> (line, column) in code units. A non-ASCII
-    line's column table is kept, so a long line is not walked once per ID."""
+    """A text's LSP lines (a non-ASCII line's column table kept: walked once, not per ID)."""
 
     __slots__ = ("_columns", "_counted", "_starts", "encoding", "text")
 

@@ -1,11 +1,6 @@
-"""A written chunk ID rewritten to another, in the form it was written.
-
-Only the identity is replaced when the path stays (so a document-relative
-path, ``./``, ``#identity`` or a percent-encoded link target stays as written);
-else the whole ID, written so that it reads back as the new one where it stands
-(``written_as``): in a link target percent-encoded, in a JSON string escaped as
-the old one was (``\\/`` kept), in a Python string as is.
-"""
+"""A written chunk ID rewritten to another, in the form it was written: only the identity
+when the path stays, else the whole ID, written to read back as the new one where it stands
+(percent-encoded in a link target, escaped in JSON as the old one was)."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ class Edit(NamedTuple):
 
 
 def rewrite(text: str, ref: ChunkRef, old_id: str, new_id: str, language: str) -> Edit:
-    """The edit that makes the reference ``ref`` of ``text`` (meaning ``old_id``)
-    name ``new_id`` instead, keeping every character it need not change."""
+    """The edit that makes ``ref`` name ``new_id``, keeping every character it need not."""
     from chunkls.ids.json_strings import JSON_LANGUAGES
 
     old_path, _, old_identity = old_id.partition("#")

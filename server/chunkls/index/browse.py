@@ -1,10 +1,5 @@
-"""Browsing the index a page at a time, and chunk IDs proposed for what was typed.
-
-A page reads the stubs (chunks without their texts) of the files it covers and
-no more: nothing is loaded whole. Proposals rank as ``workspace/symbol`` does
-(the store's search in its mode), after the IDs of the paths that start with
-what was typed, then the store's suggestions when nothing else matched.
-"""
+"""Browsing the index a page at a time (only the stubs of the files it covers are read),
+and chunk IDs proposed for what was typed (``Queries.propose_ids``)."""
 
 from __future__ import annotations
 
@@ -23,9 +18,8 @@ if TYPE_CHECKING:
 
 
 class Place(NamedTuple):
-    """Where a page starts: the part of the order (0: the files under the asked
-    paths, 1: the rest), the folder's position, a root-relative path and the
-    chunk's place in that file."""
+    """Where a page starts: the part (0: files under the asked paths, 1: the rest), the
+    folder's position, a root-relative path and the chunk's place in that file."""
 
     part: int
     position: int
@@ -34,16 +28,14 @@ class Place(NamedTuple):
 
 
 class Page(NamedTuple):
-    """Chunks without their texts, in order, and where the next page starts
-    (``None``: this is the last)."""
+    """Chunks without their texts, in order, and where the next page starts (``None``: last)."""
 
     stubs: list[tuple[Folder, Stub]]
     next: Place | None
 
 
 _SORTED: WeakKeyDictionary[object, tuple[object, list[str]]] = WeakKeyDictionary()
-"""Sorted paths, kept until the store changes (a page or a completion would
-sort thousands of paths each time)."""
+"""Sorted paths, kept until the store changes (else each page would sort thousands)."""
 
 
 def _kept(owner: object, key: object, paths: Callable[[], Iterator[str] | list[str]]) -> list[str]:
@@ -98,8 +90,7 @@ def prefixes_under(folder: Folder, under: Sequence[Path]) -> list[str] | None:
 def chunk_page(
     store: ChunkStore, start: Place | None, limit: int, under: Sequence[Path] = ()
 ) -> Page:
-    """Up to ``limit`` chunks from ``start`` on: those of files under ``under``
-    first (when given), then the rest, each part in corpus order."""
+
     stubs: list[tuple[Folder, Stub]] = []
     folders = sorted(store.folders, key=lambda folder: folder.position)
     parts = (0, 1) if under else (1,)
@@ -147,10 +138,7 @@ def _path_ids(store: ChunkStore, typed: str) -> Iterator[str]:
 
 
 def propose_ids(store: ChunkStore, typed: str, limit: int) -> tuple[list[str], bool]:
-    """Chunk IDs for what was typed, best first, at most ``limit``, and whether
-    there are more: the IDs of the paths that start with it, then the chunks
-    ``workspace/symbol`` ranks first for it if none does (``symbol_search``: a
-    mistyped name's fuzzy matches first), else the suggestions for it."""
+
     found: dict[str, None] = {}
     typed = typed.strip()
     if not typed:

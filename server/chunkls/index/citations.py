@@ -1,9 +1,5 @@
-"""Citations: chunk IDs written in the workspace's Markdown, text and JSON files.
-
-``CitationIndex`` holds every citation of the workspace (corpus or not), file
-by file; ``check_text`` finds those of a text that do not resolve;
-``fix_candidates`` ranks replacement IDs for one.
-"""
+"""Citations: chunk IDs written in the workspace's Markdown, text and JSON files; those
+that do not resolve (``check_text``) and replacement IDs for one (``fix_candidates``)."""
 
 from __future__ import annotations
 
@@ -115,8 +111,8 @@ def _next_break(text: str, start: int, stop: int) -> int:
 def walk_citation_files(
     root: Path, under: str = "", excluded: Callable[[str], bool] | None = None
 ) -> list[str]:
-    """Root-relative paths of the files that may cite chunks, less ``excluded``
-    ones. FolderInfo symlinks are not followed, file symlinks only to under the root."""
+    """Root-relative paths of files that may cite chunks, less ``excluded`` ones (folder
+    symlinks are not followed, file symlinks only to under the root)."""
     confine = root.resolve()
     found: list[str] = []
     start = os.path.join(root, under) if under else os.fspath(root)
@@ -172,8 +168,7 @@ def real_inside(real: str, root_resolved: Path) -> bool:
 
 
 def real_relative(real: str, root_resolved: Path) -> str | None:
-    """The root-relative POSIX path of a path without symlinks strictly under a
-    root (``None`` for one that is not)."""
+    """The root-relative POSIX path of a path without symlinks strictly under a root."""
     top = os.fspath(root_resolved).rstrip(os.sep) + os.sep
     if not real.startswith(top) or len(real) == len(top):
         return None
@@ -246,12 +241,11 @@ class CitationIndex:
                 self.scan_file(folder, rel_path)
 
     def remove_folder(self, folder: FolderInfo) -> None:
-        """Forget a folder's citations."""
+
         self._forget(folder)
 
     def _forget(self, folder: FolderInfo, under: str = "", keep: Container[str] = ()) -> None:
-        """Forget the citations of a folder's files whose path starts with ``under``
-        (all of them by default), but those in ``keep``."""
+        """Forget the citations of a folder's files under ``under``, but those in ``keep``."""
         for _, rel_path in [key for key in self.files if key[0] is folder]:
             if rel_path.startswith(under) and rel_path not in keep:
                 self.set_file(folder, rel_path, None)
@@ -352,15 +346,10 @@ def fix_candidates(
     limit: int = 3,
     replacement: Replacement | bool | None = True,
 ) -> list[str]:
-    """Replacement IDs for one that does not resolve, best first (at most ``limit``).
-
-    What its history says it became first (``Queries.replacement``; ``replacement``
-    is that answer when the caller has it already). Then the same file: for
-    ``module-N`` the module chunks nearest line N (and only module chunks); for a
-    function or class, the chunk whose old text is most alike, then similar names;
-    for a heading, slug variants, then similar slugs.
-    Other files come after, by path similarity.
-    """
+    """``Queries.fix_candidates``. After what its history says, the same file: for
+    ``module-N`` the module chunks nearest line N (and only those); for a function or class,
+    the chunk whose old text is most alike, then similar names; for a heading, slug
+    variants, then similar slugs. Other files after, by path similarity."""
     if replacement is True:
         replacement = index.replacement(chunk_id)
     found = replacement if not isinstance(replacement, bool) else None
@@ -419,8 +408,7 @@ def _by_name(name: str, chunk_ids: list[str]) -> list[str]:
 
 
 def _heading_variants(identity: str) -> list[str]:
-    """Identities a heading citation may have meant: our slug of the cited text
-    and the first occurrence for a repeat suffix."""
+    """A heading citation's other readings: our slug of its text; without a repeat suffix."""
     bare = identity.removeprefix("heading-")
     slug = re.sub(r"[^a-z0-9]+", "-", bare.lower()).strip("-") or "section"
     variants = [f"heading-{slug}"]

@@ -1,9 +1,5 @@
-"""Session folders and where their chunks are: the data the index is made of.
-
-A ``Folder`` is one corpus root with its rules and its chunk maps (paths are
-root-relative POSIX paths), loaded or read in place from its cache
-(``in_place``): the store reads either through one interface, ``Storage``.
-"""
+"""Session folders (a corpus root, its rules, its chunk maps by root-relative POSIX path)
+and ``Storage``, the one interface the store reads them through, loaded or in place."""
 
 from __future__ import annotations
 
@@ -49,8 +45,7 @@ class FolderInfo(Protocol):
     def config_problems(self) -> Sequence[ConfigProblem]: ...
 
     @property
-    def name(self) -> str:
-        """A short name for messages."""
+    def name(self) -> str: ...
 
     @property
     def read_in_place(self) -> bool:
@@ -60,8 +55,7 @@ class FolderInfo(Protocol):
         """The root-relative POSIX path of an absolute path inside this folder
         (``None`` also when a folder on its way is a symlink: never in the corpus)."""
 
-    def absolute(self, rel_path: str) -> Path:
-        """The path of a root-relative file."""
+    def absolute(self, rel_path: str) -> Path: ...
 
 
 class Folder:
@@ -100,8 +94,7 @@ class Folder:
         self.in_place: InPlace | None = None
         """Its cache read in place, while it is answered from there (not loaded)."""
         self.storage: Storage = self
-        """What its chunks are read from: ``in_place``, else its own maps (the store
-        chooses, ``ChunkStore.read_in_place``)."""
+        """``in_place``, else its own maps (``ChunkStore.read_in_place`` chooses)."""
 
     def __repr__(self) -> str:
         return f"Folder({self.root!r}, position={self.position})"
@@ -137,9 +130,7 @@ class Folder:
     # -- its chunks as loaded: the ``Storage`` read while not ``in_place`` ----------
 
     postings: PostingsSource | None = None
-    """Its own search postings (``None``: the store's in-memory index has them)."""
     stale: str | None = None
-    """Why what it holds turned out not to be the folder's (never, loaded)."""
     texts_lost = False
     """Whether the cache was found without texts the index relied on (logged once)."""
 

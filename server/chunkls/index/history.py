@@ -1,19 +1,9 @@
-"""The text a chunk ID last named, read from the folder's git history.
+"""The text a chunk ID last named, read from the folder's git history: one ``git log --raw``
+and one long-lived ``git cat-file --batch`` (not a ``git show`` per blob: ``bench/history.py``).
 
-``GitHistory`` reads a folder's repository through two ``git`` processes: one
-``git log --raw`` over the newest ``WALK_COMMITS`` commits (the blob of every
-file version under the folder, by path), and one long-lived ``git cat-file
---batch`` for the blobs themselves (``bench/history.py`` measured it against a
-``git show`` per blob). ``sighting`` walks a path's versions, newest first, and
-chunks each old blob with the corpus chunker until one has the ID's chunk.
-
-It reads and never writes: nothing but git's objects, and only those of files
-under the folder (a path that climbs out, or an old symlink, is never read).
-When git is missing, the folder is no repository, or its ``.git`` is damaged,
-it answers nothing and the caller falls back to the cache's history.
-
-``open`` (the log read, the ``cat-file`` process started) is the session's
-write step; ``sighting``, a question's part, only talks to the running process.
+It never writes, and reads only git objects of files under the folder (no path that climbs
+out, no old symlink); no git, no repository or a damaged ``.git``: it answers nothing.
+``open`` is the session's write step; ``sighting``, a question's part, only talks to git.
 """
 
 from __future__ import annotations
@@ -29,8 +19,7 @@ from chunkls.chunking.suffixes import file_type_for
 from chunkls.runtime.log import logger
 
 WALK_COMMITS = 5_000
-"""Newest commits of the repository read (``git log -n``); older ones are not
-walked, and a sighting that reached the bound says so (``bounded``)."""
+"""Newest commits read (``git log -n``); a sighting that reached the bound says so (``bounded``)."""
 PATH_VERSIONS = 200
 """Versions of one path chunked at most while looking for an ID."""
 MAX_BLOB = 4 * 1024 * 1024
@@ -51,8 +40,7 @@ class Sighting(NamedTuple):
     chunk_id: str
     text: str
     commit: str | None
-    """The newest commit whose version of the path had the chunk (``None``: the
-    cache's history, outside git)."""
+    """The newest commit whose version of the path had the chunk (``None``: the cache's)."""
     date: str | None
     """That commit's date, ``YYYY-MM-DD`` (UTC)."""
     bounded: bool = False
@@ -184,8 +172,7 @@ class GitHistory:
     # -- reading blobs -----------------------------------------------------------------
 
     def _blob(self, name: str) -> bytes | None:
-        """An object's bytes through the long-lived ``git cat-file --batch`` (one
-        that ended is started again by the next ``open``)."""
+        """An object's bytes through ``git cat-file --batch`` (restarted by the next ``open``)."""
         batch = self._batch
         if batch is None or batch.stdin is None or batch.stdout is None:
             return None

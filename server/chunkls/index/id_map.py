@@ -1,10 +1,6 @@
-"""Which files of a folder have chunks of an ID, in 16 bytes an ID.
-
-Each ID is its ``hash`` and CRC-32, kept with its file's number in numpy arrays
-sorted by hash; entries added since the last sort wait in a plain tail. A
-removed file's entries are dropped at the next sort. A lookup that reads a
-chunk checks its file's stubs all the same (``ChunkStore._holding``).
-"""
+"""Which files of a folder have chunks of an ID, in 16 bytes an ID: its ``hash`` and CRC-32
+with its file's number, in numpy arrays sorted by hash, plus an unsorted tail. A lookup
+that reads a chunk checks its file's stubs all the same (``ChunkStore._holding``)."""
 
 from __future__ import annotations
 
@@ -38,8 +34,7 @@ class IdMap:
         self._tail_checks = array("I")
         self._tail_numbers = array("i")
         self._tail_at: dict[int, int | list[int]] = {}
-        """Hash -> where in the tail it is (a list for a hash there more than once),
-        for the first ``_tail_indexed`` entries (a lookup indexes what was added since)."""
+        """Hash -> its place(s) in the tail, for the first ``_tail_indexed`` entries."""
         self._tail_indexed = 0
         self._paths: list[str | None] = []
         """File number -> its path (``None`` once the file is removed)."""
@@ -50,8 +45,7 @@ class IdMap:
         self._lock = threading.Lock()
         """Held while the tail is indexed or replaced."""
         self._sorted_found: dict[str, list[int]] = {}
-        """ID -> the file numbers the sorted arrays hold for it, for the IDs looked
-        up since the last sort (bounded)."""
+        """ID -> its file numbers in the sorted arrays, for IDs looked up since (bounded)."""
 
     def __len__(self) -> int:
         """How many files."""
@@ -72,7 +66,7 @@ class IdMap:
             self.sort()
 
     def remove(self, rel_path: str) -> None:
-        """Forget a file's chunk IDs."""
+
         number = self._number_of.pop(rel_path, None)
         if number is not None:
             self._paths[number] = None

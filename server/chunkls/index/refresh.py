@@ -1,7 +1,5 @@
-"""Files read from disk into the store one at a time (a save, a watcher event,
-lost texts recovered): a producer of (path, chunks and terms, or why not) for the
-store's one write path (``ChunkStore.set_file``, ``skip_file``, ``forget_file``).
-"""
+"""Files read from disk into the store one at a time (a save, a watcher event, lost texts):
+a producer for the store's one write path (``ChunkStore.set_file`` and its kin)."""
 
 from __future__ import annotations
 
@@ -15,8 +13,7 @@ from chunkls.index.workers import Chunked, chunk_one, content_digest
 
 
 def refresh(store: ChunkStore, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-    """Re-read paths (files or whole folders) from disk into the index; returns
-    the paths of the files whose entry changed."""
+    """``Session.refresh``, without the citations."""
     changed: list[str] = []
     rel_paths = list(dict.fromkeys(rel_paths))
     for rel_path in rel_paths:

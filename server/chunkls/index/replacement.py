@@ -1,17 +1,8 @@
-"""What a stale chunk ID became: its last text (git, else the cache's history)
-matched against today's chunks.
+"""What a stale chunk ID became (moved, renamed, changed, deleted): its last text (git, else
+the cache's history) matched against today's chunks (``TextIndex``).
 
-- **moved**: a chunk with the same text elsewhere;
-- **renamed**: the same text once the old name is replaced by the new one;
-- **changed**: a chunk of the same kind whose text is at least
-  ``CHANGED_SIMILARITY`` alike and ``CHANGED_LEAD`` ahead of the runner-up;
-- **deleted**: nothing alike.
-
-A replacement is ``certain`` (what ``check --fix`` rewrites) when it is one
-chunk: moved or renamed with no second candidate, or changed at
-``FIX_SIMILARITY`` or more and ``FIX_LEAD`` ahead of the runner-up.
-``TextIndex`` is the index of today's texts the matching reads, rebuilt when
-the store's version changes.
+A replacement is ``certain`` (what ``check --fix`` rewrites) when it is one chunk: moved or
+renamed with no second candidate, or changed at ``FIX_SIMILARITY`` and ``FIX_LEAD``.
 """
 
 from __future__ import annotations
@@ -29,8 +20,7 @@ if TYPE_CHECKING:
     from chunkls.index.store import ChunkStore
 
 CHANGED_SIMILARITY = 0.6
-"""Least similarity (``similarity``: ``difflib``'s ratio of the texts' tokens) for
-a *changed* replacement."""
+"""Least ``similarity`` (``difflib``'s ratio of the tokens) for a *changed* replacement."""
 CHANGED_LEAD = 0.05
 """How far a changed replacement must be ahead of the runner-up to be offered first."""
 FIX_SIMILARITY = 0.8
@@ -216,8 +206,7 @@ class TextIndex:
         return self.ids[number].partition("#")[2]
 
     def _nearest(self, old_id: str, numbers: list[int]) -> list[int]:
-        """The candidates closest to the old ID: same identity, then same path,
-        then the rest; the first group (more than one: ambiguous)."""
+        """The first group of same identity, same path, the rest (more than one: ambiguous)."""
         path, _, identity = old_id.partition("#")
 
         def rank(number: int) -> int:
@@ -277,8 +266,7 @@ def similarity(a: str, b: str) -> float:
 
 
 class ChunkHistory:
-    """The text of chunks that left the index, by ID (bounded), so a renamed
-    function can be recognised by what it said before."""
+    """The text of chunks that left the index, by ID (bounded): what a renamed one said."""
 
     def __init__(self, limit: int = 10_000, chars: int = 2_000) -> None:
         self._texts: OrderedDict[str, str] = OrderedDict()

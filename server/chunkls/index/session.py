@@ -1,12 +1,7 @@
-"""The workspace of a process: its roots, their rules, the index; the one path
-that writes.
+"""The workspace of a process: its roots, rules and index; the one path that writes.
 
-Front doors ask ``queries``, which only read. Everything that changes the index
-is a method here, taken as an explicit step before a question, never inside one
-(chiefly ``catch_up``). ``ask`` is the one freshness rule every front door
-asks through: the write step, the question, and both again when the answer was
-incomplete; while a server loads, or when it takes the write step on its own
-events, a parameter of it.
+Front doors ask ``queries``, which only read; everything that changes the index is a step
+here, before a question, never inside one. ``ask`` is the one freshness rule.
 """
 
 from __future__ import annotations
@@ -32,9 +27,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 INDEX_ELSEWHERE_FROM = 2_000
-"""Files to chunk from which a long-lived server (the LSP, MCP) indexes a folder in
-a separate process (into its cache, then loaded from it): the server's heap stays
-that of a warm start."""
+"""Files to chunk from which a server indexes a folder in another process (into its cache,
+then loaded from it): the server's heap stays that of a warm start."""
 
 ASK_ROUNDS = 3
 """Most times ``ask`` takes the write step and asks (a damaged cache read in place:
@@ -63,8 +57,7 @@ class Session:
         """The chunks; what ``queries`` reads."""
         self._indexing = (workers, elsewhere_from, long_lived)
         self.read_in_place = read_in_place and cache_dir is not None
-        """Whether a folder not indexed yet is answered from its cache read in
-        place, when current, rather than loaded first."""
+        """Whether a folder not indexed yet is answered from its current cache read in place."""
         self.citations = citations
         """Whether the chunk IDs cited in the folders' documents are kept
         (``scan_citations``, re-read by ``refresh``)."""
@@ -106,8 +99,7 @@ class Session:
     # -- folders -------------------------------------------------------------------
 
     def add_root(self, root: Path, rules: CorpusRules | None = None) -> FolderInfo:
-        """Add a folder with its configured rules, or ``rules``; indexed by the
-        next ``catch_up``."""
+        """Add a folder (its configured rules, or ``rules``), indexed by the next ``catch_up``."""
         folder = self.store.add_folder(root, self.base_rules, rules)
         self.waiting.append(folder)
         return folder
@@ -261,8 +253,7 @@ class Session:
             self.on_stale()
 
     def read_in_place_if_current(self) -> None:
-        """Answer each folder not indexed yet from its cache read in place, when
-        current (``read_in_place`` sessions)."""
+        """Answer each folder not indexed yet from its current cache read in place."""
         if self.read_in_place:
             for folder in [f for f in self.waiting if f not in self._checked]:
                 self._checked.add(folder)
@@ -306,9 +297,7 @@ class Session:
             self.store.save(folder)  # (not while it was read in place)
 
     def refresh(self, folder: Folder, rel_paths: Iterable[str]) -> list[str]:
-        """Re-read paths (files or folders) from disk with their citations (the
-        texts of chunks that left are kept: ``ChunkStore.set_file``). Returns the
-        paths whose entry changed."""
+        """Re-read paths (files or folders) and their citations; the paths whose entry changed."""
         from chunkls.index.refresh import refresh
 
         rel_paths = list(rel_paths)
@@ -323,8 +312,7 @@ class Session:
             yield from self.store.citations.scan_folder(folder)
 
     def reload_rules(self, folder: FolderInfo, base_rules: CorpusRules | None = None) -> bool:
-        """Read a folder's ``[tool.chunkls]`` again (with new ``base_rules``, if
-        given); whether its rules changed."""
+        """Read a folder's ``[tool.chunkls]`` again; whether its rules changed."""
         folder = held(folder)
         if base_rules is not None:
             self.base_rules = base_rules

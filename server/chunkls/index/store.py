@@ -1,11 +1,7 @@
-"""The chunk store: every folder's chunks by file, ID and source path, their
-search postings, and the one implementation of ``chunkls.index.queries.Queries``.
-
-One path changes a file's chunks, ``set_file`` (``link`` under it), so maps,
-postings and cache rows never disagree; only the session's write step calls it.
-A question only reads: a file whose texts are neither in memory nor in the cache
-answers no chunks and joins ``texts_missing`` for the write step to re-read.
-"""
+"""The chunk store: every folder's chunks and postings, and the one implementation of
+``Queries``. One path changes a file's chunks, ``set_file`` (``link`` under it), so maps,
+postings and cache rows never disagree; only the session's write step calls it. A question
+only reads: a file whose texts are nowhere answers none and joins ``texts_missing``."""
 
 from __future__ import annotations
 
@@ -56,9 +52,7 @@ class ChunkStore:
         self.cache_dir = cache_dir
         """Where folders keep their persistent index (``None``: no cache)."""
         self.folders_version = 0
-        """Bumped whenever a folder is added or removed (memoised lookups check it)."""
         self.version = 0
-        """Bumped whenever a file's chunks change."""
         self.texts_missing: set[tuple[Folder, str]] = set()
         """(folder, rel_path) of files whose texts a read found nowhere (until linked again)."""
         self.source_watcher: PathGrams | None = None
@@ -69,8 +63,7 @@ class ChunkStore:
         self.git_histories: dict[Folder, GitHistory] = {}
         """Each folder's git history, opened by the write step once a question wanted it."""
         self.histories_wanted: set[Folder] = set()
-        """Folders whose git history a question wanted before it was open (the
-        answer is ``incomplete``: the write step opens it, the question is asked again)."""
+        """Folders whose git history a question wanted before it was open (``incomplete``)."""
         self._text_index: tuple[int, TextIndex] | None = None
 
     @cached_property
@@ -112,8 +105,7 @@ class ChunkStore:
     # -- reading a folder in place (the session's write step sets and ends it) ------
 
     def read_in_place(self, folder: Folder, in_place: InPlace) -> None:
-        """Answer a folder (the only one, not loaded: ``Session.try_in_place`` checks)
-        from its cache read in place."""
+        """Answer the only folder, not loaded (``Session.try_in_place``), from its cache."""
         folder.in_place = folder.storage = in_place
         in_place.decode = self._stubs  # (decoded once: what a search checks, it reads)
         folder.skipped = dict(in_place.skipped)
@@ -170,9 +162,8 @@ class ChunkStore:
         digest: bytes | None = None,
         cached: bool = True,
     ) -> None:
-        """Replace one file's chunks (``None``: gone or skipped), as chunks or packed:
-        the one write path. ``terms``: search terms already counted; ``digest``: the
-        content hash for the cache; ``cached`` false keeps them out of the cache (a symlink)."""
+        """Replace one file's chunks (``None``: gone or skipped): the one write path. ``terms``:
+        counted already; ``digest``: the content hash; ``cached`` false: not cached (a symlink)."""
         stored = chunks if chunks is None or isinstance(chunks, StoredFile) else pack(chunks)
         located = None if isinstance(chunks, StoredFile) else chunks
         old = folder.files.get(rel_path)
@@ -196,8 +187,7 @@ class ChunkStore:
     def skip_file(
         self, folder: Folder, rel_path: str, reason: str, row: Skip | None = None
     ) -> None:
-        """Record that a file cannot be chunked (its old chunks are dropped);
-        ``row``: (content hash, mtime, size), kept in the cache with the reason."""
+        """Record that a file cannot be chunked; ``row`` (hash, mtime, size) cached with it."""
         self.set_file(folder, rel_path, None)
         folder.skipped[rel_path] = reason
         if row is not None and folder.cache is not None:
@@ -225,8 +215,8 @@ class ChunkStore:
         stubs: tuple[Stub, ...] | None = None,
         row: Row | None = None,
     ) -> None:
-        """Put a file's stored chunks in the maps (and the postings, if ``searchable``),
-        replacing what it had; the cache is not written (``row``: the one they are from)."""
+        """Put a file's stored chunks in the maps (and postings, if ``searchable``); the cache
+        is not written (``row``: the one they are from)."""
         if row is not None:
             folder.generations[rel_path] = row.generation
             if row.skipped is not None:
@@ -270,8 +260,7 @@ class ChunkStore:
         chunks: FileChunks | None = None,
         learned: LearnedTerms | None = None,
     ) -> None:
-        """Add a linked file's chunks to the search postings (deferred while a
-        bulk pass collects them; left out while its texts are missing)."""
+        """Add a linked file's chunks to the postings (deferred in bulk; none without texts)."""
         rel_path = stored.rel_path
         if terms is not None and folder.deferred is not None:
             folder.deferred[rel_path] = (stored, terms)
@@ -326,8 +315,7 @@ class ChunkStore:
     # -- texts: from memory or the cache, never from the file ----------------------
 
     def _unpack(self, folder: Folder, stored: StoredFile) -> tuple[LocatedChunk, ...]:
-        """A stored file's chunks with their texts (from memory or the cache); empty,
-        and the file recorded as missing them, when they are not to be had."""
+        """A stored file's chunks with their texts; none (and recorded) when not to be had."""
         if not stored.chunk_count:
             return ()
         key = (folder, stored.rel_path)
@@ -430,9 +418,8 @@ class ChunkStore:
         return found
 
     def _rooted(self, chunk_id: str) -> list[tuple[Folder, str]]:
-        """An ID written with an absolute path, as the ID relative to each folder
-        whose root (as given, or resolved) holds that path, innermost first; none
-        outside every root. Only the text is compared: nothing on disk is read."""
+        """An absolute-path ID as the ID relative to each root that holds it (as given, or
+        resolved), innermost first. Only the text is compared: nothing on disk is read."""
         path, hash_, identity = chunk_id.rpartition("#")
         path = posixpath.normpath(path) if hash_ else ""
         found: list[tuple[int, Folder, str]] = []
@@ -493,8 +480,7 @@ class ChunkStore:
         return next((c for c in chunks if c.start_line <= line <= c.end_line), None)
 
     def _stored(self, folder: Folder, rel_path: str) -> StoredFile | None:
-        """A file's chunks as kept; one the cache read in place fails to give is
-        recorded as missing its texts."""
+        """A file's chunks as kept (one the cache fails to give: recorded as missing)."""
         stored = folder.storage.stored(rel_path)
         if stored is None and folder.storage.has(rel_path):
             self.texts_missing.add((folder, rel_path))

@@ -1,9 +1,5 @@
-"""ID suggestions: the existing chunk IDs closest to one that does not resolve.
-
-An unknown ID of a known path is compared with that path's IDs; an unknown
-path first finds the nearest source paths (trigrams pick a pool, ``difflib``
-ranks it), then their IDs.
-"""
+"""ID suggestions: the existing chunk IDs closest to one that does not resolve (an unknown
+path's nearest source paths first: trigrams pick a pool, ``difflib`` ranks it)."""
 
 from __future__ import annotations
 
@@ -33,8 +29,7 @@ class Suggestions:
         store.source_watcher = self._paths
 
     def suggest(self, chunk_id: str, limit: int = 3) -> list[str]:
-        """The existing IDs closest to one that does not resolve, best first
-        (remembered until the index changes)."""
+        """``Queries.suggest`` (remembered until the index changes)."""
         key = (chunk_id[: SUGGEST_CHARS * 2], limit)
         if self._suggested[0] != self.store.version:
             self._suggested = (self.store.version, {})
@@ -46,8 +41,7 @@ class Suggestions:
         return list(known)
 
     def _suggest(self, chunk_id: str, limit: int) -> list[str]:
-        """The IDs closest to an unknown one, best first: those of its path when
-        the path has chunks, else those of the nearest source paths."""
+        """Those of its path when it has chunks, else those of the nearest source paths."""
         path, _, identity = chunk_id.partition("#")
         identity = identity[:SUGGEST_CHARS]
         own = self._ids_of(path)
@@ -76,8 +70,7 @@ class Suggestions:
 
 
 class PathGrams:
-    """Source paths indexed by trigram, added and dropped one by one; a dropped
-    path leaves a hole, and the whole is rebuilt when holes are most of it."""
+    """Source paths by trigram; a dropped one leaves a hole (rebuilt when holes are most)."""
 
     def __init__(self) -> None:
         self.built = False

@@ -17,8 +17,7 @@ UNPACKED_CHARS = 8_000_000
 
 
 class Unpacked:
-    """The files whose chunks were unpacked last, least recently read first, each
-    with the stored entry it came from (an entry replaced since is a miss)."""
+    """Least recently read first, each with its stored entry (one replaced since: a miss)."""
 
     def __init__(self) -> None:
         self._files: dict[tuple[Folder, str], tuple[StoredFile, tuple[LocatedChunk, ...], int]] = {}

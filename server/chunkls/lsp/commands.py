@@ -60,10 +60,9 @@ def register(server: ChunkServer) -> None:
 
 
 def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]] | dict[str, Any]:
-    """chunkls.search: ranked chunks with URI, the range of the part that answers
-    best (``lines``; ``chunkRange``: the whole chunk's), a one-line preview and the
-    mode that ranked them (none for a query with nothing to search); with
-    ``withReason``, a ``SearchAnswer`` that also says why a query was not searched."""
+    """chunkls.search: ranked chunks with URI, the range of their best part (``lines``;
+    ``chunkRange``: the whole chunk's), a preview and the mode; with ``withReason``, a
+    ``SearchAnswer`` that also says why a query was not searched."""
     if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
         raise ValueError(problem)
     mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
@@ -95,10 +94,8 @@ def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]
 
 
 def jump_target(ls: ChunkServer, args: JumpTargetArgs) -> dict[str, Any] | None:
-    """chunkls.jumpTarget: where a result of ``chunkls.search`` asked with ``parts:
-    false`` opens: the ``range`` and ``lines`` of the part that answers its query
-    best, as the search would have sent them; ``None`` when the index no longer
-    has that chunk (the client opens the range it has)."""
+    """chunkls.jumpTarget: the ``range`` and ``lines`` a ``parts: false`` search result
+    opens at, as the search would have sent them; ``None`` when the chunk is gone."""
     if args.mode is not None and (problem := mode_problem(args.mode)) is not None:
         raise ValueError(problem)
     mode = ls.queries.search_mode(args.mode or ls.settings.search.requested)
@@ -152,11 +149,8 @@ def chunks(ls: ChunkServer) -> list[dict[str, Any]]:
 
 
 def resolve(ls: ChunkServer, args: ResolveArgs) -> list[Any]:
-    """chunkls.resolve: where chunk IDs are, by go to definition's lookup.
-
-    ``chunkId``: its chunks (usually one). ``chunkIds``: a list of those, one
-    per ID. ``text``: the IDs written in it that resolve, each with its span
-    (UTF-16 offsets into ``text``) and chunks."""
+    """chunkls.resolve: where chunk IDs are, by go to definition's lookup (``chunkIds``: a
+    list, one per ID; ``text``: the IDs in it that resolve, with UTF-16 spans)."""
     path = path_of(args.folder) if args.folder else None
     found = ls.queries.folder_of(path) if path is not None else None
     prefer = found[0] if found is not None else None
@@ -212,9 +206,8 @@ def _target(ls: ChunkServer, entry: IndexedChunk) -> dict[str, Any]:
 
 
 async def fix_citations(ls: ChunkServer) -> dict[str, Any]:
-    """chunkls.fixCitations: every stale chunk ID cited in the workspace's documents
-    whose replacement is certain (``chunkls check --fix``'s), rewritten through one
-    ``WorkspaceEdit`` the client applies (open documents as they are in the editor)."""
+    """chunkls.fixCitations: ``chunkls check --fix``'s rewrites, as one ``WorkspaceEdit``
+    (open documents as they are in the editor)."""
     from lsprotocol import types
 
     from chunkls.ids.rewrite import rewrite

@@ -1,10 +1,5 @@
-"""The one place where chunkls reaches into a dependency's private state.
-
-Everything else uses pygls, lsprotocol, cattrs and attrs through their public API
-only (``tests/unit/test_public_api.py``). Each private name here has a test in
-``tests/unit/test_compat.py`` that fails loudly when pygls or attrs changes it.
-This module imports neither pygls nor lsprotocol (``kept_code`` runs before).
-"""
+"""The one place where chunkls reaches into a dependency's private state (each name has a
+test in ``tests/unit/test_compat.py``); it imports neither pygls nor lsprotocol."""
 
 from __future__ import annotations
 
@@ -25,11 +20,8 @@ may change)."""
 
 
 class FreedFutures(dict[Any, Any]):
-    """Pending futures by message id that drop themselves once done.
-
-    Iterating goes over a copy: pygls's ``shutdown`` cancels every pending
-    future while iterating, and a cancelled thread future runs its callbacks
-    (which remove it) at once (openlawlibrary/pygls#606)."""
+    """Pending futures by message id that drop themselves once done. Iterating goes over a
+    copy: pygls's ``shutdown`` cancels them while iterating (openlawlibrary/pygls#606)."""
 
     def __setitem__(self, key: Any, future: Any) -> None:
         super().__setitem__(key, future)
@@ -68,8 +60,7 @@ CompileAndEval = Callable[[str, Any, Any, str], None]
 
 
 def swap_attrs_compile(function: CompileAndEval | None) -> CompileAndEval | None:
-    """Put ``function`` in attrs's place (``None``: leave it); returns the one that
-    was there, or ``None`` (and changes nothing) if attrs is not as assumed."""
+    """Put ``function`` in attrs's place; the one there (``None``: attrs not as assumed)."""
     try:
         import attr._make as made
     except ImportError:

@@ -1,5 +1,4 @@
-"""Completion of chunk IDs while typing: identities after ``path#``, corpus
-file paths before it."""
+"""Completion of chunk IDs: identities after ``path#``, corpus file paths before it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The server's side of its contract with clients: command IDs, their
-arguments, and the ``chunkls/status`` notification.
-
-The VS Code client's side is ``vscode-client/src/constants.ts`` and the
-manifest's ``contributes``; ``tests/unit/test_contract.py`` checks that the
-three agree. Settings are in ``chunkls.lsp.settings``.
-"""
+"""The server's side of its contract with clients: command IDs, their arguments, and the
+``chunkls/status`` notification (``tests/unit/test_contract.py`` checks the client agrees)."""
 
 from __future__ import annotations
 
@@ -31,8 +26,7 @@ JUMP_TARGET = "chunkls.jumpTarget"
 """Where a search result listed without its best part opens (``JumpTargetArgs``)."""
 
 FIX_CITATIONS = "chunkls.fixCitations"
-"""Rewrite every stale chunk ID of the workspace's documents whose replacement is
-certain, through one ``workspace/applyEdit`` (no argument)."""
+"""Rewrite every certain replacement in the workspace, through one ``workspace/applyEdit``."""
 
 SERVER_COMMANDS = (SEARCH, REINDEX, STATS, CHUNK_AT, CHUNKS, RESOLVE, JUMP_TARGET, FIX_CITATIONS)
 """Commands the server executes (``workspace/executeCommand``)."""
@@ -74,23 +68,19 @@ class Status:
 
 @attrs.frozen
 class SearchArgs:
-    """``chunkls.search``'s argument: ``{"query": str, "topK": int, "mode": str,
-    "withReason": bool}``."""
+    """``chunkls.search``'s argument."""
 
     query: str
     """The question or words to rank chunks by."""
     top_k: int = 20
     """How many chunks to answer at most (clamped by the server)."""
     mode: str | None = None
-    """The search mode (``chunkls.search.MODES``); ``None``: the ``search.mode``
-    setting's, else the workspace's."""
+    """``None``: the ``search.mode`` setting's, else the workspace's."""
     with_reason: bool = False
-    """Answer a ``SearchAnswer`` (the results and why there are none) instead of
-    the results alone."""
+    """Answer a ``SearchAnswer`` (the results and why there are none)."""
     parts: bool = True
-    """Find each result's best part (``range``, ``lines``); ``False``: each
-    result's ``range`` is its whole chunk's and ``lines`` is null, and the one
-    opened asks ``chunkls.jumpTarget`` (as you type, only one result is opened)."""
+    """Find each result's best part; ``False``: whole chunks, and the one opened asks
+    ``chunkls.jumpTarget`` (as you type, only one result is opened)."""
 
 
 @attrs.frozen
@@ -102,8 +92,7 @@ class SearchAnswer:
     mode: str
     """The search mode that ranked them (or would have)."""
     reason: str | None
-    """Why the query was not searched (no letters or digits; only question and
-    stop words), as the CLI and MCP say it; ``None`` when it was."""
+    """Why the query was not searched, as the CLI and MCP say it; ``None`` when it was."""
 
 
 @attrs.frozen
@@ -118,9 +107,7 @@ class ChunkAtArgs:
 
 @attrs.frozen
 class JumpTargetArgs:
-    """``chunkls.jumpTarget``'s argument: ``{"query": str, "chunkId": str, "uri":
-    str, "line": int, "mode": str}``, a result of ``chunkls.search`` asked with
-    ``parts: false`` and the query it was listed for."""
+    """``chunkls.jumpTarget``'s argument: a ``parts: false`` search result and its query."""
 
     query: str
     """The query the result was listed for."""
@@ -129,18 +116,15 @@ class JumpTargetArgs:
     uri: str
     """The result's ``uri``."""
     line: int
-    """The result's first line (0-based: its ``range``'s start), which tells
-    chunks of one ID apart (overloads)."""
+    """The result's 0-based first line, which tells chunks of one ID apart (overloads)."""
     mode: str | None = None
     """The search mode it was listed in (``None``: as ``chunkls.search``'s)."""
 
 
 @attrs.frozen
 class ResolveArgs:
-    """``chunkls.resolve``'s argument: exactly one of ``{"chunkId": str}``,
-    ``{"chunkIds": [str, ...]}`` or ``{"text": str}``, and optionally
-    ``"folder"``: a URI under the workspace folder to look in first (a
-    terminal's working directory)."""
+    """``chunkls.resolve``'s argument: exactly one of ``chunkId``, ``chunkIds``, ``text``;
+    ``folder``: a URI under the folder to look in first (a terminal's working directory)."""
 
     chunk_id: str | None = None
     """One chunk ID, as written (a leading ``./`` or ``/`` is allowed)."""
@@ -192,8 +176,7 @@ def configure_converter(converter: cattrs.Converter) -> None:
 
 
 def _strict_resolve_args(structure: Any) -> Any:
-    """``ResolveArgs`` read without coercion (a number is no chunk ID, a string
-    no list of them), with exactly one of ``chunkId``, ``chunkIds``, ``text``."""
+    """``ResolveArgs`` read without coercion (a number is no chunk ID, a string no list)."""
 
     def strict(value: Any, cls: type) -> Any:
         if not isinstance(value, dict):

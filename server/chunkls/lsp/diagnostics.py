@@ -1,8 +1,6 @@
-"""Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes.
-
-A document's diagnostics are computed once per version and index state (quick
-fixes are asked for at every cursor move); a large document's in slices, other
-requests answered between them, and at most ``MAX_DIAGNOSTICS`` are reported."""
+"""Chunk IDs that do not resolve: diagnostics (pull or push) and quick fixes. Computed once
+per version and index state (quick fixes come at every cursor move), a large document's in
+slices."""
 
 from __future__ import annotations
 
@@ -38,8 +36,7 @@ SLICE = 250_000
 CHECK_BATCH = 5_000
 """References checked per slice."""
 SUGGEST_IN_LARGE = 10
-"""Distinct unknown IDs of a large document whose suggestions are in their
-diagnostics; the others' are made when a quick fix is asked for."""
+"""Distinct unknown IDs of a large document suggested up front (the rest by a quick fix)."""
 
 
 def register(server: ChunkServer) -> None:
@@ -90,8 +87,7 @@ def diagnostics_for(ls: ChunkServer, context: DocumentContext) -> list[types.Dia
 async def diagnostics_for_async(
     ls: ChunkServer, context: DocumentContext
 ) -> list[types.Diagnostic]:
-    """``diagnostics_for``, in slices for a large document (other requests are
-    answered between them)."""
+    """``diagnostics_for``, in slices for a large document (others answered between)."""
     if not ls.settings.diagnostics.enabled or ls.indexing:
         return []
     answers, key = _cached(ls, context)
@@ -113,8 +109,7 @@ async def diagnostics_for_async(
 
 
 def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
-    """A document's references, a slice of whole lines at a time (the last
-    slice read sets ``context.refs``)."""
+    """A document's references, a slice of whole lines at a time (the last sets ``refs``)."""
     if context.refs is not None:
         yield context.refs
         return
@@ -133,8 +128,7 @@ def _ref_slices(context: DocumentContext) -> Iterator[list[ChunkRef]]:
 def _check(
     ls: ChunkServer, context: DocumentContext, refs: list[ChunkRef], *more: Any
 ) -> list[Problem]:
-    """``Queries.check`` of a document's references (``more``: its ``suggested``
-    and ``suggest_for``)."""
+    """``Queries.check`` of a document's references."""
     folder, rel_path = context.folder, context.rel_path
     return ls.queries.check(context.text, context.language, folder, rel_path, refs, *more)
 
@@ -145,8 +139,7 @@ def _diagnostics(
     problems: list[Problem],
     with_suggestions: set[str] | None = None,
 ) -> list[types.Diagnostic]:
-    """Diagnostics of problems; those not ``with_suggestions`` (when given) get
-    theirs made by a quick fix."""
+    """Diagnostics of problems; those not ``with_suggestions`` get theirs by a quick fix."""
     severity = types.DiagnosticSeverity[ls.settings.diagnostics.severity.capitalize()]
     found = [
         _diagnostic(context, problem, severity, ls.queries.written_id(problem.ref)[1])
@@ -263,8 +256,7 @@ def _fix_all(ls: ChunkServer, context: DocumentContext) -> list[types.CodeAction
 def _replacement(
     written: types.Range, data: dict[str, Any], replacement: str, context: DocumentContext
 ) -> types.TextEdit:
-    """``chunkls.ids.rewrite.rewrite``'s edit of the ID written at ``written``
-    (read as its ``oldId``, else its ``chunkId``), as ``check --fix`` makes it."""
+    """``ids.rewrite``'s edit of the ID written at ``written``, as ``check --fix`` makes it."""
     lines = context.lines
     start = lines.offset(written.start.line, written.start.character)
     end = lines.offset(written.end.line, written.end.character)
@@ -300,8 +292,7 @@ class Pushes:
         self._send(uri, items, doc.version)
 
     async def _publish_large(self, uri: str, context: DocumentContext, version: int | None) -> None:
-        """Publish a large document's diagnostics, computed in slices, unless it
-        changed or closed meanwhile."""
+        """Publish a large document's diagnostics unless it changed or closed meanwhile."""
         items = await diagnostics_for_async(self.ls, context)
         if self.ls.shutting_down or not is_open(self.ls, uri):
             return

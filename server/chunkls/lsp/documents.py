@@ -1,5 +1,4 @@
-"""Documents as the features see them: an open buffer's text or a corpus file
-read from disk, its folder, language and lines, and its chunking."""
+"""Documents as features see them: text (open or from disk), folder, language, chunking."""
 
 from __future__ import annotations
 
@@ -82,9 +81,7 @@ class DocumentContext:
         self._answers: tuple[object, dict[object, Any]] = ((), {})
 
     def answers(self, state: object) -> dict[object, Any]:
-        """Answers computed for this text while the server's ``state`` (what else
-        they depend on: the index's version, ...) is as given; a new state starts
-        afresh."""
+        """Answers computed for this text while the server's ``state`` is as given."""
         if self._answers[0] != state:
             self._answers = (state, {})
         return self._answers[1]
@@ -97,8 +94,7 @@ def is_open(ls: ChunkServer, uri: str) -> bool:
 
 
 def locate(ls: ChunkServer, uri: str) -> tuple[str | None, FolderInfo | None, str | None]:
-    """A URI's file system path, workspace folder and folder-relative path
-    (memoised until the folders change)."""
+    """A URI's path, folder and folder-relative path (memoised until the folders change)."""
     version = ls.queries.folders_version
     known = ls.located.get(uri)
     if known is not None and known[0] == version:
@@ -119,8 +115,7 @@ def locate(ls: ChunkServer, uri: str) -> tuple[str | None, FolderInfo | None, st
 
 
 def get_document(ls: ChunkServer, uri: str) -> DocumentContext | None:
-    """The context of an open document (or of a file on disk under a
-    workspace folder), or ``None``."""
+    """The context of an open document, or of a file on disk under a workspace folder."""
     path, folder, rel_path = locate(ls, uri)
     cached = ls.contexts.get(uri)
     if cached is not None:
@@ -203,8 +198,7 @@ def loose_folder(context: DocumentContext) -> FolderInfo | None:
 
 
 def read_closed(folder: FolderInfo, rel_path: str, path: str) -> str | None:
-    """The text of a document that is not open, if it is a readable UTF-8
-    regular file under the folder (symlinks only to files under it)."""
+    """A closed document's text, if a readable UTF-8 file under the folder (symlinks too)."""
     try:
         is_symlink = Path(path).is_symlink()
         source = read_corpus_file(

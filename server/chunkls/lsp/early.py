@@ -1,18 +1,10 @@
-"""Answers before the language server has loaded (the reader and the kept
-answers: ``chunkls.runtime.early_reader``).
+"""Answers before the language server has loaded: ``initialize`` gets the answer kept from
+an earlier start (the loaded server's is kept, not resent: ``AnswerFilter``), and
+``textDocument/codeLens`` is answered from the text (``early_lenses``); the rest waits.
 
-``initialize`` gets the server's answer kept from an earlier start (a function
-of ``answer_key`` and ``lsp_fingerprint``); the loaded server handles it again
-and its answer is kept, not resent (``AnswerFilter``). Meanwhile
-``textDocument/codeLens`` for a document opened since is answered from its text
-by the lens feature's functions (``early_lenses``, no ``cited by`` lenses: the
-server refreshes lenses once loaded); anything else is left to the server.
-
-Why (issue 46): ``chunkls serve`` from spawn to its first code lens, warm, this
-repository, 9 runs of each alternated in one run (2-core VM under load average
-6-10): 0.187 s median (p95 0.353) with these answers, 0.785 s (p95 1.632)
-without them (the server answering once pygls, lsprotocol and cattrs have
-loaded), against a goal of 0.3 s.
+Why (issue 46): ``chunkls serve`` spawn to first code lens, warm, 9 alternated runs (2-core
+VM, load 6-10): 0.187 s median (p95 0.353) with these answers, 0.785 s (p95 1.632) without,
+against a goal of 0.3 s.
 """
 
 from __future__ import annotations
@@ -96,8 +88,7 @@ class LensSource:
 
 
 def lens_source(params: dict[str, Any]) -> LensSource | None:
-    """The settings and folders an ``initialize`` request gives the server
-    (``sync.initialized``), or ``None`` where that is not plain."""
+    """The settings and folders an ``initialize`` request gives (``None``: not plain)."""
     from chunkls.chunking.corpus import CorpusRules
     from chunkls.index.session import Session
     from chunkls.lsp.settings import parse_settings

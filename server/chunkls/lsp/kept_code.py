@@ -1,13 +1,8 @@
-"""The code attrs generates for lsprotocol's classes, kept between server starts.
+"""The code attrs compiles for lsprotocol's ~1,000 classes at every start, kept between
+starts, keyed by a hash of each script and file name (with the interpreter's magic number).
 
-attrs compiles the methods of lsprotocol's ~1,000 classes at every start, with
-no bytecode cache (``compat.ATTRS_COMPILE``). ``attrs_code_cached`` keeps the code
-objects in the chunkls cache keyed by a hash of each script and file name, which
-for one interpreter (the header's magic number) determine what ``compile()`` returns.
-
-Why (issue 46): importing the language server (``chunkls.lsp.setup``), 11 runs
-of each alternated: 0.383 s median with the kept code, 0.535 s compiling it
-(the early answers hide it from the first lens, not from every other request).
+Why (issue 46): importing ``chunkls.lsp.setup``, 11 alternated runs: 0.383 s median with the
+kept code, 0.535 s compiling it (early answers hide it from the first lens only).
 """
 
 from __future__ import annotations
@@ -60,8 +55,7 @@ def script_key(script: str, filename: str) -> bytes:
 
 
 def read(path: Path) -> dict[bytes, CodeType]:
-    """The code objects kept in ``path`` (none when it is missing, of another
-    Python, damaged or too large)."""
+    """The code objects kept in ``path`` (none: missing, another Python's, damaged, large)."""
     try:
         with open(path, "rb") as file:
             data = file.read(MAX_BYTES + 1)
@@ -97,10 +91,8 @@ def write(path: Path, codes: Mapping[bytes, CodeType]) -> None:
 
 @contextlib.contextmanager
 def attrs_code_cached(path: Path) -> Iterator[AttrsCodeUse]:
-    """While inside, attrs runs kept code for the scripts it generates instead of
-    compiling them; on leaving, attrs is as it was, and this run's code is kept in
-    ``path`` if enough of it was new. Does nothing when attrs is not as assumed; a
-    file that cannot be read or written only costs the compiling."""
+    """While inside, attrs runs kept code instead of compiling; on leaving, this run's code is
+    kept if enough was new. A file that cannot be read or written only costs the compiling."""
     use = AttrsCodeUse()
     kept = read(path)
     used: dict[bytes, CodeType] = {}

@@ -1,9 +1,5 @@
-"""Which language a document is in, whatever the editor calls it.
-
-Editors label documents differently (eglot sends ``text``, or before 1.15 one ID
-for every buffer; Neovim its filetype), so for the files chunkls knows the
-suffix decides, as in ``chunkls check``; the client's ID decides for the rest.
-"""
+"""Which language a document is in: for files chunkls knows, the suffix (editors label them
+differently: eglot sends ``text``, Neovim its filetype); the client's ID for the rest."""
 
 from __future__ import annotations
 
@@ -34,10 +30,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
 def effective_language(language_id: str | None, path_or_uri: str) -> str:
-    """The language ID a document is treated as: its suffix's
-    (``SUFFIX_LANGUAGES``), whatever the client sent; for any other document
-    (an untitled buffer, an unknown suffix) the client's ID, unless that ID is
-    missing or generic (``GENERIC_LANGUAGES``): then plain text."""
+    """The language ID a document is treated as: its suffix's (``SUFFIX_LANGUAGES``), else
+    the client's ID, unless missing or generic (``GENERIC_LANGUAGES``): then plain text."""
     by_suffix = SUFFIX_LANGUAGES.get(suffix_of(_file_name(path_or_uri)))
     if by_suffix is not None:
         return by_suffix

@@ -1,7 +1,5 @@
-"""What a document's code lenses say, without lsprotocol's types: a chunk's ID at
-its first line, or why there is none. Shared by ``chunkls.lsp.lenses`` and the
-lenses answered while the server loads (``chunkls.lsp.early``, via ``Lens.json``).
-"""
+"""What a document's code lenses say, without lsprotocol's types (shared by ``lenses`` and
+``early``): a chunk's ID at its first line, or why there is none."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ from chunkls.lsp.contract import COPY_CHUNK_ID
 
 
 class Lens(NamedTuple):
-    """One code lens: at the start of a 0-based line, a title, and the command
-    a click runs ("" for none) with the chunk ID as its argument."""
+    """One code lens: a 0-based line, a title, the command a click runs ("" for none)."""
 
     line: int
     title: str

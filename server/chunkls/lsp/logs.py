@@ -1,10 +1,5 @@
-"""The language server's log: each record to one place, at its level.
-
-From ``initialize`` until ``shutdown`` a record is sent to the client alone, as
-``window/logMessage`` of its level, so the client's log shows it once; before,
-after, and from other threads than the event loop's, it goes to stderr
-(``chunkls LEVEL: message``). The protocol library's routine notes are debug records.
-"""
+"""The language server's log, each record to one place: from ``initialize`` to ``shutdown``
+the client alone (``window/logMessage``), else (and from other threads) stderr."""
 
 from __future__ import annotations
 
@@ -77,8 +72,7 @@ class ClientLog(logging.Handler):
 
 
 def log_to(server: ChunkServer) -> ClientLog:
-    """Route the process's log records through ``ClientLog`` (the root logger's
-    one handler; chunkls's records from INFO, the libraries' from WARNING)."""
+    """Route log records through ``ClientLog`` (chunkls's from INFO, libraries' WARNING)."""
     handler = ClientLog(server)
     handler.setFormatter(logging.Formatter("%(message)s"))
     root = logging.getLogger()

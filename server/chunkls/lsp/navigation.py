@@ -73,8 +73,7 @@ def _definition(
 
 
 def replacement_of(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> Replacement | None:
-    """What a stale reference's chunk became (the first of the IDs it may mean
-    that its history knows), as ``chunkls check`` says it."""
+    """What a stale reference's chunk became, as ``chunkls check`` says it."""
     for chunk_id in candidate_ids(ref, context.rel_path):
         found = ls.queries.replacement(chunk_id)
         if found is not None:
@@ -110,8 +109,7 @@ def _hover(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> types.Ho
 def _history(
     ls: ChunkServer, context: DocumentContext, shown: str, replacement: Replacement
 ) -> str:
-    """A stale ID's hover: "moved to B (commit, date)" and B's preview, or a
-    deleted chunk's last text, marked as history."""
+    """A stale ID's hover: where it moved and a preview, or a deleted chunk's last text."""
     where = (
         f"{replacement.commit[:7]}, {replacement.date}"
         if replacement.commit

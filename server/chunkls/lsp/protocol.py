@@ -1,17 +1,9 @@
 """The JSON-RPC protocol, with an answer for every request.
 
-pygls types a message while parsing its JSON, so a request whose parameters do
-not fit is dropped unanswered, and any nested object with a ``"jsonrpc"`` key is
-taken for a message. Here ``handle_message`` types the top-level message alone;
-an unreadable request is answered ``InvalidParams`` or ``InvalidRequest`` (null
-id if its id is unreadable), as is a batch (LSP has none); other unreadable
-messages are logged and dropped. Before ``initialize`` requests are answered
-``ServerNotInitialized``, after ``shutdown`` ``InvalidRequest``; ``exit`` is
-always handled. A request is handled through ``Session.ask`` (the index as it
-is; an incomplete answer has the write step taken soon), a notification as an
-event (a save, a watched file: the write step, in order). Requests to the
-client (``pending``) leave nothing behind when they end unanswered; a late
-answer is dropped with a warning.
+pygls types a message while parsing its JSON, so a request whose parameters do not fit is
+dropped unanswered. Here only the top-level message is typed, and an unreadable request or
+a batch is answered ``InvalidParams`` or ``InvalidRequest``. A request is handled through
+``Session.ask``, a notification as an event (the write step, in order).
 """
 
 from __future__ import annotations
@@ -40,8 +32,7 @@ SERVER_NOT_INITIALIZED = -32002
 
 
 class ChunkProtocol(LanguageServerProtocol):
-    """``LanguageServerProtocol`` that types the top-level message only, answers
-    requests it cannot read, and keeps no future longer than it is pending."""
+    """Types the top-level message only, answers requests it cannot read, keeps no future."""
 
     types_whole_messages = True
     """``structure_message`` leaves every object as it is (read by ``stdio.Framing``)."""
@@ -149,8 +140,7 @@ class ChunkProtocol(LanguageServerProtocol):
     def send_request(
         self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None
     ) -> Future[Any]:
-        """Send a request to the client; the future resolves with its answer (one
-        that ends unanswered leaves no entry, and a late answer is dropped)."""
+        """Send a request to the client (unanswered: no entry left; late answers dropped)."""
         if msg_id is None:
             self.sent += 1
             msg_id = f"chunkls-{self.sent}"

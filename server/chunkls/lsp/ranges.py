@@ -1,5 +1,4 @@
-"""Chunks, IDs written in documents and citations to LSP ranges, locations and
-URIs: the one place that makes them."""
+"""The one place that makes LSP ranges, locations and URIs of chunks, IDs and citations."""
 
 from __future__ import annotations
 
@@ -31,10 +30,8 @@ def line_start(line: int) -> types.Range:
 def chunk_range(
     chunk: LocatedChunk, lines: TextLines | None, encoding: Encoding = "utf-16"
 ) -> types.Range:
-    """The range of a chunk's stripped text: from the start of its first line to
-    the end of its last. With the document's lines the end is exact; without,
-    it is the end of the chunk text's last line (the same for all but exotic
-    line separators)."""
+    """The range of a chunk's stripped text: start of its first line to end of its last
+    (without the document's lines, of the text's last: the same but for exotic separators)."""
     start = chunk.start_line - 1
     end = chunk.end_line - 1
     if lines is not None:
@@ -77,8 +74,7 @@ def location(
 def part_range(
     chunk: LocatedChunk, lines: tuple[int, int], encoding: Encoding = "utf-16"
 ) -> types.Range:
-    """The range of some of a chunk's lines (1-based, inclusive; kept within the
-    chunk's): from the start of the first to the end of the last."""
+    """The range of some of a chunk's lines (1-based, inclusive; kept within the chunk's)."""
     text_lines = chunk.text.split("\n")
     first = min(max(lines[0], chunk.start_line), chunk.end_line)
     last = min(max(lines[1], first), chunk.start_line + len(text_lines) - 1)
@@ -87,8 +83,7 @@ def part_range(
 
 
 def ref_range(context: DocumentContext, ref: ChunkRef) -> types.Range:
-    """The range of a chunk ID written in a document (made once per document
-    version: a hover comes with every rest of the mouse)."""
+    """The range of a chunk ID written in a document (once per version: hovers repeat)."""
     key = (ref.start, ref.end)
     found = context.ranges.get(key)
     if found is None:

@@ -1,11 +1,6 @@
-"""The language server: its state and the one path that changes it.
-
-``ChunkServer`` holds the workspace (a ``Session``) and the open buffers'
-chunkings. Every index change goes through ``catch_up`` or ``index_folders``,
-which then tell the client (lens refresh, status), on the client's events, in
-order; features read ``queries`` only, each request handled through
-``Session.ask`` (``ChunkProtocol.handle_message``).
-"""
+"""The language server: its state and the one path that changes it. Every index change goes
+through ``catch_up`` or ``index_folders`` (then the client is told), on the client's events,
+in order; features read ``queries`` only, through ``Session.ask``."""
 
 from __future__ import annotations
 
@@ -86,8 +81,7 @@ class ChunkServer(LanguageServer):
         """Set by ``shutdown``: nothing more is sent to the client after it."""
         self.logs: ClientLog | None = None
         self.located: dict[str, tuple[int, tuple[str | None, FolderInfo | None, str | None]]] = {}
-        """URI -> (the index's folders version, (its path, folder, folder-relative
-        path)) (see ``documents.locate``)."""
+        """URI -> (folders version, ``documents.locate``'s answer)."""
         self._trimmed = 0.0
         self._lens_refresh: asyncio.Task[Any] | None = None
         self._lens_refresh_again = False
@@ -285,8 +279,7 @@ class ChunkServer(LanguageServer):
             callback()
 
     async def _refresh_lenses(self) -> None:
-        """Ask the client to refresh lenses; one request at a time (a burst of
-        saves asks once more at the end, not once per save)."""
+        """Ask the client to refresh lenses, one request at a time (a burst asks once more)."""
         while True:
             self._lens_refresh_again = False
             await asyncio.wait_for(self.workspace_code_lens_refresh_async(None), 10)
@@ -325,8 +318,7 @@ class ChunkServer(LanguageServer):
         self.reload_rules(self.queries.folders)
 
     def reload_rules(self, folders: Iterable[FolderInfo]) -> list[FolderInfo]:
-        """Read folders' corpus rules (``[tool.chunkls]`` and the settings) again and
-        re-index those whose rules changed; returns them."""
+        """Read folders' corpus rules again; re-index (and return) those that changed."""
         base = CorpusRules().extended(exclude_globs=self.settings.exclude)
         affected = []
         for folder in folders:

@@ -1,11 +1,6 @@
-"""Editor settings: initialization options and ``workspace/didChangeConfiguration``.
-
-The settings are the attrs classes below, read by a cattrs converter from
-``{"exclude": [...], "codeLens": {"enabled": b}, "navigation": {"languages":
-[...]}, "diagnostics": {"enabled": b, "severity": s}, "search": {"mode": m}}`` (or that object under
-``"chunkls"``). Each key is the dotted camelCase path of an attribute; the
-manifest (``package.json``) declares the same keys under ``chunkls.``.
-"""
+"""Editor settings (initialization options, ``workspace/didChangeConfiguration``): the attrs
+classes below, each key the dotted camelCase path of an attribute, as ``package.json`` has
+them under ``chunkls.``."""
 
 from __future__ import annotations
 
@@ -180,11 +175,8 @@ SETTINGS_CONVERTER = _make_converter()
 
 
 def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
-    """Settings from their JSON (or that object under ``"chunkls"``).
-
-    Unknown keys and bad values are reported in ``problems``; a bad value is
-    replaced by its default, the others are kept.
-    """
+    """Settings from their JSON (or under ``"chunkls"``); unknown keys and bad values are
+    reported in ``problems``, a bad value replaced by its default."""
     problems = problems if problems is not None else []
     if not isinstance(raw, Mapping):
         if raw is not None:
@@ -211,8 +203,7 @@ def parse_settings(raw: Any, problems: list[str] | None = None) -> Settings:
 def _known(
     value: Mapping[str, Any], cls: type, path: tuple[str, ...], problems: list[str]
 ) -> dict[str, Any]:
-    """The value without its unknown keys (reported) and its ``null`` lists and
-    sections (those mean the default)."""
+    """The value without its unknown keys (reported) and ``null``s (the default)."""
     fields = {wire_name(field.name): field.type for field in attrs.fields(cls)}
     kept = {}
     for key, item in value.items():

@@ -1,13 +1,6 @@
-"""Serving over stdio with stdin read on the event loop.
-
-pygls reads stdin in a worker thread, three thread hops per message. Here stdin
-is registered with the event loop and ``Framing`` handles each message in the
-callback its last byte arrives in. Headers are read as pygls reads them, but
-case-insensitively and with any spaces; a line that only *ends* with
-``Content-Length: N`` starts a message too, so a body counted short (characters,
-not UTF-8 bytes) loses one message, not every one after it. Where a pipe cannot
-be watched (a regular file; Windows), pygls's threaded reader is used.
-"""
+"""Serving over stdio with stdin read on the event loop (pygls's worker thread costs three
+hops per message; a regular file or Windows still uses it). A line that only *ends* with
+``Content-Length: N`` starts a message too: a body counted short loses one message, not all."""
 
 from __future__ import annotations
 
@@ -37,8 +30,7 @@ LINE_LIMIT = 1 << 20
 
 
 _CONTENT_LENGTH = re.compile(rb"content-length:[ \t]*(\d+)[ \t]*\r?\n\Z", re.IGNORECASE)
-"""A ``Content-Length`` header at the end of a header line (searched in its last
-``TAIL`` bytes)."""
+"""A ``Content-Length`` header at the end of a line (searched in its last ``TAIL`` bytes)."""
 _HEADER = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")
 """The start of any other header line (``Name:``)."""
 TAIL = 64
@@ -46,16 +38,14 @@ TAIL = 64
 
 
 class Framing(asyncio.Protocol):
-    """LSP base-protocol framing over a pipe: each complete message is parsed
-    and handed to the server's protocol as soon as its last byte arrives."""
+    """LSP framing over a pipe: each message handed on as soon as its last byte arrives."""
 
     def __init__(
         self, server: LanguageServer, stop: threading.Event, prelude: Prelude | None = None
     ) -> None:
         self.server = server
         self.prelude = prelude
-        """Messages read before the server was ready (``chunkls.lsp.early``),
-        handled before anything else."""
+        """Messages read before the server was ready, handled before anything else."""
         self.stop = stop
         self.whole = bool(getattr(server.protocol, "types_whole_messages", False))
         """The protocol types whole messages itself: bodies are parsed without a hook."""
@@ -70,8 +60,7 @@ class Framing(asyncio.Protocol):
         self.skipping = False
         """Dropping the rest of an overlong header line."""
         self.skipped = 0
-        """Bytes dropped since the last message that were neither a header nor a
-        body (reported once the stream is back in step)."""
+        """Bytes dropped since the last message (reported once back in step)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
@@ -121,8 +110,7 @@ class Framing(asyncio.Protocol):
             del buffer[:at]
 
     def header(self, line: bytes, whole: bool = True) -> None:
-        """Read one header line (``whole``: not the tail of an overlong line,
-        whose bytes ``skip_line`` reports)."""
+        """Read one header line (``whole``: not the tail of an overlong line)."""
         tail = line[-TAIL:]
         match = _CONTENT_LENGTH.search(tail)
         if match:  # anything before it on the line is the rest of a bad message
@@ -190,11 +178,8 @@ class Framing(asyncio.Protocol):
 
 
 def serve_stdio(server: LanguageServer, early: EarlyReader | None = None) -> None:
-    """Serve until ``exit`` or end of input, first taking over what ``early`` read.
-
-    ``exit`` without ``shutdown`` ends the process with code 1, as LSP asks
-    (``start_io`` swallows pygls's ``SystemExit(1)``; it is raised again here).
-    """
+    """Serve until ``exit`` or end of input, first taking over what ``early`` read. ``exit``
+    without ``shutdown`` ends with code 1 (``start_io`` swallows it; raised again here)."""
     code: int | str | None = None
     stop = threading.Event()
     writer: Any = StdoutWriter(sys.stdout.buffer)

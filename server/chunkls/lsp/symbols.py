@@ -39,8 +39,7 @@ def register(server: ChunkServer) -> None:
 def text_document_document_symbol(
     ls: ChunkServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
-    """textDocument/documentSymbol: the document's chunks, in order, by name (the
-    chunk ID is the symbol's detail)."""
+    """textDocument/documentSymbol: the chunks, in order, by name (the ID as detail)."""
     context = get_document(ls, params.text_document.uri)
     buffer = get_buffer(ls, context) if context is not None else None
     if context is None or buffer is None:
@@ -61,16 +60,10 @@ def text_document_document_symbol(
 def workspace_symbol(
     ls: ChunkServer, params: types.WorkspaceSymbolParams
 ) -> list[types.WorkspaceSymbol]:
-    """workspace/symbol: chunks ranked for the query in the ``search.mode``
-    setting's mode (the container name says which, with the score), each at the
-    part that answers best; when that part is a definition inside the chunk, it
-    follows by its own name, its container the chunk's ID. A mistyped name's
-    fuzzy matches come first (``Queries.symbol_search``), their container ``fuzzy``.
-
-    A client that resolves a symbol's range (``workspaceSymbol/resolve``) gets
-    the parts of only the chunks defining a name with a word of the query (a
-    definition it names is listed by its name); the others' ranges are found for
-    the symbol chosen (``workspace_symbol_resolve``), as Search Chunks does."""
+    """workspace/symbol: ``Queries.symbol_search``'s chunks, each at its best part (a
+    definition inside: by its own name, its container the chunk's ID; fuzzy: ``fuzzy``).
+    A client that resolves a range (``workspaceSymbol/resolve``) gets the parts of
+    only the chunks defining a name with a query word; the rest: when chosen."""
     mode = ls.queries.search_mode(ls.settings.search.requested)
     if query_problem(params.query, mode) is not None:
         return []

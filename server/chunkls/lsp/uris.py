@@ -1,9 +1,5 @@
-"""File paths to and from ``file:`` URIs, for every name a file system allows.
-
-pygls's conversions assume UTF-8 names and fail on the lone surrogates Python
-keeps for other bytes (``os.fsdecode``). Here such bytes are percent-encoded one
-by one, as RFC 8089 and Neovim do, and decoded back to the same name.
-"""
+"""File paths to and from ``file:`` URIs, for every name a file system allows: bytes that
+are not UTF-8 (pygls's conversions fail on them) percent-encoded one by one, as RFC 8089."""
 
 from __future__ import annotations
 
@@ -45,7 +41,6 @@ def path_of(uri: str) -> str | None:
 
 
 def folder_uris(folders: Sequence[str] | None, root_uri: str | None) -> list[str]:
-    """The workspace folders of an ``initialize`` request, each once: its
-    workspace folders' URIs, else its root URI (as pygls takes them)."""
+    """An ``initialize`` request's folder URIs, each once, else its root URI."""
     uris = list(dict.fromkeys(folders or ()))
     return uris or ([root_uri] if root_uri else [])

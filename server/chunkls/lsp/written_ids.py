@@ -1,5 +1,4 @@
-"""Chunk IDs written in a document: which documents are navigable, the IDs
-written in them, and the chunks each one points at."""
+"""Chunk IDs written in a document, and the chunks each one points at."""
 
 from __future__ import annotations
 
@@ -46,11 +45,8 @@ def refs_near(context: DocumentContext, offset: int) -> list[ChunkRef]:
 
 
 def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> list[IndexedChunk]:
-    """The chunks a reference in a document points at, by index lookup only.
-
-    ``#identity`` means a chunk of the document itself, as its text is now (so a
-    heading typed a moment ago resolves), when the document is in the corpus.
-    """
+    """The chunks a reference points at, by index lookup only; ``#identity``: of the document
+    itself as its text is now (a heading typed a moment ago resolves), if in the corpus."""
     if ref.form == "local" and context.rel_path is not None:
         buffer = get_buffer(ls, context)
         home = context.folder or loose_folder(context)
@@ -68,7 +64,6 @@ def resolve_ref(ls: ChunkServer, context: DocumentContext, ref: ChunkRef) -> lis
 def resolve_written(
     ls: ChunkServer, ref: ChunkRef, rel_path: str | None, prefer: FolderInfo | None
 ) -> list[IndexedChunk]:
-    """The chunks an ID written in a document at ``rel_path`` (or in no
-    document: a terminal line) points at, ``prefer``'s first: go to
-    definition's lookup, and ``chunkls.resolve``'s."""
+    """The chunks an ID written at ``rel_path`` (``None``: a terminal line) points at,
+    ``prefer``'s first: go to definition's lookup, and ``chunkls.resolve``'s."""
     return ls.queries.resolve_first(candidate_ids(ref, rel_path), prefer=prefer)

@@ -1,4 +1,2 @@
-"""The MCP front door: agents search, read, outline and check chunks by ID.
-
-Only ``server`` imports the MCP SDK; nothing here imports ``chunkls.lsp``.
-"""
+"""The MCP front door: agents search, read, outline and check chunks by ID (only ``server``
+imports the MCP SDK; nothing here imports ``chunkls.lsp``)."""

@@ -1,12 +1,5 @@
-"""Answers before the MCP SDK has loaded (the reader and the kept answers:
-``chunkls.runtime.early_reader``).
-
-``initialize`` and ``tools/list`` get the SDK's answers kept from an earlier
-start (keyed by ``initialize_key``, ``list_key`` and ``mcp_fingerprint``);
-``ping`` and tool calls are answered as the server answers them while its
-index loads (``McpService.answer``). The SDK then takes over the rest
-(``take_over``), keeping its answers and not resending ``initialize``'s.
-"""
+"""Answers before the MCP SDK has loaded: ``initialize`` and ``tools/list`` kept from an
+earlier start, ``ping`` and tool calls by ``McpService.answer``; then the SDK takes over."""
 
 from __future__ import annotations
 
@@ -61,8 +54,7 @@ def mcp_fingerprint() -> str:
 
 
 def initialize_key(params: Any) -> str:
-    """What an initialize answer is kept under: the protocol version and the
-    capabilities asked for (the rest, such as the client's name, changes nothing)."""
+    """What an initialize answer is kept under: the protocol version and capabilities."""
     return early_reader.initialize_key(params, ("protocolVersion", "capabilities"))
 
 
@@ -72,8 +64,7 @@ def list_key(params: Any) -> str:
 
 
 class McpEarly:
-    """What the MCP server answers early (an ``EarlyProtocol``): tool calls by
-    the server's own answering path (``McpService.answer``)."""
+    """What the MCP server answers early (an ``EarlyProtocol``)."""
 
     def __init__(self, answers: KeptAnswers, service: McpService) -> None:
         self.answers = answers
@@ -133,8 +124,7 @@ def start_early(service: McpService) -> EarlyReader | None:
 
 
 class PreludeInput(io.RawIOBase):
-    """stdin as the SDK reads it: the lines kept early, then the bytes read
-    after them, then the rest of stdin."""
+    """stdin as the SDK reads it: the lines kept early, the bytes read after, the rest."""
 
     def __init__(self, prelude: Prelude, fd: int) -> None:
         super().__init__()
@@ -157,9 +147,7 @@ class PreludeInput(io.RawIOBase):
 
 
 class AnswerFilter(early_reader.AnswerFilter):
-    """stdout as the SDK writes it (a line per message): its answers to the
-    requests kept early (``initialize``, ``tools/list``) are kept for the next
-    start, and the answer to ``initialize`` dropped if one was sent early."""
+    """stdout as the SDK writes it (a line per message); ``early_reader.AnswerFilter``."""
 
     @staticmethod
     def key_of(message: dict[str, Any], first: bool) -> str | None:
@@ -173,8 +161,7 @@ class AnswerFilter(early_reader.AnswerFilter):
 
 
 def take_over(reader: EarlyReader) -> tuple[Any, Any]:
-    """Stop the early reader; stdin and stdout for the SDK's ``stdio_server``
-    (text files: anyio wraps them)."""
+    """Stop the early reader; stdin and stdout (text: anyio wraps them) for the SDK."""
     import sys
 
     prelude = reader.hand_over()

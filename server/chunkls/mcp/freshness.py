@@ -1,9 +1,5 @@
-"""The index kept true between MCP calls, without re-walking the tree.
-
-A file watcher thread tells the session which paths changed
-(``Session.note_changed``); each call's write step applies them. When the
-watcher cannot run, each call re-walks the roots instead (``Session.rewalk``).
-"""
+"""The index kept true between MCP calls: a watcher thread notes changed paths for each
+call's write step (when it cannot run, each call re-walks the roots: ``Session.rewalk``)."""
 
 from __future__ import annotations
 
@@ -82,8 +78,7 @@ class Freshness:
             self.on_change()
 
     def wanted(self, _change: object, path: str) -> bool:
-        """Whether a change can matter: not inside a folder the corpus rules leave
-        out (``.git``, ``.venv``, ...). Runs in the watcher's thread; reads only."""
+        """Whether a change is outside folders the rules leave out (watcher thread; reads)."""
         for folder in list(self.session.folders):
             for root in (os.fspath(folder.root), os.fspath(folder.root_resolved)):
                 if path.startswith(root + os.sep):

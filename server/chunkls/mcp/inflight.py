@@ -1,12 +1,6 @@
-"""Calls in flight when the client closes stdin still get their answers.
-
-The SDK cancels the requests in flight when stdin ends, so ``DrainingInput``
-holds the end back until every request read is answered (``DRAIN_LIMIT``
-seconds at most). A cancellation is not passed on to the SDK (its handling
-races the call and can end the session; upstream:
-modelcontextprotocol/python-sdk#2416, #2610): the call is answered anyway, and
-the client ignores that answer.
-"""
+"""Calls in flight when the client closes stdin still get their answers: the SDK would cancel
+them, so the end is held back (``DRAIN_LIMIT`` at most). A cancellation is not passed on (it
+races the call and can end the session: modelcontextprotocol/python-sdk#2416, #2610)."""
 
 from __future__ import annotations
 
@@ -29,8 +23,7 @@ def _request_id(value: Any) -> bool:
 
 
 class InFlight:
-    """The ids of the requests read and not yet answered (thread-safe: the SDK
-    reads and writes in worker threads)."""
+    """The ids of the requests read and not yet answered (thread-safe)."""
 
     def __init__(self) -> None:
         self._ids: set[str | int] = set()
@@ -41,8 +34,7 @@ class InFlight:
             return len(self._ids)
 
     def read(self, line: str) -> bool:
-        """Note a message the client sent (a request, or a cancellation ending
-        one); whether it is a cancellation."""
+        """Note a message the client sent; whether it is a cancellation."""
         message = parse(line)
         if message is None or message.get("jsonrpc") != "2.0":
             return False
@@ -105,9 +97,8 @@ class DrainingInput:
 
 
 class TrackingOutput:
-    """stdout as the SDK writes it: an answer counts as sent once flushed. Once
-    the client has closed its end, answers are dropped as sent, and ``gone`` is
-    called once."""
+    """stdout as the SDK writes it: an answer counts as sent once flushed (once the client
+    has closed its end: dropped, and ``gone`` called once)."""
 
     def __init__(self, out: TextIO, inflight: InFlight, gone: Callable[[], None]) -> None:
         self.out = out

@@ -1,14 +1,6 @@
-"""Chunks as MCP resources: their URIs, reading one, listing them a page at a
-time, completing a chunk ID, and the links tool results carry.
-
-A chunk's URI is ``chunkls:///`` and its ID percent-encoded with ``/`` kept:
-``app/x.py#function-f`` is ``chunkls:///app/x.py%23function-f`` (``#`` is
-``%23``, a space ``%20``, ``%`` ``%25``, non-ASCII its UTF-8 bytes). The
-template ``chunkls:///{chunk_id}`` expands to the same ID with ``/`` encoded too
-(RFC 6570); both read back the same. A URI names a chunk ID and nothing else:
-it is looked up in the index, never opened. Answers are JSON-ready dicts (no
-MCP SDK code here: ``chunkls.mcp.server`` turns them into the SDK's models).
-"""
+"""Chunks as MCP resources (``docs/mcp.md``): URIs, reading, listing, completing, and the links
+tool results carry. A URI (``chunkls:///`` and the ID percent-encoded, ``/`` kept or not)
+names a chunk ID and nothing else: looked up in the index, never opened. No SDK code here."""
 
 from __future__ import annotations
 
@@ -75,8 +67,7 @@ def _describe(path: str, start: int, end: int, symbol: str | None) -> str:
 
 
 def chunk_link(found: IndexedChunk, lines: tuple[int, int] | None = None) -> dict[str, Any]:
-    """A ``resource_link`` to a chunk; with ``lines`` (1-based, inclusive) other
-    than the chunk's own, to those lines of its file (``file://...#L12-L20``)."""
+    """A ``resource_link`` to a chunk; with other ``lines``, to those (``file://...#L12-L20``)."""
     chunk = found.chunk
     start, end = lines if lines is not None else (chunk.start_line, chunk.end_line)
     if (start, end) == (chunk.start_line, chunk.end_line):
@@ -94,8 +85,7 @@ def chunk_link(found: IndexedChunk, lines: tuple[int, int] | None = None) -> dic
 
 
 def chunk_fields(chunk: LocatedChunk) -> dict[str, Any]:
-    """A chunk's ID, path, lines and symbol: a resource's ``_meta``, and the fields
-    every tool's structured result gives for a chunk."""
+    """A chunk's ID, path, lines and symbol (``_meta``, and every tool's chunk fields)."""
     return {
         "chunk_id": chunk.chunk_id,
         "path": chunk.source_path,
@@ -120,8 +110,7 @@ def template() -> dict[str, Any]:
 
 
 def chunk_id_of(uri: str, index: Queries) -> str:
-    """The chunk ID a URI names, root-relative; ``ResourceProblem`` for a URI
-    that is not one of chunkls's or leads out of the roots."""
+    """The root-relative chunk ID a URI names (``ResourceProblem``: not ours, or outside)."""
     scheme, colon, rest = uri.partition(":")
     if not colon or scheme.lower() != SCHEME:
         raise ResourceProblem(
@@ -161,8 +150,7 @@ def chunk_id_of(uri: str, index: Queries) -> str:
 
 
 def read(index: Queries, uri: str) -> list[dict[str, Any]]:
-    """``resources/read``: the chunk's text (each chunk of that ID, when a file
-    repeats it), its MIME type, and its ID, path and lines in ``_meta``."""
+    """``resources/read``: each chunk of that ID, its text, MIME type and ``_meta``."""
     chunk_id = chunk_id_of(uri, index)
     found = index.lookup(chunk_id)
     if not found:
@@ -216,8 +204,7 @@ def _listed(stub: Stub) -> dict[str, Any]:
 def list_page(
     index: Queries, cursor: str | None, under: Sequence[Path] = (), size: int = PAGE_SIZE
 ) -> dict[str, Any]:
-    """``resources/list``: a page of chunks (the files under the client's roots
-    ``under`` first), with the cursor of the next page if there is one."""
+    """``resources/list``: a page of chunks (under the client's roots first), and a cursor."""
     start = decode_cursor(cursor) if cursor is not None else None
     page = index.chunk_page(start, size, under)
     result: dict[str, Any] = {"resources": [_listed(stub) for _folder, stub in page.stubs]}
@@ -230,8 +217,7 @@ def list_page(
 
 
 def complete(index: Queries, ref_uri: str, argument: str, value: str) -> dict[str, Any]:
-    """``completion/complete`` for the template's variable: chunk IDs for what
-    was typed (nothing for another template or argument)."""
+    """``completion/complete`` for the template's variable: chunk IDs for what was typed."""
     if ref_uri != TEMPLATE or argument != VARIABLE:
         return {"values": []}
     typed = value[len(PREFIX) :] if value.startswith(PREFIX) else value

@@ -1,8 +1,5 @@
-"""The resource requests on the SDK's low-level server: the template, reading,
-listing with cursors, completion, and ``notifications/resources/list_changed``
-to a client that has listed the resources (``chunkls.mcp.resources`` answers;
-this module only translates to and from the SDK's models).
-"""
+"""The resource requests on the SDK's low-level server, and ``list_changed`` to a client that
+has listed them: only translation to and from the SDK's models (``resources`` answers)."""
 
 from __future__ import annotations
 
@@ -97,8 +94,7 @@ class Resources:
         return {(folder.position, rel_path) for folder, rel_path in files}
 
     def changed(self) -> None:
-        """Files changed on disk (in the event loop): tell the listener, once the
-        write step shows that files came or went."""
+        """Files changed on disk: tell the listener once the write step shows files came or went."""
         if self.listener is None or not self.loader.service.loaded:
             return
         if self._checking is not None:

@@ -1,8 +1,5 @@
-"""``chunkls mcp``: the tools over stdio, with the official MCP Python SDK.
-
-The index loads a step at a time in the event loop; a call with nothing to
-answer from yet waits for the load. stdout is the protocol: logs go to stderr.
-"""
+"""``chunkls mcp``: the tools over stdio with the MCP Python SDK; the index loads a step at a
+time in the event loop (a call with nothing to answer from waits). Logs go to stderr."""
 
 from __future__ import annotations
 
@@ -38,8 +35,7 @@ T = TypeVar("T")
 
 
 class Loader:
-    """The service's index, loaded in the event loop a step at a time (create it
-    in the event loop: loading begins at once)."""
+    """The service's index, loaded a step at a time (create it in the event loop)."""
 
     def __init__(self, service: McpService) -> None:
         self.service = service
@@ -61,8 +57,7 @@ class Loader:
         return answer
 
     async def ask(self, question: Callable[[Queries], T]) -> tuple[T, bool]:
-        """A question's answer (at once if possible, else once the index is
-        loaded), and whether it came from the cache read in place."""
+        """A question's answer (once loaded, if need be); whether it came from the cache."""
         loading = not self.service.loaded
         answer = self.service.ask(question)
         while answer is None:
@@ -75,8 +70,7 @@ class Loader:
 
 
 def make_server(loader: Loader, resources: Resources | None = None) -> Server[Any, Any]:
-    """The MCP server: its tool list, its one call handler, and the chunks as
-    resources."""
+    """The MCP server: its tool list, its one call handler, and the chunks as resources."""
     server: Server[Any, Any] = Server("chunkls", version=__version__, instructions=INSTRUCTIONS)
     tools = [
         types.Tool(
@@ -153,8 +147,7 @@ async def _serve(service: McpService, early: EarlyReader | None = None) -> None:
 
 
 def run(service: McpService, early: EarlyReader | None = None) -> int:
-    """Serve MCP over stdio until the client goes, taking over from ``early``
-    (what read stdin while the SDK loaded); returns the exit code."""
+    """Serve MCP over stdio until the client goes, taking over from ``early``; the exit code."""
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, service, early)
     return 0

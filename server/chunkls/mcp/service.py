@@ -1,9 +1,5 @@
-"""The MCP server's one answering path, without the SDK: every tool call comes
-here, from the early reader (``chunkls.mcp.early``) or the SDK.
-
-Until the index is loaded, a single root's current cache, read in place,
-answers with a ``notice``, unless the watcher has seen a change since.
-"""
+"""The MCP server's one answering path, without the SDK (early reader or SDK). Until the
+index is loaded, a single root's current cache read in place answers, with a ``notice``."""
 
 from __future__ import annotations
 
@@ -48,8 +44,7 @@ class McpService:
         """Whether every root is indexed (until then, answers may come in place)."""
 
     def report_problems(self) -> None:
-        """Log to stderr, then log the bad roots and configuration problems once,
-        before stdin is read."""
+        """Log to stderr; the bad roots and configuration problems once, before stdin."""
         logging.basicConfig(
             stream=sys.stderr, level=logging.WARNING, format="%(message)s", force=True
         )
@@ -61,8 +56,7 @@ class McpService:
                 logger.warning("chunkls mcp: %s: %s", config.source, config.message)
 
     def answer(self, name: str, arguments: Mapping[str, Any] | None) -> Answer | None:
-        """A tool call's answer; ``None`` while there is nothing to answer from
-        (wait for ``load``, then ask again)."""
+        """A tool call's answer; ``None`` while there is nothing to answer from (``load``)."""
         session = self.session
         if not session.folders:
             return error(self.no_folder())
@@ -77,8 +71,7 @@ class McpService:
         return "chunkls has no folder to serve: " + "; ".join(self.problems)
 
     def ask(self, question: Callable[[Queries], T]) -> T | None:
-        """A question (a tool call, a resource request) through ``Session.ask``;
-        ``None`` while there is nothing to answer from (wait for ``load``)."""
+        """A question through ``Session.ask``; ``None`` while nothing answers (``load``)."""
         try:
             return self.session.ask(question, while_loading=not self.loaded)
         except NotLoaded:

@@ -1,10 +1,6 @@
-"""The MCP tools: what an agent can ask of the index, and how each answers.
-
-Each answer is structured content (as the tool's output schema says) plus a
-text rendering whose ID lines are the CLI's. Arguments come from a model: each
-is checked, with an error that says what was expected; a path or an ID is only
-looked up in the index, never opened. No MCP SDK code is here.
-"""
+"""The MCP tools' answers: structured content plus a text rendering whose ID lines are the
+CLI's. Each argument is checked, with an error that says what was expected; a path or an ID
+is only looked up in the index, never opened. No MCP SDK code is here."""
 
 from __future__ import annotations
 
@@ -44,8 +40,7 @@ SHOWN_CHARS = 40
 
 @dataclass(frozen=True)
 class Answer:
-    """A tool's result (an error may carry no structured content), and the
-    ``resource_link`` items that follow its text, one per chunk it names."""
+    """A tool's result, and a ``resource_link`` per chunk it names, after its text."""
 
     text: str
     structured: dict[str, Any] | None = None
@@ -88,19 +83,16 @@ def checked(name: str, answer: Answer, index: Queries, roots: Sequence[Path]) ->
 
 
 LINKLESS_PROTOCOLS = ("2024-11-05", "2025-03-26")
-"""Protocol versions before ``resource_link`` content (2025-06-18): a client that
-negotiated one gets each result's text alone, as before."""
+"""Protocol versions before ``resource_link`` content (2025-06-18): text alone."""
 
 
 def links_allowed(protocol_version: object) -> bool:
-    """Whether a client asking for this protocol version takes ``resource_link``
-    items (an unknown version is answered with the latest, which has them)."""
+    """Whether a client of this protocol version takes ``resource_link`` items."""
     return protocol_version not in LINKLESS_PROTOCOLS
 
 
 def call_result(answer: Answer, links: bool = True) -> dict[str, Any]:
-    """An answer as the JSON of an MCP ``CallToolResult`` (with its links, unless
-    the client's protocol has none)."""
+    """An answer as the JSON of an MCP ``CallToolResult``."""
     shown = answer.links if links else ()
     result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}, *shown]}
     if answer.structured is not None:
@@ -319,8 +311,7 @@ class Tools:
         return Answer("\n".join(lines), structured, links=tuple(linked.values()))
 
     def _source_path(self, given: str) -> str | None:
-        """The root-relative path an agent meant (an absolute one inside a root, or
-        as ``path_written`` reads it); ``None`` outside the roots. Never opened."""
+        """The root-relative path an agent meant (``None``: outside the roots). Never opened."""
         text = given.strip().strip("`").strip()
         if posixpath.isabs(text):
             inside = self.index.folder_of(text)

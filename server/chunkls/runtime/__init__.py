@@ -1,5 +1,2 @@
-"""Process plumbing, below everything else: answers while a server loads (the
-early reader and the answers kept between starts), the garbage collector and
-exit tricks (``gc_budget``), memory returned after bulk work, outputs whose reader
-has gone.
-"""
+"""Process plumbing, below everything else: early answers, the garbage collector and exit
+(``gc_budget``), memory given back, outputs whose reader has gone."""

@@ -1,11 +1,6 @@
-"""Answering a client's first requests while its server is still loading.
-
-The first request is read with only the standard library loaded and answered
-from the server's kept answer (``KeptAnswers``, tied to ``code_fingerprint``);
-a thread (``EarlyReader``) reads on while the server imports. Each front door's
-``EarlyProtocol`` says what it answers early; every other message goes to the
-server as it came (``Prelude``), and anything unexpected turns early answers off.
-"""
+"""Answering a client's first requests while its server is still loading, with only the
+standard library: each front door's ``EarlyProtocol`` says what; every other message goes
+to the server as it came (``Prelude``), and anything unexpected turns early answers off."""
 
 from __future__ import annotations
 
@@ -58,8 +53,7 @@ def request_key(kind: str, value: Any) -> str:
 
 
 def initialize_key(params: Any, fields: Sequence[str]) -> str:
-    """What an ``initialize`` answer is kept under: the request's ``fields``
-    (the rest of it changes nothing); ``""`` for parameters that are no object."""
+    """What an ``initialize`` answer is kept under: the request's ``fields`` (else ``""``)."""
     if not isinstance(params, dict):
         return ""
     return request_key("initialize", {name: params.get(name) for name in fields})
@@ -143,9 +137,8 @@ def _plain_id(value: Any) -> bool:
 
 
 class AnswerFilter:
-    """The server's output while it handles the prelude: its answers to the
-    prelude's requests that ``key_of`` keys are kept for the next start, and
-    its answer to the first request is dropped if one was sent early."""
+    """The server's output while it handles the prelude: answers ``key_of`` keys are kept
+    for the next start; the first one dropped if one was sent early."""
 
     def __init__(self, out: Any, prelude: Prelude, answers: KeptAnswers) -> None:
         self.out = out
@@ -197,15 +190,13 @@ class EarlyProtocol(Protocol):
     """The server's answers kept from earlier starts."""
 
     def cut(self, buffer: bytearray) -> bytes | None:
-        """Take the first whole message's body off ``buffer`` (``None``: none
-        yet); raise ``ValueError`` on framing this does not read."""
+        """Take the first whole message's body off ``buffer`` (``None``: none yet)."""
 
     def frame(self, message: dict[str, Any]) -> bytes:
         """A message framed as the server frames it."""
 
     def first(self, message: dict[str, Any]) -> Any:
-        """The result to answer the first message with (``None``: nothing is
-        answered early in this session)."""
+        """The result to answer the first message with (``None``: no early answers)."""
 
     def answer(self, message: dict[str, Any]) -> Any:
         """The result to answer a later message with (``None``: the server's)."""
@@ -251,8 +242,7 @@ class EarlyReader:
     # -- the main thread ----------------------------------------------------------
 
     def start(self) -> None:
-        """Read the first message (answer it if the protocol can), then read on
-        in a thread."""
+        """Read the first message (answer it if the protocol can), then read on in a thread."""
         self._read_first()
         self.thread = threading.Thread(target=self._run, name="chunkls-early", daemon=True)
         self.thread.start()
@@ -368,8 +358,7 @@ class EarlyReader:
             return None
 
     def _send(self, message_id: Any, result: Any) -> bool:
-        """Write a response; ``False`` (and no more early answers) if it could
-        not be written whole."""
+        """Write a response; ``False`` (and no more early answers) if not written whole."""
         data = memoryview(
             self.protocol.frame({"jsonrpc": "2.0", "id": message_id, "result": result})
         )
@@ -384,8 +373,7 @@ class EarlyReader:
 
 
 def start_reader(protocol: Callable[[], EarlyProtocol]) -> EarlyReader | None:
-    """An early reader on stdin, started, if stdin is a pipe or socket it can wait
-    on (not on Windows); ``None`` otherwise (and ``protocol`` is not called)."""
+    """An early reader on stdin, started, if stdin is a pipe or socket (not on Windows)."""
     if sys.platform == "win32":
         return None
     try:

@@ -1,7 +1,4 @@
-"""What a server's kept answers depend on: a digest of its code (chunkls's version,
-the interpreter, the modules of chunkls and of its protocol libraries), so that an
-answer kept by other code is never sent (``chunkls.runtime.early_reader.KeptAnswers``).
-"""
+"""A digest of a server's code, so that an answer kept by other code is never sent."""
 
 from __future__ import annotations
 
@@ -30,9 +27,8 @@ def tree_digest(folders: Sequence[Path], salt: str = "") -> str:
 
 
 def code_fingerprint(own: Path, packages: Sequence[str]) -> str:
-    """What a server's answers depend on besides the request: chunkls's version,
-    the interpreter, and every module of ``own`` and of ``packages`` (found
-    without importing them); ``""`` if a package is not found."""
+    """chunkls's version, the interpreter, and every module of ``own`` and ``packages``
+    (found without importing them); ``""`` if a package is not found."""
     from importlib.util import find_spec
 
     from chunkls import __version__

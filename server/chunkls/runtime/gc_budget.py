@@ -1,14 +1,8 @@
-"""The start-up budget's process tricks, in one place: when the cyclic garbage
-collector runs, and how the command line exits.
-
-Each stays because it was measured (2-core VM shared with other work, Python
-3.11, on against off alternated in one run; its figure is in its docstring).
-Elsewhere the code calls these and never ``gc`` or ``os._exit`` itself. Measured
-and dropped (issue 46): pausing the collector while a folder's cache is opened in
-place (``storage.in_place.open_current``, the stdlib): 2 ms of collections
-against 6.5 ms, within the spread of the MCP start it would serve; the CLI's
-pause covers it there.
-"""
+"""The start-up budget's process tricks, in one place (nothing else calls ``gc`` or
+``os._exit``): when the cyclic collector runs, and how the CLI exits. Each was measured (2-core
+VM, Python 3.11, on against off alternated in one run) and its figure is in its docstring.
+Measured and dropped (issue 46): a pause while ``open_current`` reads the stdlib's cache
+(2 ms against 6.5 ms, within the MCP start's spread)."""
 
 from __future__ import annotations
 

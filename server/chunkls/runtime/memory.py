@@ -1,10 +1,6 @@
-"""Giving memory back to the system after bulk work (glibc only; elsewhere a no-op).
-
-glibc raises its mmap threshold after a large block is freed, so a long-lived
-server would sit on indexing's short-lived hundreds of MB: a fixed threshold
-keeps large arrays in mmap (given back when freed), and ``malloc_trim`` returns
-the heap's free pages.
-"""
+"""Giving memory back after bulk work (glibc only): glibc raises its mmap threshold after a
+large free, so a server would sit on indexing's hundreds of MB; a fixed threshold and
+``malloc_trim`` give them back."""
 
 from __future__ import annotations
 

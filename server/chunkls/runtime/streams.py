@@ -12,10 +12,8 @@ if TYPE_CHECKING:
 
 
 def discard_output(stream: IO[Any]) -> None:
-    """Point a stream whose reader has gone at /dev/null, so the interpreter's
-    final flush of what is still buffered does not fail again, and nothing
-    written later fails either (the recipe in Python's ``signal``
-    documentation). A stream without a file descriptor is left alone."""
+    """Point a stream whose reader has gone at /dev/null, so neither the final flush nor a
+    later write fails again (the recipe in Python's ``signal`` documentation)."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):

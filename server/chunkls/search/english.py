@@ -1,7 +1,5 @@
-"""What a question in English carries that code does not: stop words, Sphinx
-markup, and the forms of a word (``parse``, ``parser``, ``parsing``). Small and
-fixed on purpose: used on a query's words and a result's name, never the corpus.
-"""
+"""What English carries that code does not: stop words, Sphinx markup, a word's forms. Small
+and fixed on purpose: used on a query's words and a result's name, never the corpus."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ _SUFFIXES_BY_LAST = {
     last: tuple(suffix for suffix in _SUFFIXES if suffix[-1] == last)
     for last in {suffix[-1] for suffix in _SUFFIXES}
 }
-"""The endings by their last letter, in ``_SUFFIXES``' order (a word's last
-letter rules out the others)."""
+"""The endings by their last letter, in ``_SUFFIXES``' order."""
 _ENDINGS = ("", "e", "s", "es", "ed", "ing", "er", "ers", "or", "ion", "ions", "ation", "y", "ies")
 """Endings put on a stem for the other forms of a word."""
 MIN_STEM = 3
@@ -62,7 +59,6 @@ def stem(word: str) -> str:
 
 
 def other_forms(word: str) -> list[str]:
-    """The other forms of a word, from its stem (most are not words: a search
-    finds no chunk with them and they count for nothing)."""
+    """The other forms of a word (most are no words: they find nothing, count nothing)."""
     root = stem(word)
     return [form for ending in _ENDINGS if (form := root + ending) != word]

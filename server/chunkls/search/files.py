@@ -1,7 +1,5 @@
-"""What a chunk's file adds to its score in ``hybrid``'s ranking: the file's other
-candidates lift it (a question about how something works asks for the file whose
-chunks answer it together, more than for the one chunk that says it most).
-"""
+"""What a chunk's file adds to its score in ``hybrid``'s ranking: its other candidates lift
+it (a question about how something works asks for the file that answers it together)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,6 @@
-"""Fuzzy names: the symbol table's names (``definitions``) that a mistyped or
-abbreviated one stands for, when no name is it, has it as a part or starts with it.
-
-Two kinds, as VS Code's own fuzzy matching and a spelling check find them: the
-names that hold what was typed as an in-order subsequence whose first letter
-begins a part (the name's first letter, or one after ``_``: ``bmodel``,
-``BsModel`` -> ``basemodel``; ``Greter`` -> ``greeter``), and those one edit away
-(a letter replaced, added or dropped, or two swapped: ``Graeter`` -> ``greeter``).
-They rank by a clear score: the contiguous runs the typed letters make (one
-edit away counts one), less those that begin a part; then shorter names; then
-the name. The names are read once from the postings (kept until they change),
-with bit masks of their letters: a query picks the names with all its letters
-at once, matches those with one regular expression, and looks its one-edit
-variants up in a set."""
+"""Fuzzy names: the symbol table's names a mistyped or abbreviated one stands for (which
+and in what order: ``docs/search.md``). The names are read once from the postings, with bit
+masks of their letters: a query picks its candidates at once, then one regular expression."""
 
 from __future__ import annotations
 
@@ -33,10 +22,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class NameTable(NamedTuple):
-    """Every distinct name the table keeps (own and inner, lowercase); each
-    one's letters, those it has twice or more, and those its parts begin with,
-    as bit masks of their UTF-8 bytes (a query's candidates are picked from them
-    at once); and all of them, as a set."""
+    """Every distinct name the table keeps (lowercase), the bit masks of ``masks``, and
+    all of them as a set."""
 
     version: int
     names: list[str]
@@ -108,8 +95,8 @@ def name_table(source: PostingsSource) -> NameTable:
 
 
 def candidates(table: NameTable, name: str) -> list[str]:
-    """The names holding every letter of ``name`` (as often, up to twice), one
-    of their parts beginning with its first (a superset of its subsequence matches)."""
+    """The names holding every letter of ``name`` (up to twice), a part beginning with its
+    first (a superset of its subsequence matches)."""
     (wanted,), (wanted_twice,), _ = masks([name])
     first = _BITS[name.encode("utf-8")[0]]
     picked = ((table.letters & wanted) == wanted) & ((table.twice & wanted_twice) == wanted_twice)
@@ -119,8 +106,7 @@ def candidates(table: NameTable, name: str) -> list[str]:
 
 
 def applies(source: PostingsSource, typed: str) -> bool:
-    """Whether ``typed`` is one name no symbol-table name is, has as a part or
-    starts with (then the fuzzy names answer it)."""
+    """Whether ``typed`` is one name no table name is, has as a part or starts with."""
     if len(typed) < MIN_TYPED or not _IDENTIFIER.fullmatch(typed):
         return False
     name = typed.lower()
@@ -139,8 +125,7 @@ def _subsequence(name: str) -> re.Pattern[str]:
 
 
 def _one_edit(name: str, names: frozenset[str]) -> list[str]:
-    """The names one edit away from ``name``: a letter replaced, added or
-    dropped, or two swapped (a few hundred set lookups)."""
+    """The names one edit away from ``name`` (a few hundred set lookups)."""
     letters = "abcdefghijklmnopqrstuvwxyz0123456789_"
     found = set()
     for i in range(len(name) + 1):
@@ -157,9 +142,7 @@ def _one_edit(name: str, names: frozenset[str]) -> list[str]:
 
 
 def score(typed: str, name: str) -> tuple[int, int, str]:
-    """A fuzzy name's sort key (smaller is better): its contiguous runs (one
-    edit away: one), less those that begin a part, the name's length, the name.
-    Letters match leftmost, the first at a part's beginning."""
+    """A fuzzy name's sort key, smaller first (``docs/search.md``); letters match leftmost."""
     runs = starts = 0
     at = -1
     for index, letter in enumerate(typed):
@@ -176,9 +159,7 @@ def score(typed: str, name: str) -> tuple[int, int, str]:
 
 
 def fuzzy_names(source: PostingsSource, typed: str, limit: int) -> list[str]:
-    """The symbol-table names ``typed`` stands for, best first, at most ``limit``
-    (none unless ``applies``): those holding it as a subsequence, and those one
-    edit away."""
+    """The table names ``typed`` stands for, best first, at most ``limit`` (if ``applies``)."""
     if not applies(source, typed):
         return []
     name = typed.lower()

@@ -1,13 +1,6 @@
-"""The hybrid ranking: BM25 over a question's content words (and their other
-forms, at ``FORM_WEIGHT``) and the symbol table's chunks defining them, ranked
-again in blocks of ``CANDIDATES`` by their priors (``KIND_PRIOR``, ``TEST_PRIOR``,
-``PATH_PRIOR``, ``LENGTH``, ``chunkls.search.questions``) plus what their names match
-(``SYMBOL``, ``OWN_NAME``, ``INNER_NAME``, ``INNER_PART``, ``PREFIX_NAME``, ``STEM``),
-a chunk named by the whole query first, then by file (``FILE_LIFT``, ``FILE_TOP``,
-``SATURATION``; for a sentence, ``SENTENCE_FILE_LIFT``, ``SENTENCE_SATURATION``),
-one per chunk ID. Measured on ``bench/retrieval.py`` and ``bench/peer_benchmark.py``
-(``docs/search.md``).
-"""
+"""The hybrid ranking: BM25 over a question's content words and the symbol table's chunks
+defining them, ranked again in blocks by priors, name matches and file (``docs/search.md``,
+where each constant below is described and measured)."""
 
 from __future__ import annotations
 
@@ -29,8 +22,8 @@ from chunkls.search.tokens import tokenize
 FORM_WEIGHT = 0.2
 """What another form of a query word counts for, against the word itself."""
 CANDIDATES = 64
-"""BM25's best chunks ranked again a block at a time, so that the first results do
-not depend on how many are asked for (every front door shows the same order)."""
+"""BM25's best chunks ranked again a block at a time: the first results do not depend on
+how many are asked for (every front door shows the same order)."""
 KIND_PRIOR = {"module": 0.5}
 """Score factors by chunk kind: module-level code is glue more often than answer."""
 TEST_PRIOR = 0.3
@@ -53,8 +46,7 @@ INNER_NAME = 1.0
 INNER_PART = 0.3
 """What a query word that is part of a name defined inside a chunk adds, times its IDF."""
 TABLE_CANDIDATES = 16
-"""Most chunks the symbol table adds to BM25's candidates (a name defined in more
-chunks than this adds none)."""
+"""Most chunks the symbol table adds to BM25's (a name defined in more adds none)."""
 STEM = 1.0
 """What a query word naming the file (a part of its name) adds, times its IDF."""
 PATH_PRIOR = {
@@ -65,17 +57,14 @@ PATH_PRIOR = {
     "dot_markdown": 0.3,
     "markdown": 0.5,
 }
-"""Score factors by where a file is (``chunkls.search.paths.path_kinds``), unless
-the query names the kind."""
+"""Score factors by where a file is (``paths.path_kinds``), unless the query names the kind."""
 SATURATION = 0.5
-"""A file's second chunk in a block counts this much, its third this squared, ...
-(the first results cover more than one file when more than one answers)."""
+"""A file's second chunk in a block counts this much, its third this squared, ..."""
 SENTENCE_SATURATION = 1.0
 """``SATURATION`` for a sentence (``HybridQuery.sentence``): it describes one definition,
 often the sibling of a better-scoring chunk of its file; a question or a topic asks for files."""
 SENTENCE_OWN_NAME = 0.0
-"""``OWN_NAME`` for a query written as a sentence: a name it mentions is more often
-another definition it uses than its answer."""
+"""``OWN_NAME`` for a sentence: a name it mentions is more often one it uses than its answer."""
 SENTENCE_WORDS = 3
 """Fewest words a sentence has (``Depends``, ``StaticModel`` are names)."""
 FILE_LIFT = 0.1
@@ -128,8 +117,7 @@ class HybridQuery(NamedTuple):
 
 @functools.lru_cache(maxsize=256)
 def hybrid_query(query: str) -> HybridQuery:
-    """The content words of a query and their other forms (no terms: it has
-    only question and stop words)."""
+    """The content words of a query and their other forms (none: only stop words)."""
     terms = [token for token in tokenize(strip_roles(query)) if token not in STOP_WORDS]
     distinct = dict.fromkeys(terms)
     forms: dict[str, None] = {}
@@ -165,9 +153,7 @@ def rank(
     describe: Describe,
     where: Callable[[str], bool] | None = None,
 ) -> list[tuple[int, float]]:
-    """The ``top_k`` best (document, score) pairs, best first, ties in corpus
-    order, one per chunk ID; ``where`` keeps the chunks whose ``source_path`` it
-    accepts."""
+    """``modes.rank`` in the hybrid mode."""
     if top_k <= 0 or not query.terms or not source.live:
         return []
     depth = -(-top_k // CANDIDATES) * CANDIDATES  # whole blocks
@@ -185,8 +171,7 @@ def _ranked(
     describe: Describe,
     where: Callable[[str], bool] | None,
 ) -> tuple[list[tuple[int, float]], bool]:
-    """The best chunks among BM25's ``depth`` best and the symbol table's, one per
-    chunk ID, and whether BM25 had more."""
+    """The best of BM25's ``depth`` best and the table's, and whether BM25 had more."""
     tokens = query.terms + query.forms
     weights = [1.0] * len(query.terms) + [FORM_WEIGHT] * len(query.forms)
     found = top_where(source, tokens, depth, describe, where, weights)
@@ -319,9 +304,7 @@ def _bm25_of(
 
 
 class _Table:
-    """The symbol table's answers for a query's words: the chunks that define them
-    (their own name, or a name inside), and those with a name inside that has
-    one of them as a part."""
+    """The chunks defining a query's words (own name, a name inside, or a part of one)."""
 
     def __init__(
         self,
@@ -356,8 +339,7 @@ class _Table:
         self.live = source.live
 
     def candidates(self) -> list[int]:
-        """The chunks defining a query word (own names first), at most
-        ``TABLE_CANDIDATES``, in corpus order within each."""
+        """Own names first, at most ``TABLE_CANDIDATES``, in corpus order within each."""
         picked: dict[int, None] = {}
         for postings in [*self.own.values(), *self.inner.values(), *self.started.values()]:
             if len(postings.docs) > TABLE_CANDIDATES:
@@ -421,8 +403,7 @@ def top_where(
     where: Callable[[str], bool] | None,
     weights: Sequence[float] | None = None,
 ) -> list[tuple[int, float]]:
-    """The scorer's ``top_k`` best (document, score) pairs among the chunks whose
-    ``source_path`` ``where`` accepts (all of them: ``None``)."""
+    """The scorer's ``top_k`` best among the chunks whose ``source_path`` ``where`` accepts."""
     if where is None:
         return source.scorer.top(source, tokens, top_k, weights)
     return [
@@ -447,8 +428,7 @@ def name_match(symbol: str, idfs: dict[str, float], stems: dict[str, str]) -> fl
 
 @functools.lru_cache(maxsize=NAMES_KEPT)
 def _name_parts(symbol: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    """A name's parts, their stems (a few each: tuples, a fifth of sets' memory),
-    and the name in lowercase."""
+    """A name's parts, their stems (tuples: a fifth of sets' memory), the name lowercase."""
     name = symbol.rsplit(".", 1)[-1]
     parts = tuple(dict.fromkeys(tokenize(name)))
     return parts, tuple(dict.fromkeys(map(stem, parts))), name.lower()

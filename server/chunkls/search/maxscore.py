@@ -1,7 +1,5 @@
-"""The scorer's kernel for postings in numpy arrays (``chunkls.search.inverted``):
-``candidates`` finds the documents that can be among the best (MaxScore), with
-exact scores (the same additions, in the same order, as ``dense``).
-"""
+"""The scorer's numpy kernel: the documents that can be among the best (MaxScore), with
+exact scores (the same additions, in the same order, as ``dense``)."""
 
 from __future__ import annotations
 
@@ -63,8 +61,7 @@ def _union(arrays: Sequence[npt.NDArray[np.int32]]) -> npt.NDArray[np.int32]:
 
 
 def dense(terms: Sequence[TermScores], size: int) -> npt.NDArray[np.float64]:
-    """Scores by document id (``size`` of them): each document's term scores added
-    in query order."""
+    """Scores by document id: each document's term scores added in query order."""
     scores = np.zeros(size, dtype=np.float64)
     first = terms[0]
     scores[first.docs] = first.scores  # 0.0 + score, exactly
@@ -74,8 +71,7 @@ def dense(terms: Sequence[TermScores], size: int) -> npt.NDArray[np.float64]:
 
 
 def exact(terms: Sequence[TermScores], docs: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-    """The scores of some documents (ascending ids), bit for bit those of ``dense``:
-    the same additions, in the same order."""
+    """The scores of some documents (ascending ids), bit for bit those of ``dense``."""
     scores = np.zeros(len(docs), dtype=np.float64)
     for entry in terms:
         where = np.searchsorted(entry.docs, docs)

@@ -1,7 +1,5 @@
-"""The search modes (``hybrid``, the default; ``bm25``: the tutorial's Okapi BM25
-over every query token, exactly), and ``rank``, through which every front door
-ranks, so one query gives one order everywhere.
-"""
+"""The search modes (``hybrid``, the default; ``bm25``: the tutorial's, exactly) and
+``rank``, through which every front door ranks: one query, one order everywhere."""
 
 from __future__ import annotations
 
@@ -40,9 +38,8 @@ def rank(
     describe: hybrid.Describe,
     where: Callable[[str], bool] | None = None,
 ) -> list[tuple[int, float]]:
-    """The ``top_k`` best (document, score) pairs for a query in a mode, best
-    first, ties in corpus order, one per chunk ID of a folder; ``where`` keeps
-    the chunks whose ``source_path`` it accepts."""
+    """The ``top_k`` best (document, score) pairs, best first, ties in corpus order, one per
+    chunk ID of a folder; ``where`` keeps the chunks whose ``source_path`` it accepts."""
     if mode == "hybrid":
         return hybrid.rank(source, hybrid.hybrid_query(query), top_k, describe, where)
     if mode != "bm25":
@@ -65,8 +62,7 @@ def rank(
 
 
 def query_words(query: str, mode: str) -> tuple[str, ...]:
-    """The words a result's best part is chosen by: ``hybrid``'s content words,
-    every token in ``bm25``."""
+    """The words a best part is chosen by: ``hybrid``'s content words, ``bm25``'s tokens."""
     if mode == "hybrid":
         return hybrid.hybrid_query(query).terms
     return tuple(tokenize(query))

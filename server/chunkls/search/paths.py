@@ -1,7 +1,5 @@
-"""What a chunk's file path says to ``hybrid``'s ranking: whether it is a test's,
-which kinds of file it is (examples or docs, vendored, compat, ``__init__``,
-Markdown, Markdown under a dot-folder), and the words of its name.
-"""
+"""What a chunk's file path says to ``hybrid``'s ranking: whether it is a test's, which
+kinds of file it is (``path_kinds``), and the words of its name."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""What a question asks for in ``hybrid``'s ranking. A question about how the code
-works (``how are routes registered``, ``how DNS resolution is handled``) asks for
-the big definitions that do the work (a router class, a connector), more than for
-a short one whose few words match it; and a query that is not a sentence asks for
-an exception class (``ClientConnectorDNSError``) only when it names errors.
-"""
+"""What a question asks for in ``hybrid``'s ranking: the big definitions that do the work
+more than a short one whose words match, and an exception class only when it names errors
+(``docs/search.md``)."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ import re
 QUESTION_WORDS = frozenset({"how", "what", "where", "which", "why", "when", "who", "does"})
 """A query whose first word is one of these is a question."""
 QUESTION_LENGTH = 1.2
-"""A question's candidate's BM25 score is multiplied by ``1 + QUESTION_LENGTH *
-log1p(length / average)`` (its chunk's length against the average chunk's)."""
+"""A question's candidate's score times ``1 + QUESTION_LENGTH * log1p(length / average)``."""
 ERROR_PRIOR = 0.5
 """The score factor of an exception class (a name ending in ``Error``,
 ``Exception`` or ``Warning``) for a question or a topic, unless it names errors."""

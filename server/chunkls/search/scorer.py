@@ -1,11 +1,6 @@
-"""The one BM25 scorer: the tutorial's Okapi BM25 over any source of postings.
-
-Each query token's scores are added in query order (a repeat counts again), the
-best ``top_k`` kept, ties in corpus order. A ``PostingsSource`` comes with the
-``Kernel`` of its arrays: numpy for the in-memory index (``maxscore``), Python
-ints for a cache read in place (``LIST_KERNEL``: a CLI query imports no numpy).
-Both score with ``term_score`` and add in the same order: the same floats.
-"""
+"""The one BM25 scorer: the tutorial's Okapi BM25 over any source of postings, each token's
+scores added in query order. Its ``Kernel``: numpy (``maxscore``), or Python ints for a cache
+read in place (``LIST_KERNEL``: a CLI query imports no numpy); the same floats either way."""
 
 from __future__ import annotations
 
@@ -29,9 +24,7 @@ ENTRY_COST = 32
 
 
 Part = tuple[tuple[int, int], str | None]
-"""A hit's ``lines`` and ``part``: the lines of its chunk that answer a query best
-(1-based, inclusive), and the name of the definition they are (``None``: a
-window, or the whole chunk)."""
+"""A hit's ``lines`` and ``part`` (the definition they are; ``None``: a window, or all)."""
 
 
 class Hit(NamedTuple, Generic[T]):
@@ -52,8 +45,7 @@ def idf(documents: int, df: int) -> float:
 
 
 def term_score(weight: Any, tf: Any, length: Any, base: float, scale: float) -> Any:
-    """A term's BM25 score in a document of ``length`` tokens where it occurs ``tf``
-    times: numbers, or numpy arrays of them (the same operations either way)."""
+    """A term's BM25 score: numbers, or numpy arrays of them (the same operations)."""
     return weight * tf / (tf + base + scale * length)
 
 
@@ -81,8 +73,7 @@ class Kernel(Protocol):
         query order), every one that can be among the ``top_k`` best (``size``: doc ids)."""
 
     def best(self, docs: Any, scores: Any, top_k: int) -> list[tuple[int, float]]:
-        """The (document, score) pairs scoring at least the ``top_k``-th best
-        (ties included), in any order."""
+        """The pairs scoring at least the ``top_k``-th best (ties included), in any order."""
 
 
 class Postings(NamedTuple):
@@ -136,8 +127,7 @@ class PostingsSource(Protocol):
 def in_order(
     pairs: list[tuple[int, float]], order_key: Callable[[int], Any]
 ) -> list[tuple[int, float]]:
-    """(document, score) pairs best first, ties in corpus order (``order_key``
-    is asked only when there are ties)."""
+    """Pairs best first, ties in corpus order (``order_key`` asked only on ties)."""
     pairs.sort(key=lambda pair: -pair[1])
     if len({score for _, score in pairs}) < len(pairs):
         pairs.sort(key=lambda pair: (-pair[1], order_key(pair[0])))
@@ -145,8 +135,7 @@ def in_order(
 
 
 class Scorer:
-    """BM25 over one postings source, keeping each term's scores between
-    queries until the source changes (a search as one types repeats terms)."""
+    """BM25 over one postings source, each term's scores kept until it changes."""
 
     def __init__(self) -> None:
         self._kept: dict[tuple[str, float], TermScores | None] = {}
@@ -171,8 +160,7 @@ class Scorer:
         return [entry for key in keys if (entry := found.get(key)) is not None]
 
     def document_frequencies(self, source: PostingsSource, tokens: Sequence[str]) -> list[int]:
-        """How many documents have each token (its scores are kept: a query
-        scores it anyway)."""
+        """How many documents have each token (its scores are kept)."""
         found = self._scored(source, [(token, 1.0) for token in tokens])
         return [len(entry.docs) if (entry := found.get((t, 1.0))) else 0 for t in tokens]
 
@@ -213,8 +201,7 @@ class Scorer:
         top_k: int,
         weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
-        """The ``top_k`` best (document, score) pairs for the query tokens, best
-        first, ties in corpus order."""
+        """The ``top_k`` best (document, score) pairs, best first, ties in corpus order."""
         if top_k <= 0:
             return []
         terms = self.terms(source, tokens, weights)
@@ -225,8 +212,7 @@ class Scorer:
 
 
 class _ListTerm:
-    """A term's postings in Python sequences, scored when its scores are asked
-    for (``candidates`` scores and adds up in one pass instead)."""
+    """A term's postings in Python sequences, scored when asked (``candidates``: one pass)."""
 
     __slots__ = ("_scores", "docs", "factors", "lengths", "tfs")
 
@@ -254,8 +240,7 @@ class _ListTerm:
 
 
 class ListKernel:
-    """Postings as Python sequences of ints (``array``): every matching
-    document is added up (a query of the CLI reads a few thousand postings)."""
+    """Postings as ``array``s of ints: every matching document is added up."""
 
     def term(self, weight: float, postings: Postings, base: float, scale: float) -> TermScores:
         return _ListTerm(postings, (weight, base, scale))
@@ -281,15 +266,13 @@ LIST_KERNEL = ListKernel()
 
 
 def prefix_key(term: bytes) -> int:
-    """A term's first eight bytes, NUL-padded, as a big-endian number (a term
-    table's ``prefixes``, sorted as the terms are)."""
+    """A term's first eight bytes, NUL-padded, big-endian (sorted as the terms are)."""
     return int.from_bytes(term[:8].ljust(8, b"\0"), "big")
 
 
 def rank_among(term: bytes, low: int, high: int, term_at: Callable[[int], bytes]) -> int:
-    """Where a term is or would be inserted in a sorted term table, given the
-    ranks ``low``-``high`` of the terms sharing its ``prefix_key`` (one term
-    lookup: the in-memory table's and the one read in place)."""
+    """Where a term is or would go in a sorted table, given the ranks ``low``-``high`` of
+    those sharing its ``prefix_key`` (the one term lookup, loaded or read in place)."""
     if high - low > 1:  # eight bytes or longer, sharing their first eight
         return bisect.bisect_left(range(low, high), term, key=term_at) + low
     return high if low < high and term_at(low) < term else low

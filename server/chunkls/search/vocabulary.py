@@ -1,9 +1,6 @@
-"""The search vocabulary: a ``TermTable`` (terms' UTF-8 bytes sorted in one blob,
-each ended by NUL, with numpy arrays of starts, eight-byte prefixes and ids), plus
-a dict of the terms added since (``Vocabulary``) until ``freeze`` folds them in.
-Terms never contain NUL (they are ``\\w+`` pieces), so a NUL-padded prefix orders
-terms as their bytes do.
-"""
+"""The search vocabulary: a ``TermTable`` (sorted NUL-ended terms in one blob, numpy starts,
+prefixes and ids) plus the terms added since (``Vocabulary``). Terms never contain NUL
+(``\\w+`` pieces), so a NUL-padded prefix orders terms as their bytes do."""
 
 from __future__ import annotations
 
@@ -28,12 +25,10 @@ class TermTable:
     __slots__ = ("blob", "ids", "prefixes", "starts")
 
     blob: bytes | mmap.mmap
-    """The sorted terms, each followed by NUL (``bytes``, or a mapped file's
-    section: slicing either gives ``bytes``)."""
+    """The sorted terms, each followed by NUL (slicing a mapped file's gives ``bytes`` too)."""
 
     def __init__(self, blob: bytes | mmap.mmap, ids: npt.NDArray[np.int32]) -> None:
-        """``blob``: the sorted, distinct terms, each followed by NUL; ``ids``: the
-        id of each, in that order (``ValueError`` if they do not fit together)."""
+        """``ids``: each term's id, in order (``ValueError`` if they do not fit together)."""
         data = np.frombuffer(blob, dtype=np.uint8)
         ends = np.flatnonzero(data == 0)
         if len(ends) != len(ids) or (len(blob) and blob[-1:] != b"\0"):
@@ -65,8 +60,7 @@ class TermTable:
         starts: npt.NDArray[np.int64],
         prefixes: npt.NDArray[np.uint64],
     ) -> TermTable:
-        """A table as saved whole, nothing recomputed (``ValueError`` if the sizes
-        do not fit together)."""
+        """A table as saved whole, nothing recomputed (``ValueError`` if sizes do not fit)."""
         if not (len(ids) == len(prefixes) == len(starts) - 1) or (
             len(starts) and int(starts[-1]) != len(blob)
         ):
@@ -92,8 +86,7 @@ class TermTable:
         return (term.decode("utf-8") for term in self.blob[:-1].split(b"\0"))
 
     def ranks(self, terms: Sequence[bytes]) -> list[int]:
-        """Where each term is or would be inserted in sorted order: one numpy
-        search of the prefix keys, then the few terms sharing a key compared."""
+        """Where each term is or would go: one numpy search of the prefixes, then ties."""
         keys = np.fromiter(map(prefix_key, terms), np.uint64, len(terms))
         lows = np.searchsorted(self.prefixes, keys, "left").tolist()
         highs = np.searchsorted(self.prefixes, keys, "right").tolist()
@@ -237,8 +230,7 @@ class Vocabulary:
             self.added = {}
 
     def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
-        """A table of the terms whose id maps to a new id (-1: dropped), with the
-        new ids; this vocabulary stays as it is."""
+        """A table of the terms whose id maps to a new id (-1: dropped); this one stays."""
         table = self.table.select(renumber[: len(self.table)])
         extra = {term: int(renumber[i]) for term, i in self.added.items() if renumber[i] >= 0}
         return table.merged(extra)

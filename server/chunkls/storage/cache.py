@@ -1,12 +1,7 @@
-"""The persistent index: one SQLite file per workspace folder, in the user's cache.
-
-A row per corpus file holds its chunks (``chunkls.storage.packed``), the
-(mtime_ns, size) and hash they were read with, or why it was skipped; the search
-postings are saved beside it (``chunkls.storage.saved_postings``) with each covered
-file's row generation. Another chunkls version, tokenizer, schema or folder
-empties it; a corrupt or locked file is logged once and rebuilt (or bypassed),
-never raised to the caller.
-"""
+"""The persistent index: one SQLite file per workspace folder, a row per corpus file (its
+chunks, the stat and hash they were read with, or why it was skipped), postings beside it.
+Another version, tokenizer, schema or folder empties it; a corrupt or locked file is logged
+once and rebuilt (or bypassed), never raised to the caller."""
 
 from __future__ import annotations
 
@@ -45,8 +40,7 @@ RACY_NS = 2_000_000_000
 
 
 def stat_holds(was: int, sized: int, checked: int, mtime_ns: int, size: int, ctime_ns: int) -> bool:
-    """Whether a file's stat says it is as its row (mtime ``was``, size ``sized``,
-    both times older than the row's check by ``RACY_NS``)."""
+    """Whether a file's stat says it is as its row (both times ``RACY_NS`` before the check)."""
     return size == sized and mtime_ns == was and max(mtime_ns, ctime_ns) < checked - RACY_NS
 
 
@@ -282,9 +276,8 @@ class FolderCache:
 
     @staticmethod
     def unchanged(row: Row, mtime_ns: int, size: int, ctime_ns: int) -> bool | None:
-        """Whether a file still matches its row by stat: True, False, or ``None``
-        when only its content hash can tell. The change time (no tool sets it
-        back) catches an mtime put back (``cp -p``, ``tar x``) or new permissions."""
+        """Whether a file still matches its row by stat (``None``: only its hash can tell). The
+        change time (no tool sets it back) catches an mtime put back (``cp -p``, ``tar x``)."""
         if stat_holds(row.mtime_ns, row.size, row.checked_ns, mtime_ns, size, ctime_ns):
             return True
         return None if row.digest is not None and size == row.size else False
@@ -298,8 +291,7 @@ class FolderCache:
         digest: bytes | None = None,
         skipped: tuple[str, int, int] | None = None,
     ) -> int:
-        """Record a file's chunks (or ``skipped``: reason, mtime_ns, size); written
-        by the next ``flush``. Returns the row's generation."""
+        """Record a file's chunks (or ``skipped``) for the next ``flush``; the row's generation."""
         self._generation += 1
         generation, path, now = self._generation, to_db(rel_path), time.time_ns()
         if stored is not None:
@@ -329,9 +321,8 @@ class FolderCache:
         return not self._disabled
 
     def flush(self) -> dict[str, int]:
-        """Write the recorded changes in one transaction; returns the rows written
-        with their chunks (rel_path -> generation); none if it failed, or while
-        ``held`` (a later flush writes them)."""
+        """Write the recorded changes in one transaction; the rows written with chunks (path ->
+        generation), none if it failed or while ``held`` (a later flush writes them)."""
         if self.held or (not self._puts and not self._touches and not self._gone):
             return {}
         gone_texts, self._gone = self._gone, {}

@@ -1,13 +1,6 @@
-"""A folder's cache read in place: what a short-lived process (the CLI, the MCP
-server while its index loads) answers from when the cache holds the folder as
-it is on disk, without loading it.
-
-``open_current`` checks that it does (every file's stat against its row, the
-postings newer than every row) or gives ``None``. An ``InPlace`` reads, in one
-read transaction, only what each question needs. Nothing here writes or opens a
-corpus file; a row found missing or damaged sets ``stale``, and the caller's
-write step indexes the folder.
-"""
+"""A folder's cache read in place, when it holds the folder as it is on disk (``open_current``
+checks): what the CLI, and the MCP server while it loads, answer from. Nothing here writes or
+opens a corpus file; a row found missing or damaged sets ``stale`` for the write step."""
 
 from __future__ import annotations
 
@@ -66,8 +59,7 @@ class InPlace:
 
     @functools.cached_property
     def named(self) -> list[str]:
-        """The files with chunks, in path order (sorted when first asked: a search
-        or a lookup never asks)."""
+        """The files with chunks, in path order (sorted when first asked)."""
         return sorted(rel_path for rel_path, count in self.counts.items() if count)
 
     def close(self) -> None:
@@ -79,8 +71,7 @@ class InPlace:
         return self.counts.get(rel_path, 0) > 0
 
     def holding(self, chunk_id: str) -> list[str]:
-        """The files that may have chunks of this ID: a cached file's chunk IDs start
-        with its path, so the prefixes before each ``#`` that have chunks."""
+        """The prefixes before each ``#`` that have chunks (an ID starts with its path)."""
         found = []
         at = chunk_id.find("#")
         while at >= 0:
@@ -166,10 +157,8 @@ class InPlace:
 
 
 class SavedPostings:
-    """The folder's saved search postings, read in place from their file: in
-    Python ints (a CLI query reads a few thousand, and imports no numpy), or in
-    numpy arrays over the same memory once the process has numpy's kernel (a
-    server answering while its index loads)."""
+    """The folder's saved postings, read in place: as Python ints (a CLI query imports no
+    numpy), or numpy arrays over the same memory once the process has numpy (a server)."""
 
     def __init__(self, cache: InPlace, arrays: dict[str, memoryview[int]]) -> None:
         self._cache = cache
@@ -307,8 +296,7 @@ def _imported_numpy_kernel() -> Kernel | None:
 def open_current(
     root: Path, root_resolved: Path, rules: CorpusRules, cache_dir: Path
 ) -> InPlace | None:
-    """The folder's cache read in place, if it holds the folder as it is on disk
-    now (no symlink in the corpus, postings newer than every row); else ``None``."""
+    """The cache read in place, if it holds the folder as on disk (postings newer than rows)."""
     path = store_path(root_resolved, cache_dir)
     if not path.is_file():
         return None
@@ -434,8 +422,7 @@ def _listed(
 def _walked(
     root: Path, rules: CorpusRules, names: list[str], rows: list[_FileRow]
 ) -> list[tuple[str, str]] | None:
-    """The walk's skipped entries, when a walk finds the files of the rows, each
-    as its row says; ``None`` otherwise."""
+    """The walk's skipped entries, when a walk finds the rows' files as they say."""
     walk = walk_corpus(root, rules)
     if len(walk.files) != len(rows):
         return None

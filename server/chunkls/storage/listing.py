@@ -1,7 +1,5 @@
-"""The folders of a whole walk of the corpus, recorded beside the cache's rows:
-while none of them changed, a reader (``chunkls.storage.in_place``) knows the
-corpus holds the files the rows name without listing a folder (a stat of each
-folder costs less than a walk); and whether each file is as its row says."""
+"""The folders of a whole walk, recorded beside the cache's rows: while none changed, a
+reader knows the corpus holds the rows' files without listing a folder (a stat costs less)."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ class Listing(NamedTuple):
     listed them: while every folder's times are these, a walk finds the same files."""
 
     taken_ns: int
-    """When the walk began (wall clock): a folder changed less than
-    ``cache.RACY_NS`` before it is not trusted (coarse timestamps)."""
+    """When the walk began: a folder changed ``cache.RACY_NS`` before is not trusted."""
     files: bytes
     """``files_digest`` of the walk's corpus files."""
     folders: tuple[tuple[str, int, int], ...]
@@ -33,9 +30,8 @@ class Listing(NamedTuple):
     skipped: tuple[tuple[str, str], ...]
     """The walk's entries that are not regular files: (root-relative path, reason)."""
     rules: str
-    """``CorpusRules.fingerprint`` of the rules the walk followed: under other rules
-    (a ``[tool.chunkls]`` rewritten in place changes no folder's times) it says
-    nothing of the corpus."""
+    """The walk's ``CorpusRules.fingerprint``: under other rules it says nothing (a
+    ``[tool.chunkls]`` rewritten in place changes no folder's times)."""
 
     def encode(self) -> bytes:
         """The listing as the cache keeps it."""
@@ -77,9 +73,8 @@ def files_digest(rel_paths: Iterable[str]) -> bytes:
 
 
 class Under:
-    """Stats of root-relative paths (``/``-separated, as the rows name them):
-    through a descriptor of the root where the platform takes one (the root's
-    own path is not looked up again for each), else through joined paths."""
+    """Stats of root-relative paths, through a descriptor of the root where the platform
+    takes one (the root's path is not looked up again for each), else joined paths."""
 
     def __init__(self, root: Path) -> None:
         self.top = os.fspath(root)

@@ -1,12 +1,6 @@
-"""The search postings in a file of their own, mapped into memory and read in place.
-
-The file (``postings-<token>.bin``, beside the folder's database) lays each
-array out as numpy reads it: a server's load maps it (``Mapped``), a question
-answered in place reads ``memoryview`` s (``read_plain``: no numpy). The
-database's snapshot row names its token; a file that is missing, damaged or
-another's is not used. A save writes a new file (never over one in use) and,
-once the database names it, removes the others.
-"""
+"""The search postings in a file of their own (``postings-<token>.bin``, named by the snapshot
+row), mapped (``Mapped``) or read without numpy (``read_plain``). A missing, damaged or other
+file is not used; a save writes a new file (never over one in use), then removes the others."""
 
 from __future__ import annotations
 
@@ -117,8 +111,7 @@ class MappedWriter:
         self._cursor[name] = cursor + size
 
     def finish(self) -> str:
-        """Close the file under its final name; returns its token (``ValueError``
-        if a section is not full)."""
+        """Close the file under its final name; its token (``ValueError``: a section not full)."""
         for name, (dtype, at, count) in self.layout.items():
             if self._cursor[name] != at + count * _item_size(dtype):
                 raise ValueError(f"section {name} incomplete")
@@ -221,8 +214,7 @@ class Mapped:
 
 
 def read_plain(directory: Path, token: str) -> dict[str, memoryview[int]]:
-    """A postings file's sections as ``memoryview`` s, without numpy;
-    ``OSError``/``ValueError`` as ``Mapped``, and for another byte order."""
+    """A postings file's sections as ``memoryview`` s, without numpy (errors as ``Mapped``)."""
     path = file_path(directory, token)
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size

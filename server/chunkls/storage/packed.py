@@ -1,10 +1,6 @@
-"""Chunks kept compactly, in memory and in the cache.
-
-A chunk without its text is a *stub*; a file's stubs are one compressed blob,
-its texts another, unpacked on demand. The cache stores the very same blobs:
-once the texts are written there, the index lets go of them (``texts`` is ``None``).
-Paths and reasons go into SQLite as text, or as bytes when not UTF-8 (``to_db``).
-"""
+"""Chunks kept compactly, in memory and in the cache: a file's stubs (chunks without their
+texts) one compressed blob, its texts another, the same blobs in both (once the cache holds
+the texts, the index lets go of them: ``texts`` is ``None``)."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
 
 Stub = tuple[str, str, str, str | None, int, int]
-"""A chunk without its text: (chunk_id, source_path, file_type, symbol,
-start_line, end_line), the fields of ``LocatedChunk`` but ``text``."""
+"""A chunk without its text: the fields of ``LocatedChunk`` but ``text``."""
 
 STUBS_MARSHAL = 2
 """The marshal format of stubs: 2 has no back-references, so equal stubs are
@@ -74,8 +69,7 @@ def pack(entry: FileChunks) -> StoredFile:
 
 
 def unpack_stubs(stubs: tuple[Stub, ...], blob: bytes) -> tuple[LocatedChunk, ...]:
-    """Chunks from their stubs and the blob of their texts (made by ``pack``);
-    ``ValueError`` unless the blob holds a text for each stub."""
+    """Chunks from their stubs and texts (``ValueError`` unless a text for each stub)."""
     try:
         texts = marshal.loads(zlib.decompress(blob))
     except (zlib.error, EOFError, TypeError, ValueError) as error:

@@ -1,10 +1,5 @@
-"""A folder's saved postings (its search snapshot) in its cache: written, and read back.
-
-The postings are saved in a file beside the database (``chunkls.storage.mapped``);
-the ``snapshot`` row names it and lists the files it covers with each one's row
-generation. An unusable file leaves no snapshot (the files are tokenized again).
-These raise ``sqlite3.Error``, ``OSError`` or ``ValueError`` to ``FolderCache``.
-"""
+"""A folder's search snapshot: the postings file (``mapped``) and the ``snapshot`` row that
+names it, with each covered file's row generation. These raise to ``FolderCache``."""
 
 from __future__ import annotations
 
@@ -25,8 +20,7 @@ _logger = logging.getLogger("chunkls.storage.cache")
 
 
 def load(db: sqlite3.Connection, directory: Path) -> tuple[Snapshot | None, dict[str, int]]:
-    """The snapshot saved in ``db`` (``None``: none, or its file not usable),
-    with the row generation of each of its files."""
+    """The snapshot saved in ``db`` (``None``: none, or not usable), its files' generations."""
     row = db.execute("SELECT files, mapped FROM snapshot WHERE id = 1").fetchone()
     if row is None:
         return None, {}
@@ -50,8 +44,7 @@ def load(db: sqlite3.Connection, directory: Path) -> tuple[Snapshot | None, dict
 def _from_mapped(
     mapped: Mapped, files: list[Any]
 ) -> tuple[TermTable, Segment, npt.NDArray[np.int32]]:
-    """The postings of a mapped file; ``ValueError`` unless they, the terms and
-    the files fit together."""
+    """The postings of a mapped file (``ValueError`` unless they and the files fit)."""
     arrays = mapped.arrays
     try:
         terms = TermTable.from_parts(
