@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-
 from chunkls.index.folder import Folder, IndexedChunk
 from chunkls.search.definitions import PART, best_part
 from chunkls.search.modes import query_words, rank
@@ -48,6 +46,8 @@ def _naming(store: ChunkStore, words: Sequence[str], docs: list[int]) -> set[int
     """The documents among ``docs`` defining inside them a name that has one of
     ``words`` as a part (the symbol table's ``PART`` terms: what a part's name
     must have for ``best_part`` to count it)."""
+    import numpy as np  # (a server's: a CLI's warm search imports no numpy)
+
     wanted = np.asarray(docs, dtype=np.int64)
     found: set[int] = set()
     for postings in store.postings.postings([PART + word for word in words]) if docs else ():
