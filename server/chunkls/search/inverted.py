@@ -35,8 +35,9 @@ T = TypeVar("T")
 _I32 = np.int32
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
-_MERGE_BATCH = 1 << 18
-"""Postings a merge puts in place at a time."""
+_MERGE_BATCH = 1 << 16
+"""Postings a merge puts in place at a time (its temporaries are on top of the
+merged postings: a bulk index's peak)."""
 _QUERY_TERMS = 4096
 """Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
 
