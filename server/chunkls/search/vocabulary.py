@@ -46,6 +46,13 @@ def _prefixes(
     return prefixes
 
 
+def _in_order(added: dict[str, int]) -> tuple[list[str], npt.NDArray[np.int32]]:
+    """The terms of ``added`` sorted as their UTF-8 bytes are, and their ids."""
+    # strings sort as their UTF-8 bytes do (code point order), and faster
+    order = sorted(added)
+    return order, np.fromiter(map(added.__getitem__, order), _I32, len(order))
+
+
 _JOIN = 1 << 16
 """Terms joined into one string at a time (``_joined``)."""
 
@@ -177,14 +184,14 @@ class TermTable:
         return TermTable(blob, new_ids[kept])
 
     def merged(self, added: dict[str, int]) -> TermTable:
-        """This table plus terms it does not have, taken from ``added`` (emptied:
-        its memory is given back before the new table is built)."""
-        if not added:
+        """This table plus terms it does not have."""
+        return self.with_sorted(*_in_order(added))
+
+    def with_sorted(self, order: list[str], new_ids: npt.NDArray[np.int32]) -> TermTable:
+        """This table plus terms it does not have, given sorted (``_in_order``),
+        with their ids; ``order`` is used up."""
+        if not order:
             return self
-        # strings sort as their UTF-8 bytes do (code point order), and faster
-        order = sorted(added)
-        new_ids = np.fromiter(map(added.__getitem__, order), _I32, len(order))
-        added.clear()
         if not len(self.ids):
             return TermTable(_joined(order), new_ids)
         new = [term.encode("utf-8") for term in order]
@@ -266,8 +273,9 @@ class Vocabulary:
     def freeze(self) -> None:
         """Fold the added terms into the table."""
         if self.added:
-            added, self.added = self.added, {}
-            self.table = self.table.merged(added)
+            order, new_ids = _in_order(self.added)
+            self.added = {}  # (its memory given back before the table is built)
+            self.table = self.table.with_sorted(order, new_ids)
 
     def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
         """A table of the terms whose id maps to a new id (-1: dropped), with the
