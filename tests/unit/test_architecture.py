@@ -56,7 +56,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "chunkls.chunking.scan:statements": 86,
     "chunkls.cli.check:check": 102,
     "chunkls.cli.ci_formats:sarif": 82,
-    "chunkls.search.inverted:BM25Index._merge": 84,
 }
 """The functions over ``MAX_FUNCTION_LINES`` (``module:qualified name``), each
 with its own ceiling, shrink-only like ``LONG_MODULES``."""

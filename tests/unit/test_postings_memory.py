@@ -6,13 +6,19 @@ exact and the same on every run, unlike a process's resident memory."""
 
 from __future__ import annotations
 
+import itertools
+import random
 import sqlite3
+import string
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from chunkls.search.postings import Segment, Snapshot
+from chunkls.search.postings import Segment, Snapshot, concat_triples, place
+from chunkls.search.vocabulary import Vocabulary
 from chunkls.storage import saved_postings as saved
 from chunkls.storage.cache import FolderCache
 
@@ -65,3 +71,100 @@ def test_a_save_that_reorders_the_postings_copies_them(tmp_path: Path) -> None:
     snapshot = _snapshot(ascending=False)
     segment_bytes = snapshot.segment.docs.nbytes + snapshot.segment.tfs.nbytes
     assert _saved_peak(snapshot, tmp_path) > segment_bytes / 4
+
+
+# -- a bulk index's merge and vocabulary: temporaries of their own size, no more ------
+
+
+def _traced_peak(work: Callable[[], object]) -> int:
+    """The most bytes ``work`` allocated at once (beyond what it started with)."""
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_placed_postings_are_those_of_one_stable_sort(seed: int) -> None:
+    """Batches placed one after the other give each term's postings in batch order,
+    as one stable sort of them all by term would (``Segment.build``)."""
+    rng = np.random.default_rng(seed)
+    vocabulary = int(rng.integers(1, 50))
+    batches = []
+    for _ in range(int(rng.integers(0, 5))):
+        size = int(rng.integers(0, 40))
+        batches.append(
+            (
+                rng.integers(0, vocabulary, size).astype(np.int32),
+                rng.integers(0, 1000, size).astype(np.int32),
+                rng.integers(1, 70_000, size).astype(np.int32),
+            )
+        )
+    terms, docs, tfs = concat_triples(batches)
+    expected = Segment.build(terms, docs, tfs, vocabulary)
+    cursor = expected.offsets[:-1].copy()
+    placed_docs = np.full(len(docs), -1, dtype=np.int32)
+    placed_tfs = np.full(len(docs), -1, dtype=np.int32)
+    for batch in batches:
+        place(*batch, cursor, placed_docs, placed_tfs)
+    assert placed_docs.tolist() == expected.docs.tolist()
+    assert placed_tfs.tolist() == expected.tfs.astype(np.int32).tolist()
+    assert cursor.tolist() == expected.offsets[1:].tolist()
+
+
+def test_placing_a_batch_allocates_for_the_batch_not_the_vocabulary() -> None:
+    vocabulary = 1_000_000
+    terms = np.arange(0, vocabulary, 1000, dtype=np.int32)  # 1,000 postings
+    docs, tfs = np.arange(len(terms), dtype=np.int32), np.ones(len(terms), dtype=np.int32)
+    cursor = np.arange(vocabulary, dtype=np.int64)
+    into_docs = np.zeros(vocabulary, dtype=np.int32)
+    into_tfs = np.zeros(vocabulary, dtype=np.uint16)
+    peak = _traced_peak(lambda: place(terms, docs, tfs, cursor, into_docs, into_tfs))
+    assert peak < 100 * len(terms), peak  # a vocabulary-sized array would be 8 MB
+    assert into_docs[terms].tolist() == docs.tolist()
+
+
+def _terms(count: int, wide: bool) -> list[str]:
+    """Distinct terms of 1 to 20 characters (one non-ASCII: ``wide``), shuffled."""
+    rng = random.Random(count)
+    terms = {
+        "".join(rng.choices(string.ascii_lowercase + "_", k=rng.randint(1, 20)))
+        for _ in range(count)
+    }
+    if wide:
+        terms.add("\U0001d518nicode")  # an identifier character past 16 bits
+    ordered = sorted(terms)
+    rng.shuffle(ordered)
+    return ordered
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_frozen_vocabulary_holds_about_its_tables_size_at_once(wide: bool) -> None:
+    """Freezing a bulk index's terms (the dict emptied as the table is made) holds
+    the dict, and the table with a few bytes a term more: not the terms joined
+    in one string (up to four bytes a character) beside their encoded copy, nor
+    eight-byte temporaries of every term."""
+    terms = _terms(100_000, wide)
+    vocabulary = Vocabulary()
+    ids = vocabulary.ids(terms)
+    peak = _traced_peak(vocabulary.freeze)
+    table = vocabulary.table
+    table_bytes = len(table.blob) + table.ids.nbytes + table.starts.nbytes + table.prefixes.nbytes
+    assert peak < table_bytes + 30 * len(terms), (peak, table_bytes)
+    assert not vocabulary.added
+    assert vocabulary.get_many(terms) == ids.tolist()
+    assert table.names() == [terms[i] for i in np.argsort(ids)]
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_term_prefixes_are_their_first_eight_bytes(wide: bool) -> None:
+    terms = [*_terms(2_000, wide), "", "a" * 8, "b" * 9]
+    table = term_table((term, n) for n, term in enumerate(terms))
+    encoded = sorted(term.encode("utf-8") for term in terms)
+    expected = [int.from_bytes(term[:8].ljust(8, b"\0"), "big") for term in encoded]
+    assert table.prefixes.tolist() == expected
+    assert [table.blob[a:b] for a, b in itertools.pairwise(table.starts.tolist())] == [
+        term + b"\0" for term in encoded
+    ]

@@ -19,6 +19,7 @@ from chunkls.search.postings import (
     concat_triples,
     docs_ascending,
     narrow_tfs,
+    place,
 )
 from chunkls.search.scorer import Postings, Scorer
 from chunkls.search.tokens import FileTerms, file_terms
@@ -34,8 +35,9 @@ T = TypeVar("T")
 _I32 = np.int32
 _MERGE_AT = 100_000
 """Postings in the small write segment before it is merged into the main one."""
-_MERGE_BATCH = 1 << 18
-"""Postings a merge puts in place at a time."""
+_MERGE_BATCH = 1 << 16
+"""Postings a merge puts in place at a time (its temporaries are on top of the
+merged postings: a bulk index's peak)."""
 _QUERY_TERMS = 4096
 """Query tokens whose term ids are remembered (until the vocabulary is renumbered)."""
 
@@ -250,6 +252,7 @@ class BM25Index(Generic[T]):
             counts = counts[counts > 0]
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
+        del counts
         docs = np.empty(int(offsets[-1]), dtype=_I32)
         # as ``narrow_tfs`` keeps them (they are never negative)
         tfs: npt.NDArray[np.int32] | npt.NDArray[np.uint16] = (
@@ -271,14 +274,7 @@ class BM25Index(Generic[T]):
                 group_docs = mapped[keep].astype(_I32)
             if term_of is not None:
                 terms = term_of[terms]
-            order = np.argsort(terms, kind="stable")
-            terms = terms[order]
-            here = np.bincount(terms, minlength=len(counts))
-            run_start = np.cumsum(here) - here
-            at = cursor[terms] + (np.arange(len(terms), dtype=np.int64) - run_start[terms])
-            docs[at] = group_docs[order]
-            tfs[at] = group_tfs[order]
-            cursor += here
+            place(terms, group_docs, group_tfs, cursor, docs, tfs)
         self._main = Segment(offsets, docs, tfs)
 
     def release_pages(self) -> None:

@@ -102,6 +102,32 @@ def narrow_tfs(tfs: npt.NDArray[Any]) -> npt.NDArray[np.int32] | npt.NDArray[np.
     return tfs.astype(np.uint16, copy=False)  # (already 16-bit: as it is)
 
 
+def place(
+    terms: npt.NDArray[Any],
+    docs: npt.NDArray[np.int32],
+    tfs: npt.NDArray[Any],
+    cursor: npt.NDArray[np.int64],
+    into_docs: npt.NDArray[np.int32],
+    into_tfs: npt.NDArray[Any],
+) -> None:
+    """Put a batch of (term, doc, tf) postings in their terms' rows of
+    ``into_docs``/``into_tfs``, each term's at its ``cursor`` (moved past them), in
+    batch order within a term; what it allocates is the batch's size, never the
+    vocabulary's (a bulk merge's peak has each batch's on top of the postings)."""
+    if not len(terms):
+        return
+    order = np.argsort(terms, kind="stable")
+    terms = terms[order]
+    starts = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1])))
+    present = terms[starts]
+    lengths = np.diff(np.append(starts, len(terms)))
+    at = np.repeat(cursor[present] - starts, lengths)
+    at += np.arange(len(terms), dtype=np.int64)
+    into_docs[at] = docs[order]
+    into_tfs[at] = tfs[order]
+    cursor[present] += lengths
+
+
 NO_SEGMENT = Segment(np.zeros(1, dtype=np.int64), EMPTY, EMPTY)
 
 

@@ -19,6 +19,53 @@ _PREFIX = 8
 """Bytes of a term in its prefix key."""
 
 
+def _prefixes(
+    data: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.uint64]:
+    """The first ``_PREFIX`` bytes of each term (``data[starts[i]:ends[i]]``),
+    NUL-padded, as a big-endian number; ``ends`` is overwritten. Besides the
+    result it holds one position and a byte or two per term at a time (a bulk
+    index builds a table of every term, near its peak)."""
+    lengths = np.subtract(ends, starts[:-1], out=ends)
+    short = np.minimum(lengths, _PREFIX, out=lengths).astype(np.uint8)
+    del lengths, ends
+    prefixes = np.zeros(len(short), dtype=np.uint64)
+    at = starts[:-1].copy()
+    last = len(data) - 1
+    for k in range(_PREFIX):
+        if k:
+            at += 1
+        np.minimum(at, last, out=at)  # (past a term's end its byte is not read)
+        byte = data[at]
+        byte[short <= k] = 0
+        prefixes <<= np.uint64(8)
+        prefixes |= byte
+    return prefixes
+
+
+def _in_order(added: dict[str, int]) -> tuple[list[str], npt.NDArray[np.int32]]:
+    """The terms of ``added`` sorted as their UTF-8 bytes are, and their ids."""
+    # strings sort as their UTF-8 bytes do (code point order), and faster
+    order = sorted(added)
+    return order, np.fromiter(map(added.__getitem__, order), _I32, len(order))
+
+
+_JOIN = 1 << 16
+"""Terms joined into one string at a time (``_joined``)."""
+
+
+def _joined(terms: list[str]) -> bytes:
+    """The terms UTF-8 encoded, each followed by NUL; ``terms`` is emptied. Joined
+    a slice at a time: one string of them all would take up to four bytes a
+    character (a single non-ASCII term widens it), beside its encoded copy."""
+    pieces = [
+        ("\0".join(terms[at : at + _JOIN]) + "\0").encode("utf-8")
+        for at in range(0, len(terms), _JOIN)
+    ]
+    terms.clear()
+    return b"".join(pieces)
+
+
 class TermTable:
     """An immutable set of terms with ids, sorted by their UTF-8 bytes."""
 
@@ -37,19 +84,10 @@ class TermTable:
         self.ids = np.ascontiguousarray(ids, dtype=_I32)
         """Term id of each term, in sorted order."""
         starts = np.zeros(len(ends) + 1, dtype=np.int64)
-        starts[1:] = ends + 1
+        np.add(ends, 1, out=starts[1:])
         self.starts = starts
         """Where each term begins in ``blob`` (and, last, the blob's length)."""
-        prefixes = np.zeros(len(ends), dtype=np.uint64)
-        padded = np.zeros(len(blob) + _PREFIX, dtype=np.uint8)
-        padded[: len(blob)] = data
-        at = starts[:-1]
-        for k in range(_PREFIX):
-            byte = padded[at + k].astype(np.uint64)
-            byte[at + k >= ends] = 0
-            prefixes <<= np.uint64(8)
-            prefixes |= byte
-        self.prefixes = prefixes
+        self.prefixes = _prefixes(data, starts, ends)
         """The first eight bytes of each term, NUL-padded, as a big-endian number."""
 
     @classmethod
@@ -140,13 +178,15 @@ class TermTable:
 
     def merged(self, added: dict[str, int]) -> TermTable:
         """This table plus terms it does not have."""
-        if not added:
+        return self.with_sorted(*_in_order(added))
+
+    def with_sorted(self, order: list[str], new_ids: npt.NDArray[np.int32]) -> TermTable:
+        """This table plus terms it does not have, given sorted (``_in_order``),
+        with their ids; ``order`` is used up."""
+        if not order:
             return self
-        # strings sort as their UTF-8 bytes do (code point order), and faster
-        order = sorted(added)
-        new_ids = np.fromiter(map(added.__getitem__, order), _I32, len(order))
         if not len(self.ids):
-            return TermTable("\0".join(order).encode("utf-8") + b"\0", new_ids)
+            return TermTable(_joined(order), new_ids)
         new = [term.encode("utf-8") for term in order]
         ranks = self.ranks(new)
         starts = self.starts
@@ -226,8 +266,9 @@ class Vocabulary:
     def freeze(self) -> None:
         """Fold the added terms into the table."""
         if self.added:
-            self.table = self.table.merged(self.added)
-            self.added = {}
+            order, new_ids = _in_order(self.added)
+            self.added = {}  # (its memory given back before the table is built)
+            self.table = self.table.with_sorted(order, new_ids)
 
     def select(self, renumber: npt.NDArray[np.int32]) -> TermTable:
         """A table of the terms whose id maps to a new id (-1: dropped); this one stays."""
