@@ -12,8 +12,10 @@ server and then the other, alternating which goes first, ``--rounds`` times. Eac
 side gets the arguments its own client sends (the search command's `withReason`
 exists only where the tree's server accepts it; `parts: false` where its client
 lists results without their best parts, and then, when a whole query is typed,
-opening the first result costs one `chunkls.jumpTarget`). It prints p50 / p95 per
-request kind and side, and the ratio this tree / baseline; nothing is asserted.
+opening the first result costs one `chunkls.jumpTarget`; both declare, as VS Code's
+client does, that they resolve a workspace symbol's range, and choosing the first
+symbol listed without one costs one `workspaceSymbol/resolve`). It prints p50 / p95
+per request kind and side, and the ratio this tree / baseline; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ LABELS = {
     "search": "chunkls.search (Search Chunks)",
     "symbol": "workspace/symbol",
     "open": "opening the first result (chunkls.jumpTarget, once per query)",
+    "resolve": "choosing the first symbol (workspaceSymbol/resolve, once per query)",
 }
 
 
@@ -111,12 +114,21 @@ class Side:
                 "processId": os.getpid(),
                 "rootUri": uri,
                 "workspaceFolders": [{"uri": uri, "name": "corpus"}],
-                "capabilities": {"window": {"workDoneProgress": True}},
+                # as VS Code's client: a symbol's range resolved when it is chosen
+                "capabilities": {
+                    "window": {"workDoneProgress": True},
+                    "workspace": {"symbol": {"resolveSupport": {"properties": ["location.range"]}}},
+                },
             },
         )
         self.client.notify("initialized", {})
         self.client.wait_indexed(600)
-        self.samples: dict[str, list[float]] = {"search": [], "symbol": [], "open": []}
+        self.samples: dict[str, list[float]] = {
+            "search": [],
+            "symbol": [],
+            "open": [],
+            "resolve": [],
+        }
 
     def search(self, query: str) -> list[dict[str, Any]]:
         argument: dict[str, Any] = {"query": query, "topK": 50}
@@ -153,12 +165,24 @@ class Side:
             raise RuntimeError(f"{self.name}: chunkls.jumpTarget {argument}: {answer.message}")
         self.samples["open"].append(answer.ms)
 
-    def symbol(self, query: str) -> None:
+    def symbol(self, query: str) -> list[dict[str, Any]]:
         answer = self.client.request("workspace/symbol", {"query": query})
         if "error" in answer.message:
             error = answer.message["error"]
             raise RuntimeError(f"{self.name}: workspace/symbol {query!r}: {error}")
         self.samples["symbol"].append(answer.ms)
+        return answer.message.get("result") or []
+
+    def resolve(self, symbol: dict[str, Any]) -> None:
+        """What choosing a symbol costs beyond its listing: one
+        ``workspaceSymbol/resolve`` when it came without its range (else 0 ms)."""
+        if "range" in symbol["location"]:
+            self.samples["resolve"].append(0.0)
+            return
+        answer = self.client.request("workspaceSymbol/resolve", symbol)
+        if "error" in answer.message or "range" not in answer.message["result"]["location"]:
+            raise RuntimeError(f"{self.name}: workspaceSymbol/resolve {symbol}: {answer.message}")
+        self.samples["resolve"].append(answer.ms)
 
 
 def main() -> int:
@@ -181,13 +205,15 @@ def main() -> int:
                 for query in prefixes(typed):
                     for side in order:
                         found = side.search(query)
-                        side.symbol(query)
+                        symbols = side.symbol(query)
                         if query == typed and found:  # what was typed is done: one is opened
                             side.open(query, found[0])
+                        if query == typed and symbols:
+                            side.resolve(symbols[0])
         figures: dict[str, Any] = {"corpus": str(args.corpus), "rounds": args.rounds}
         print("| request, each prefix | this tree p50 / p95 | baseline p50 / p95 | ratio (p50) |")
         print("| --- | --- | --- | --- |")
-        for kind in ("search", "symbol", "open"):
+        for kind in ("search", "symbol", "open", "resolve"):
             row = {}
             for side in sides:
                 samples = side.samples[kind]
