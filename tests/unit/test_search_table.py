@@ -4,6 +4,7 @@ whatever its length; one result per chunk ID; each result's best part."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -326,6 +327,42 @@ def _lines_by_walking(text: str, kind: str) -> list[tuple[str, str, int, int]]:
 def test_definitions_end_where_walking_the_lines_ends_them(lines: list[str], kind: str) -> None:
     text = "\n".join(lines)
     assert definitions.definitions(text, kind) == _lines_by_walking(text, kind)
+
+
+_HEADER_REGEX = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)
+"""The headers ``_named`` finds, as a regular expression (the oracle of its ``str.find`` form)."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            [
+                "def",
+                "class",
+                "async",
+                " ",
+                "\t",
+                "\n",
+                "f",
+                "_x",
+                "é",
+                "(",
+                ":",
+                "#",
+                "xdef",
+                "def_",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_the_headers_found_are_those_a_line_start_regex_finds(text: str) -> None:
+    expected = [
+        (m[3], "class" if m[2] == "class" else "function", m.start(), len(m[1]))
+        for m in _HEADER_REGEX.finditer(text)
+    ]
+    assert definitions._named(text, "function") == expected
 
 
 def test_a_long_chunk_without_definitions_is_cut_in_windows() -> None:
