@@ -395,6 +395,26 @@ async function openFile(relPath) {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ state: 'visible', timeout });
 }
 
+/** Opens Search Chunks and types `typed` into it, as one types; returns its input. */
+async function searchChunksFor(typed) {
+  await runCommand('Chunks: Search Chunks');
+  // Our QuickPick replaces the command palette: wait for its title before typing.
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
+  const input = page.locator('.quick-input-widget input');
+  await input.click();
+  await input.pressSequentially(typed, { delay: 20 });
+  return input;
+}
+
+/** Waits until a row of the open picker holds `text`. */
+async function waitRow(text, what) {
+  await waitInPage(
+    (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
+    text,
+    what,
+  );
+}
+
 /** Moves the focus in the open picker to the row holding `text`, then presses Enter. */
 async function enterOnResult(text) {
   for (let i = 0; i < 10; i++) {
@@ -662,18 +682,9 @@ try {
   });
 
   await test('Search Chunks lists results and Enter opens the chunk', async () => {
-    await runCommand('Chunks: Search Chunks');
-    // Our QuickPick replaces the command palette: wait for its title before typing.
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
-    const input = page.locator('.quick-input-widget input');
-    await input.click();
-    await input.pressSequentially('goodbye visiting', { delay: 20 });
+    const input = await searchChunksFor('goodbye visiting');
     const want = 'app/greet.py#function-farewell';
-    await waitInPage(
-      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
-      want,
-      `a search result ${want}`,
-    );
+    await waitRow(want, `a search result ${want}`);
     await shot('search');
     // The item's copy button copies the ID and leaves the picker open.
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: want }).first();
@@ -692,17 +703,9 @@ try {
 
   await test('Search Chunks opens a class at the method that answers the query', async () => {
     // the palette lists whole chunks; the one opened asks the server for its best part
-    await runCommand('Chunks: Search Chunks');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Search Chunks' }).waitFor({ state: 'visible', timeout });
-    const input = page.locator('.quick-input-widget input');
-    await input.click();
-    await input.pressSequentially('sign a visitor name', { delay: 20 });
+    await searchChunksFor('sign a visitor name');
     const want = 'app/guestbook.py#class-Guestbook';
-    await waitInPage(
-      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
-      want,
-      `a search result ${want}`,
-    );
+    await waitRow(want, `a search result ${want}`);
     await enterOnResult(want);
     await waitActiveTab('guestbook.py');
     await waitCursorLine(lineOf('app/guestbook.py', '    def sign'), 'Enter on the Guestbook result (its method sign)');
@@ -716,11 +719,7 @@ try {
     const input = page.locator('.quick-input-widget input');
     await input.fill('#Guestbook');
     const want = 'app/guestbook.py#class-Guestbook';
-    await waitInPage(
-      (id) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => (r.textContent || '').includes(id)),
-      want,
-      `a workspace symbol ${want}`,
-    );
+    await waitRow(want, `a workspace symbol ${want}`);
     await enterOnResult(want);
     await waitActiveTab('guestbook.py');
     await waitCursorLine(lineOf('app/guestbook.py', 'class Guestbook'), 'Enter on the Guestbook symbol');
