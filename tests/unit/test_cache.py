@@ -5,8 +5,10 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
+import marshal
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -307,6 +309,27 @@ def test_a_cache_of_an_older_schema_is_replaced_quietly(
     warm = build_index([tree], cache_dir=cache, workers=1)
     assert parsed == []
     assert _state(warm) == _state(index)
+
+
+def test_a_row_of_stubs_without_previews_is_read_again(
+    tree: Path, cache: Path, parsed: list[str]
+) -> None:
+    """A stub keeps its chunk's first line and last line's end (what a listing shows
+    without unpacking a text); a row of stubs without them (six fields, as before
+    they were kept) is damaged: its file alone is read again, the rest reused."""
+    cold = _state(build_index([tree], cache_dir=cache, workers=1))
+    db = sqlite3.connect(store_path(tree.resolve(), cache))
+    (blob,) = db.execute("SELECT stubs FROM contents WHERE rel_path = 'pkg/m0.py'").fetchone()
+    stubs = marshal.loads(zlib.decompress(blob))
+    assert {len(stub) for stub in stubs} == {8}
+    older = zlib.compress(marshal.dumps(tuple(stub[:6] for stub in stubs), 2))
+    db.execute("UPDATE contents SET stubs = ? WHERE rel_path = 'pkg/m0.py'", (older,))
+    db.commit()
+    db.close()
+    parsed.clear()
+    warm = build_index([tree], cache_dir=cache, workers=1)
+    assert parsed == ["pkg/m0.py"]
+    assert _state(warm) == cold
 
 
 def test_a_file_saved_during_a_warm_start_keeps_its_new_chunks(

@@ -134,26 +134,63 @@ def test_a_method_is_found_by_its_name_with_its_lines(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["hybrid", "bm25"])
 @pytest.mark.parametrize("query", ["parse_header", "parse header line", "step7 return", "zzz"])
-def test_results_without_parts_get_the_same_parts_asked_one_by_one(
-    tmp_path: Path, query: str, mode: str
+def test_a_listing_is_the_search_without_texts(tmp_path: Path, query: str, mode: str) -> None:
+    """``listing`` gives ``search``'s hits in its order, each chunk as its stub (every
+    field but the text, its first line and last line's end as the text has them) at
+    its whole lines; ``best_lines`` gives each the lines and part ``search`` gives it."""
+    methods = "".join(f"    def step{i}(self):\n        return {i}\n\n" for i in range(40))
+    body = f"class Parser:\n{methods}    def parse_header(self, line):\n        return line\n"
+    decoys = "".join(f"def parse{i}(header):\n    return header  # é\n\n" for i in range(8))
+    write_tree(tmp_path, {"parser.py": body, "decoys.py": decoys, "n.md": "# Parse\n\nheader\n"})
+    queries = build_index([tmp_path]).queries
+    full = queries.search(query, 20, mode)
+    listed = queries.listing(query, 20, mode)
+    assert [(h.item.folder, h.score) for h in listed] == [(h.item.folder, h.score) for h in full]
+    for hit, whole in zip(listed, full, strict=True):
+        chunk, text = hit.item.chunk, whole.item.chunk
+        assert chunk[:6] == (*text[:1], *text[2:])  # (LocatedChunk's fields but its text)
+        assert (chunk.first_line, chunk.last_end) == (text.first_line, text.last_end)
+        assert chunk.identity == text.identity
+        assert hit.lines == (chunk.start_line, chunk.end_line) and hit.part is None
+    assert [queries.best_lines(h.item, query, mode) for h in full] == [
+        (h.lines, h.part) for h in full
+    ]
+    if query.startswith("parse"):
+        assert any(h.part == "parse_header" for h in full)  # (a part differs from its chunk)
+    if query == "parse header line":
+        assert any(isinstance(h.item.chunk.last_end, str) for h in listed)  # (not ASCII)
+
+
+@pytest.mark.parametrize("query", ["parse_header", "parse header line", "step7 return", "Parsr"])
+def test_symbols_listed_for_a_resolving_client_read_only_what_they_show(
+    tmp_path: Path, query: str
 ) -> None:
-    """``search(parts=False)`` lists the same hits with their whole chunks' lines;
-    ``best_lines`` gives each the lines and part ``search`` gives it."""
+    """``symbol_search(parts=False)`` (a client that resolves a symbol's range) reads
+    the texts of the fuzzy hits and of the chunks defining a name with a query word
+    (they list that name at its lines, as ``parts=True`` does); the rest are stubs."""
     methods = "".join(f"    def step{i}(self):\n        return {i}\n\n" for i in range(40))
     body = f"class Parser:\n{methods}    def parse_header(self, line):\n        return line\n"
     decoys = "".join(f"def parse{i}(header):\n    return header\n\n" for i in range(8))
     write_tree(tmp_path, {"parser.py": body, "decoys.py": decoys, "n.md": "# Parse\n\nheader\n"})
     queries = build_index([tmp_path]).queries
-    full = queries.search(query, 20, mode)
-    lazy = queries.search(query, 20, mode, parts=False)
-    assert [(h.item, h.score) for h in lazy] == [(h.item, h.score) for h in full]
-    assert all(h.lines == (h.item.chunk.start_line, h.item.chunk.end_line) for h in lazy)
-    assert all(h.part is None for h in lazy)
-    assert [queries.best_lines(h.item, query, mode) for h in lazy] == [
-        (h.lines, h.part) for h in full
+    eager, fuzzy = queries.symbol_search(query, 20, "hybrid")
+    lazy, lazy_fuzzy = queries.symbol_search(query, 20, "hybrid", parts=False)
+    assert lazy_fuzzy == fuzzy
+    assert [(h.score, h.item.chunk.chunk_id) for h in lazy] == [
+        (h.score, h.item.chunk.chunk_id) for h in eager
     ]
-    if query.startswith("parse"):
-        assert any(h.part == "parse_header" for h in full)  # (a part differs from its chunk)
+    read = [n for n, h in enumerate(lazy) if hasattr(h.item.chunk, "text")]
+    named = [n for n, h in enumerate(eager) if n < fuzzy or h.part is not None]
+    assert set(named) <= set(read)
+    for number, (hit, whole) in enumerate(zip(lazy, eager, strict=True)):
+        if number in read:
+            assert hit == whole
+        else:
+            assert hit.part is None and hit.lines == (
+                whole.item.chunk.start_line,
+                whole.item.chunk.end_line,
+            )
+    assert fuzzy == len(lazy) or len(read) < len(lazy)  # (the rest listed without texts)
 
 
 def test_a_file_change_updates_the_table(tmp_path: Path) -> None:

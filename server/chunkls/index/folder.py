@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from chunkls.chunking.corpus import ConfigProblem, CorpusRules
-from chunkls.chunking.located_chunk import LocatedChunk
+from chunkls.chunking.located_chunk import ChunkHead, ChunkStub, LocatedChunk
 from chunkls.index.id_map import IdMap
 from chunkls.runtime.log import logger
 
@@ -246,6 +246,29 @@ class IndexedChunk(NamedTuple):
 
     folder: FolderInfo
     chunk: LocatedChunk
+
+    @property
+    def path(self) -> Path:
+        """The file the chunk's text comes from (its ``source_path``)."""
+        return self.folder.root / self.chunk.source_path
+
+
+class FoundChunk(Protocol):
+    """A chunk a question found and its folder: with its text (``IndexedChunk``) or
+    without (``ListedChunk``)."""
+
+    @property
+    def folder(self) -> FolderInfo: ...
+
+    @property
+    def chunk(self) -> ChunkHead: ...
+
+
+class ListedChunk(NamedTuple):
+    """A chunk without its text (a listing's: ``Queries.listing``) and its folder."""
+
+    folder: FolderInfo
+    chunk: ChunkStub
 
     @property
     def path(self) -> Path:

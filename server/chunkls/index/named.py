@@ -11,10 +11,11 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from chunkls.index.folder import IndexedChunk
-from chunkls.index.ranked import placer, search, search_ids
+from chunkls.index.folder import FoundChunk, IndexedChunk, ListedChunk
+from chunkls.index.ranked import defining, listed, placer, ranked, read, search_ids
 from chunkls.search.definitions import INNER, OWN, passages
 from chunkls.search.fuzzy import fuzzy_names
+from chunkls.search.modes import query_words
 from chunkls.search.scorer import Hit
 
 if TYPE_CHECKING:
@@ -46,13 +47,13 @@ def fuzzy_docs(store: ChunkStore, query: str, top_k: int) -> list[tuple[int, str
 
 def symbol_search(
     store: ChunkStore, query: str, top_k: int, mode: str, parts: bool = True
-) -> tuple[list[Hit[IndexedChunk]], int]:
+) -> tuple[list[Hit[FoundChunk]], int]:
     """``fuzzy_docs``' chunks (a definition inside one: at its lines, by its
     name), then the mode's ranking, at most ``top_k`` (``parts`` false: the best
-    parts of only the chunks defining a name with a word of the query); and how
-    many come first fuzzily."""
+    parts of only the chunks defining a name with a word of the query, the rest
+    listed without their texts); and how many come first fuzzily."""
     stored_at = placer(store)
-    hits: list[Hit[IndexedChunk]] = []
+    hits: list[Hit[FoundChunk]] = []
     seen: set[str] = set()
     for doc, name, is_inner, score in fuzzy_docs(store, query, top_k):
         place = stored_at(doc)
@@ -72,8 +73,16 @@ def symbol_search(
         seen.add(chunk.chunk_id)
     fuzzy = len(hits)
     if fuzzy < top_k:
-        for hit in search(store, query, top_k, mode, None, True if parts else "named"):
-            if hit.item.chunk.chunk_id not in seen and len(hits) < top_k:
+        words = query_words(query, mode)
+        found = list(ranked(store, query, top_k, mode, None))
+        naming = None if parts else defining(store, words, [doc for _, doc, *_ in found])
+        for score, doc, folder, stored, number in found:
+            hit: Hit[IndexedChunk] | Hit[ListedChunk] | None
+            if naming is None or doc in naming:
+                hit = read(store, score, folder, stored, number, words)
+            else:
+                hit = listed(store, score, folder, stored, number)
+            if hit is not None and hit.item.chunk.chunk_id not in seen and len(hits) < top_k:
                 hits.append(hit)
     return hits, fuzzy
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, Problem
-    from chunkls.index.folder import FolderInfo, IndexedChunk
+    from chunkls.index.folder import FolderInfo, FoundChunk, IndexedChunk, ListedChunk
     from chunkls.index.replacement import Replacement
     from chunkls.search.scorer import Hit, Part
 
@@ -139,12 +139,16 @@ class Queries(Protocol):
         top_k: int = 10,
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
-        parts: bool = True,
     ) -> list[Hit[IndexedChunk]]:
         """The best chunks for a query, best first, ties in corpus order; ``where``
-        filters by ``source_path``. Each hit's ``lines`` are its best part's
-        (``parts`` false: its whole chunk's; the part is the only work that grows
-        with the texts of the results, and one opens a single result)."""
+        filters by ``source_path``. Each hit's ``lines`` are its best part's."""
+
+    def listing(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> list[Hit[ListedChunk]]:
+        """``search``'s hits without reading a text: each chunk as its stub (its
+        first line and where it ends kept beside it), at its whole lines (what a
+        palette lists as one types; ``best_lines`` for the one opened)."""
 
     def best_lines(self, entry: IndexedChunk, query: str, mode: str | None = None) -> Part:
         """The lines of a chunk that answer a query best, and the name of the
@@ -152,13 +156,13 @@ class Queries(Protocol):
 
     def symbol_search(
         self, query: str, top_k: int = 10, mode: str | None = None, parts: bool = True
-    ) -> tuple[list[Hit[IndexedChunk]], int]:
+    ) -> tuple[list[Hit[FoundChunk]], int]:
         """``workspace/symbol``'s order: when ``query`` is one name the symbol
         table has in no way (exactly, as a part, as a beginning), the chunks
         defining the names it fuzzily stands for first, then ``search``'s; at
         most ``top_k``, and how many come first fuzzily. ``parts`` false: a hit's
         best part is found only when its chunk defines a name with a word of the
-        query (the rest: ``best_lines``, for the one chosen)."""
+        query (the rest are listed as in ``listing``: ``best_lines``, for the one chosen)."""
 
     # -- citations -------------------------------------------------------------------
 

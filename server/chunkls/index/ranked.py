@@ -6,9 +6,10 @@ part of each result that answers best. Reads only, as every question does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from chunkls.index.folder import Folder, IndexedChunk
+from chunkls.chunking.located_chunk import ChunkStub
+from chunkls.index.folder import Folder, IndexedChunk, ListedChunk
 from chunkls.search.definitions import PART, best_part
 from chunkls.search.modes import query_words, rank
 from chunkls.search.scorer import Hit, Part
@@ -24,25 +25,55 @@ def search(
     top_k: int,
     mode: str,
     where: Callable[[str], bool] | None,
-    parts: bool | Literal["named"] = True,
 ) -> list[Hit[IndexedChunk]]:
-    """The best chunks for a query in a mode, each with its best part's lines
-    (``parts`` false: the whole chunk's, left for ``best_lines`` to find;
-    ``"named"``: only for the chunks defining a name with a word of the query)."""
-    words = query_words(query, mode) if parts else ()
-    found = list(ranked(store, query, top_k, mode, where))
-    naming = _naming(store, words, [hit[1] for hit in found]) if parts == "named" else None
+    """The best chunks for a query in a mode, each with its best part's lines."""
+    words = query_words(query, mode)
     hits = []
-    for score, doc, folder, stored, number in found:
-        chunks = store._unpack(folder, stored)
-        if number < len(chunks):
-            entry = IndexedChunk(folder, chunks[number])
-            asked = words if naming is None or doc in naming else ()
-            hits.append(Hit(score, entry, *part_lines(entry, asked)))
+    for score, _doc, folder, stored, number in ranked(store, query, top_k, mode, where):
+        if (hit := read(store, score, folder, stored, number, words)) is not None:
+            hits.append(hit)
     return hits
 
 
-def _naming(store: ChunkStore, words: Sequence[str], docs: list[int]) -> set[int]:
+def read(
+    store: ChunkStore,
+    score: float,
+    folder: Folder,
+    stored: StoredFile,
+    number: int,
+    words: Sequence[str],
+) -> Hit[IndexedChunk] | None:
+    """A ranked chunk as a hit with its text, at its best part for ``words``
+    (``None``: its text is not to be had)."""
+    chunks = store._unpack(folder, stored)
+    if number >= len(chunks):
+        return None
+    entry = IndexedChunk(folder, chunks[number])
+    return Hit(score, entry, *part_lines(entry, words))
+
+
+def listing(store: ChunkStore, query: str, top_k: int, mode: str) -> list[Hit[ListedChunk]]:
+    """``Queries.listing``: ``search``'s hits without their texts, each chunk as its
+    stub, at its whole lines."""
+    hits = []
+    for score, _doc, folder, stored, number in ranked(store, query, top_k, mode, None):
+        if (hit := listed(store, score, folder, stored, number)) is not None:
+            hits.append(hit)
+    return hits
+
+
+def listed(
+    store: ChunkStore, score: float, folder: Folder, stored: StoredFile, number: int
+) -> Hit[ListedChunk] | None:
+    """A ranked chunk as a listing's hit, from its stub (``None``: gone)."""
+    stubs = store._stubs(stored.packed)
+    if number >= len(stubs):
+        return None
+    chunk = ChunkStub(*stubs[number])
+    return Hit(score, ListedChunk(folder, chunk), (chunk.start_line, chunk.end_line))
+
+
+def defining(store: ChunkStore, words: Sequence[str], docs: list[int]) -> set[int]:
     """The documents among ``docs`` defining inside them a name that has one of
     ``words`` as a part (the symbol table's ``PART`` terms: what a part's name
     must have for ``best_part`` to count it)."""

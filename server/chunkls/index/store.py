@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from chunkls.ids.grammar import ChunkRef
     from chunkls.index.browse import Page, Place
     from chunkls.index.citations import Citation, CitationIndex, Problem
+    from chunkls.index.folder import FoundChunk, ListedChunk
     from chunkls.index.history import GitHistory
     from chunkls.index.replacement import ChunkHistory, Replacement, TextIndex
     from chunkls.index.suggest import PathGrams, Suggestions
@@ -369,16 +370,14 @@ class ChunkStore:
 
     def file_paths(self) -> Iterator[tuple[Folder, str]]:
         for folder in sorted(self.folders, key=lambda f: f.position):
-            for rel_path in folder.storage.paths():
-                yield folder, rel_path
+            yield from ((folder, rel_path) for rel_path in folder.storage.paths())
 
     def sources(self, source_path: str) -> list[tuple[FolderInfo, str]]:
         return [(f, rel_path) for f in self.folders for rel_path in f.storage.sources(source_path)]
 
     def chunks(self) -> Iterator[IndexedChunk]:
         for folder, rel_path in self.file_paths():
-            for chunk in self.file_chunks(folder, rel_path):
-                yield IndexedChunk(folder, chunk)
+            yield from (IndexedChunk(folder, c) for c in self.file_chunks(folder, rel_path))
 
     def chunk_ids(self) -> Iterator[str]:
         for folder in sorted(self.folders, key=lambda f: f.position):
@@ -387,8 +386,7 @@ class ChunkStore:
 
     def skipped(self) -> Iterator[tuple[Folder, str, str]]:
         for folder in self.folders:
-            for rel_path in sorted(folder.skipped):
-                yield folder, rel_path, folder.skipped[rel_path]
+            yield from ((folder, path, folder.skipped[path]) for path in sorted(folder.skipped))
 
     def skip_reason(self, rel_path: str, folder: FolderInfo | None = None) -> str | None:
         folders = self.folders if folder is None else [held(folder)]
@@ -446,11 +444,7 @@ class ChunkStore:
     def resolve_first(
         self, candidate_ids: Iterable[str], prefer: FolderInfo | None = None
     ) -> list[IndexedChunk]:
-        for chunk_id in candidate_ids:
-            found = self.lookup(chunk_id, prefer)
-            if found:
-                return found
-        return []
+        return next((found for i in candidate_ids if (found := self.lookup(i, prefer))), [])
 
     def _entries(
         self,
@@ -506,11 +500,17 @@ class ChunkStore:
         top_k: int = 10,
         mode: str | None = None,
         where: Callable[[str], bool] | None = None,
-        parts: bool = True,
     ) -> list[Hit[IndexedChunk]]:
         from chunkls.index.ranked import search  # (a question that is no search skips it)
 
-        return search(self, query, top_k, self.search_mode(mode), where, parts)
+        return search(self, query, top_k, self.search_mode(mode), where)
+
+    def listing(
+        self, query: str, top_k: int = 10, mode: str | None = None
+    ) -> list[Hit[ListedChunk]]:
+        from chunkls.index.ranked import listing
+
+        return listing(self, query, top_k, self.search_mode(mode))
 
     def best_lines(self, entry: IndexedChunk, query: str, mode: str | None = None) -> Part:
         from chunkls.index.ranked import best_lines
@@ -519,7 +519,7 @@ class ChunkStore:
 
     def symbol_search(
         self, query: str, top_k: int = 10, mode: str | None = None, parts: bool = True
-    ) -> tuple[list[Hit[IndexedChunk]], int]:
+    ) -> tuple[list[Hit[FoundChunk]], int]:
         from chunkls.index.named import symbol_search
 
         return symbol_search(self, query, top_k, self.search_mode(mode), parts)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from chunkls.chunking.located_chunk import PREVIEW
 from chunkls.ids.grammar import find_chunk_refs, id_written
 from chunkls.ids.positions import units
-from chunkls.index.folder import FolderInfo, IndexedChunk
+from chunkls.index.folder import FolderInfo, FoundChunk, IndexedChunk
 from chunkls.lsp.contract import (
     CHUNK_AT,
     CHUNKS,
@@ -29,6 +31,7 @@ from chunkls.lsp.ranges import chunk_range, chunk_uri, location, range_json, tex
 from chunkls.lsp.uris import path_of, uri_of
 from chunkls.lsp.written_ids import refs_of, resolve_written
 from chunkls.search.modes import mode_problem, query_problem
+from chunkls.search.scorer import Hit
 
 if TYPE_CHECKING:
     from chunkls.lsp.server import ChunkServer
@@ -74,6 +77,12 @@ def search(ls: ChunkServer, args: SearchArgs) -> list[dict[str, Any]] | dict[str
 
 
 def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]]:
+    top_k = max(1, min(args.top_k, MAX_TOP_K))
+    hits: Sequence[Hit[FoundChunk]] = (
+        ls.queries.search(args.query, top_k, mode)
+        if args.parts
+        else ls.queries.listing(args.query, top_k, mode)  # (no text unpacked)
+    )
     return [
         {
             "chunkId": hit.item.chunk.chunk_id,
@@ -85,11 +94,9 @@ def _ranked(ls: ChunkServer, args: SearchArgs, mode: str) -> list[dict[str, Any]
             "range": range_json(location(hit.item, ls.encoding, hit.lines).range),
             "chunkRange": range_json(chunk_range(hit.item.chunk, None, ls.encoding)),
             "lines": list(hit.lines) if hit.lines and args.parts else None,
-            "preview": hit.item.chunk.first_line[:200],
+            "preview": hit.item.chunk.first_line[:PREVIEW],
         }
-        for hit in ls.queries.search(
-            args.query, max(1, min(args.top_k, MAX_TOP_K)), mode, parts=args.parts
-        )
+        for hit in hits
     ]
 
 

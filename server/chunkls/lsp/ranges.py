@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from chunkls.chunking.located_chunk import LocatedChunk
+from chunkls.chunking.located_chunk import ChunkHead, LocatedChunk
 from chunkls.ids.positions import Encoding, TextLines, units
 from chunkls.index.citations import Citation
-from chunkls.index.folder import IndexedChunk
+from chunkls.index.folder import FoundChunk
 from chunkls.lsp.uris import uri_of
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def line_start(line: int) -> types.Range:
 
 
 def chunk_range(
-    chunk: LocatedChunk, lines: TextLines | None, encoding: Encoding = "utf-16"
+    chunk: ChunkHead, lines: TextLines | None, encoding: Encoding = "utf-16"
 ) -> types.Range:
     """The range of a chunk's stripped text: start of its first line to end of its last
     (without the document's lines, of the text's last: the same but for exotic separators)."""
@@ -38,8 +38,9 @@ def chunk_range(
         end = min(end, len(lines) - 1)
         start = min(start, end)
         return types.Range(types.Position(start, 0), types.Position(end, lines.line_end(end)))
-    last = chunk.text.rsplit("\n", 1)[-1]
-    return types.Range(types.Position(start, 0), types.Position(end, units(last, encoding)))
+    last = chunk.last_end  # (a stub keeps it: a listing unpacks no text)
+    length = last if isinstance(last, int) else units(last, encoding)
+    return types.Range(types.Position(start, 0), types.Position(end, length))
 
 
 def range_json(found: types.Range) -> dict[str, dict[str, int]]:
@@ -51,7 +52,7 @@ def range_json(found: types.Range) -> dict[str, dict[str, int]]:
     }
 
 
-def chunk_uri(entry: IndexedChunk) -> str:
+def chunk_uri(entry: FoundChunk) -> str:
     """The file URI of the file a chunk's text comes from."""
     return _file_uri(entry.folder.root, entry.chunk.source_path)
 
@@ -62,13 +63,21 @@ def _file_uri(root: Path, source_path: str) -> str:
 
 
 def location(
-    entry: IndexedChunk, encoding: Encoding = "utf-16", lines: tuple[int, int] | None = None
+    entry: FoundChunk,
+    encoding: Encoding = "utf-16",
+    lines: tuple[int, int] | None = None,
 ) -> types.Location:
     """Where a chunk is (``lines``: those of a part of it, 1-based, inclusive;
-    the whole chunk's are its editor range, which its text may not span)."""
-    if lines is None or lines == (entry.chunk.start_line, entry.chunk.end_line):
-        return types.Location(chunk_uri(entry), chunk_range(entry.chunk, None, encoding))
-    return types.Location(chunk_uri(entry), part_range(entry.chunk, lines, encoding))
+    the whole chunk's are its editor range, which its text may not span; a
+    chunk listed without its text is at its whole range)."""
+    chunk = entry.chunk
+    if (
+        lines is None
+        or lines == (chunk.start_line, chunk.end_line)
+        or not isinstance(chunk, LocatedChunk)
+    ):
+        return types.Location(chunk_uri(entry), chunk_range(chunk, None, encoding))
+    return types.Location(chunk_uri(entry), part_range(chunk, lines, encoding))
 
 
 def part_range(

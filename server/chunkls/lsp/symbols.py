@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from lsprotocol import types
 
-from chunkls.chunking.located_chunk import LocatedChunk
+from chunkls.chunking.located_chunk import ChunkHead
 from chunkls.lsp.documents import get_buffer, get_document, listed_chunk
-from chunkls.lsp.ranges import chunk_range, line_start, location
+from chunkls.lsp.ranges import chunk_range, chunk_uri, line_start, location
 from chunkls.search.modes import query_problem
 
 if TYPE_CHECKING:
@@ -75,12 +75,14 @@ def workspace_symbol(
     for number, hit in enumerate(hits):
         how = f"{'fuzzy' if number < fuzzy else mode} {hit.score:.3f}"
         chunk = hit.item.chunk
-        place: types.Location | types.LocationUriOnly = location(hit.item, ls.encoding, hit.lines)
+        place: types.Location | types.LocationUriOnly
         # (each of a lazy listing has data: a client may read the list's type from its first)
         data: dict[str, Any] | None = {} if lazy else None
         if lazy and number >= fuzzy and hit.part is None:  # its part: when chosen
-            place = types.LocationUriOnly(place.uri)
+            place = types.LocationUriOnly(chunk_uri(hit.item))
             data = {"query": params.query, "chunkId": chunk.chunk_id, "line": chunk.start_line - 1}
+        else:
+            place = location(hit.item, ls.encoding, hit.lines)
         found.append(
             types.WorkspaceSymbol(
                 name=chunk.chunk_id,
@@ -125,6 +127,6 @@ def workspace_symbol_resolve(
     return attrs.evolve(symbol, location=place, data=None)
 
 
-def symbol_kind(chunk: LocatedChunk) -> types.SymbolKind:
+def symbol_kind(chunk: ChunkHead) -> types.SymbolKind:
     """A symbol kind for a chunk's identity kind."""
     return SYMBOL_KINDS.get(chunk.identity.split("-", 1)[0], types.SymbolKind.Object)

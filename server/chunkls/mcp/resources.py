@@ -192,7 +192,7 @@ def decode_cursor(cursor: str) -> Place:
 
 
 def _listed(stub: Stub) -> dict[str, Any]:
-    chunk_id, source_path, file_type, symbol, start, end = stub
+    chunk_id, source_path, file_type, symbol, start, end, *_ = stub
     return {
         "uri": chunk_uri(chunk_id),
         "name": chunk_id,

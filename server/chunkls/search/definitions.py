@@ -265,8 +265,10 @@ def best_part(
     changed = lowered if len(lowered) != len(text) else None
     head, spans = _spans(text, chunk_kind, start_line, python, changed)
 
+    present = [word for word in wanted if word in lowered]  # (the others count none anywhere)
+
     def count(span: tuple[int, int]) -> int:  # the words in a span of the (lowered) text
-        return sum(min(lowered.count(word, *span), 3) for word in wanted)
+        return sum([min(lowered.count(word, *span), 3) for word in present])
 
     best: tuple[int, int, str | None] = (start_line, end_line, None)
     # the chunk's head (its signature and docstring, before the first part) is the whole

@@ -9,7 +9,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from chunkls.search.definitions import INNER, OWN, PART
 from chunkls.search.english import STOP_WORDS, other_forms, stem, strip_roles
@@ -91,9 +91,8 @@ _WORD = re.compile(r"\w+")
 _CODE_WORD = re.compile(r"_|[0-9]|.[A-Z]")
 """What makes a word code: an underscore, a digit, a capital after its first letter."""
 
-Describe = Callable[[int], "tuple[str, str, str, str | None, int, int] | None"]
-"""A document's chunk without its text (``None``: it has none now): chunk ID,
-source path, file type, symbol, first and last line (a stored stub)."""
+Describe = Callable[[int], "tuple[str, str, str, str | None, int, int, str, int | str] | None"]
+"""A document's chunk without its text, a stored stub (``None``: it has none now)."""
 
 
 class HybridQuery(NamedTuple):
@@ -216,7 +215,7 @@ def _ranked(
     while start < len(candidates):
         size = first_block if start == 0 else CANDIDATES
         block = []
-        for doc, score, (chunk_id, source_path, file_type, symbol, _, _) in candidates[
+        for doc, score, (chunk_id, source_path, file_type, symbol, *_) in candidates[
             start : start + size
         ]:
             kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
@@ -230,23 +229,24 @@ def _ranked(
             named += table.bonus.get(doc, 0.0) + STEM * stem_match(source_path, word_idfs)
             named *= where_prior * prior if PRIOR_ON_NAMES else where_prior
             tier = 1 if WHOLE_FIRST and doc in table.whole else 0
-            folder = order(doc)[0][0]  # (the same ID in two folders is two chunks)
-            block.append(
-                (doc, score + named, tier, (folder, chunk_id), (folder, source_path), named)
-            )
-        ranked += _settled(block, order, ids, saturation, lift)
+            place = order(doc)  # (ties sort by it; one ID in two folders is two chunks)
+            ids_at = (place[0][0], chunk_id), (place[0][0], source_path)
+            block.append((doc, score + named, tier, *ids_at, named, place))
+        ranked += _settled(block, ids, saturation, lift)
         start += size
     return ranked, more
 
 
-_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str], float]
-"""A candidate: document, score, tier, (folder, chunk ID), (folder, source path),
-what its names add to its score."""
+_Entry = tuple[int, float, int, tuple[object, str], tuple[object, str], float, object]
+"""A candidate: doc, score, tier, (folder, ID), (folder, path), its names' share, order key."""
+
+
+def _by_rank(entry: _Entry) -> tuple[int, float, Any]:  # tier, score, then corpus order
+    return -entry[2], -entry[1], entry[6]
 
 
 def _settled(
     block: list[_Entry],
-    order: Callable[[int], object],
     ids: set[tuple[object, str]],
     saturation: float,
     lift: tuple[float, int],
@@ -258,15 +258,15 @@ def _settled(
     weight, top = lift
     if weight:
         tops: dict[tuple[object, str], list[float]] = {}
-        for _, score, _, _, path, _ in block:
+        for _, score, _, _, path, _, _ in block:
             tops.setdefault(path, []).append(score)
         for scores in tops.values():
             scores.sort(reverse=True)
         block = [
-            (doc, score + weight * file_lift(tops[path], score, top), tier, cid, path, named)
-            for doc, score, tier, cid, path, named in block
+            (doc, score + weight * file_lift(tops[path], score, top), tier, cid, path, named, place)
+            for doc, score, tier, cid, path, named, place in block
         ]
-    block.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
+    block.sort(key=_by_rank)
     kept = []
     for entry in block:
         if entry[3] not in ids:
@@ -275,14 +275,14 @@ def _settled(
     if saturation < 1.0:
         per_file: dict[tuple[object, str], int] = {}
         saturated = []
-        for doc, score, tier, cid, path, named in kept:
+        for doc, score, tier, cid, path, named, place in kept:
             count = per_file.get(path, 0)
             per_file[path] = count + 1
             spared = named * SPARE_NAMES
             saturated.append(
-                (doc, (score - spared) * saturation**count + spared, tier, cid, path, named)
+                (doc, (score - spared) * saturation**count + spared, tier, cid, path, named, place)
             )
-        saturated.sort(key=lambda entry: (-entry[2], -entry[1], order(entry[0])))
+        saturated.sort(key=_by_rank)
         kept = saturated
     return [(doc, score) for doc, score, *_ in kept]
 

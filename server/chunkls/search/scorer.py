@@ -15,7 +15,7 @@ K1 = 1.5
 B = 0.75
 """Length normalisation."""
 
-T = TypeVar("T")
+T = TypeVar("T", covariant=True)
 
 CACHE_BUDGET = 2_000_000
 """Most postings whose scores a scorer keeps between queries (about 12 bytes each)."""

@@ -31,7 +31,7 @@ def _logger() -> logging.Logger:
     return logging.getLogger("chunkls.storage.cache")
 
 
-SCHEMA = 9
+SCHEMA = 10
 """Bump when the tables or blob layouts change."""
 TOKENIZER = 2
 """Bump when ``search.tokenize`` changes what it returns."""

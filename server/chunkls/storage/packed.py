@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from chunkls.chunking.located_chunk import LocatedChunk
+from chunkls.chunking.located_chunk import PREVIEW, LocatedChunk
 
 if TYPE_CHECKING:
     from chunkls.chunking.ingest import FileChunks
 
-Stub = tuple[str, str, str, str | None, int, int]
-"""A chunk without its text: the fields of ``LocatedChunk`` but ``text``."""
+Stub = tuple[str, str, str, str | None, int, int, str, int | str]
+"""A chunk without its text: ``LocatedChunk``'s fields but ``text``, then what a listing
+shows of the text (``ChunkStub``'s ``first_line`` and ``last_end``: no text is unpacked)."""
 
 STUBS_MARSHAL = 2
 """The marshal format of stubs: 2 has no back-references, so equal stubs are
@@ -59,6 +60,8 @@ def pack(entry: FileChunks) -> StoredFile:
             chunk.symbol,
             chunk.start_line,
             chunk.end_line,
+            chunk.first_line[:PREVIEW],
+            chunk.last_end,
         )
         for chunk in entry.chunks
     )
@@ -100,11 +103,13 @@ def decode_stubs(blob: bytes) -> tuple[Stub, ...]:
     for stub in stubs[:1] + stubs[-1:]:
         if (
             not isinstance(stub, tuple)
-            or len(stub) != 6
+            or len(stub) != 8
             or not isinstance(stub[0], str)
             or not isinstance(stub[1], str)
             or not isinstance(stub[4], int)
             or not isinstance(stub[5], int)
+            or not isinstance(stub[6], str)
+            or not isinstance(stub[7], int | str)
         ):
             raise ValueError("bad chunk record")
     return stubs
