@@ -264,6 +264,13 @@ def _best_part_by_copies(
     return best
 
 
+WORDS = [
+    *("value", "get", "set", "ping", "inner", "x", "al", "İ", "init", "get_value"),
+    *("getvalue_x_y", "x_y", "http", "httpserver_base", "server", "\u03b1\u03c3", "\u03b1\u03c2"),
+]
+"""Query words of the best part's oracle test (Greek: a final sigma lowers apart)."""
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     body=st.lists(
@@ -279,11 +286,15 @@ def _best_part_by_copies(
                 "        def ping(self): pass",
                 "    İstanbul = 'value'",
                 "        x = get(value)",
+                "    def __init__(self):",
+                "    def getValue_x__y(self):",
+                "    async def HTTPServer_Base(self):",
+                "    def \u0391\u03a3_value(self):",
             ]
         ),
         max_size=80,
     ),
-    words=st.lists(st.sampled_from(["value", "get", "set", "ping", "inner", "x", "al", "İ"])),
+    words=st.lists(st.sampled_from(WORDS)),
 )
 def test_best_part_counts_as_copies_of_its_lines_would(body: list[str], words: list[str]) -> None:
     text = "\n".join(["class Holder:", '    """Holds a value."""', *body])

@@ -273,15 +273,28 @@ def best_part(
     best: tuple[int, int, str | None] = (start_line, end_line, None)
     # the chunk's head (its signature and docstring, before the first part) is the whole
     best_score = float(count(head))
+    asked = [word for word in wanted if word not in own_words]
+    # a word of an ASCII name is in it lowercase, underscores aside: most names need no words
+    squashed = [word.replace("_", "") for word in asked]
     for part, span in zip(parts, spans, strict=True):
-        named = _name_words(part.name) if part.name else frozenset()
-        hits = sum(word in named for word in wanted if word not in own_words)
+        name = part.name
+        if not name or (name.isascii() and not _inside(squashed, name)):
+            hits = 0
+        else:
+            named = _name_words(name)
+            hits = sum(word in named for word in asked)
         if own_hits and not hits:
             continue  # the chunk's own name says as much
         score = 3.0 * hits + count(span)
         if score > best_score:
             best, best_score = (part.start_line, part.end_line, part.name or None), score
     return best
+
+
+def _inside(squashed: list[str], name: str) -> bool:
+    """Whether any of ``squashed`` is in ``name``, lowercase and without underscores."""
+    plain = name.lower().replace("_", "")
+    return any(word in plain for word in squashed)
 
 
 @functools.lru_cache(maxsize=1024)
