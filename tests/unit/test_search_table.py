@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chunkls.index import named
 from chunkls.index.session import build_index
 from chunkls.search import definitions, hybrid
 from chunkls.search.definitions import (
@@ -191,6 +192,25 @@ def test_symbols_listed_for_a_resolving_client_read_only_what_they_show(
                 whole.item.chunk.end_line,
             )
     assert fuzzy == len(lazy) or len(read) < len(lazy)  # (the rest listed without texts)
+
+
+def test_a_resolving_client_gets_the_named_parts_of_only_the_first_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beyond ``LISTED_PARTS`` hits, a chunk defining a queried name is a stub too."""
+    files = {
+        f"m{i}.py": f"class Holder{i}:\n    def parse_header(self):\n        pass\n"
+        for i in range(6)
+    }
+    write_tree(tmp_path, files)
+    queries = build_index([tmp_path]).queries
+    lazy, _ = queries.symbol_search("parse header", 10, "hybrid", parts=False)
+    assert len(lazy) == 6 and all(h.part == "parse_header" for h in lazy)
+    monkeypatch.setattr(named, "LISTED_PARTS", 2)
+    capped, _ = queries.symbol_search("parse header", 10, "hybrid", parts=False)
+    assert [h.item.chunk.chunk_id for h in capped] == [h.item.chunk.chunk_id for h in lazy]
+    assert capped[:2] == lazy[:2]
+    assert all(h.part is None and not hasattr(h.item.chunk, "text") for h in capped[2:])
 
 
 def test_a_file_change_updates_the_table(tmp_path: Path) -> None:

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 FUZZY_NAMES = 20
 """Most names a mistyped one is read as."""
+LISTED_PARTS = 32
+"""The first hits among which ``parts`` false still reads the chunks defining a name
+with a query word, to list that part by its name (VS Code shows about 20 rows; a
+hit further down is a stub, its part found when it is chosen)."""
 
 
 def fuzzy_docs(store: ChunkStore, query: str, top_k: int) -> list[tuple[int, str, bool, float]]:
@@ -50,8 +54,9 @@ def symbol_search(
 ) -> tuple[list[Hit[FoundChunk]], int]:
     """``fuzzy_docs``' chunks (a definition inside one: at its lines, by its
     name), then the mode's ranking, at most ``top_k`` (``parts`` false: the best
-    parts of only the chunks defining a name with a word of the query, the rest
-    listed without their texts); and how many come first fuzzily."""
+    parts of only the chunks defining a name with a word of the query among the
+    first ``LISTED_PARTS``, the rest listed without their texts); and how many
+    come first fuzzily."""
     stored_at = placer(store)
     hits: list[Hit[FoundChunk]] = []
     seen: set[str] = set()
@@ -75,7 +80,8 @@ def symbol_search(
     if fuzzy < top_k:
         words = query_words(query, mode)
         found = list(ranked(store, query, top_k, mode, None))
-        naming = None if parts else defining(store, words, [doc for _, doc, *_ in found])
+        first = [doc for _, doc, *_ in found[:LISTED_PARTS]]
+        naming = None if parts else defining(store, words, first)
         for score, doc, folder, stored, number in found:
             hit: Hit[IndexedChunk] | Hit[ListedChunk] | None
             if naming is None or doc in naming:

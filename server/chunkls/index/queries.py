@@ -161,8 +161,9 @@ class Queries(Protocol):
         table has in no way (exactly, as a part, as a beginning), the chunks
         defining the names it fuzzily stands for first, then ``search``'s; at
         most ``top_k``, and how many come first fuzzily. ``parts`` false: a hit's
-        best part is found only when its chunk defines a name with a word of the
-        query (the rest are listed as in ``listing``: ``best_lines``, for the one chosen)."""
+        best part is found only when its chunk, among the first hits, defines a name
+        with a word of the query (the rest are listed as in ``listing``: ``best_lines``,
+        for the one chosen)."""
 
     # -- citations -------------------------------------------------------------------
 
