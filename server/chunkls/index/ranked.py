@@ -82,8 +82,10 @@ def defining(store: ChunkStore, words: Sequence[str], docs: list[int]) -> set[in
     wanted = np.asarray(docs, dtype=np.int64)
     found: set[int] = set()
     for postings in store.postings.postings([PART + word for word in words]) if docs else ():
-        if postings is not None:
-            found.update(wanted[np.isin(wanted, postings.docs)].tolist())
+        if postings is not None and len(postings.docs):  # (ascending: each doc looked up)
+            held = np.asarray(postings.docs)
+            at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+            found.update(wanted[held[at] == wanted].tolist())
     return found
 
 
