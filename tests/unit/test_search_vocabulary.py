@@ -12,6 +12,7 @@ from chunkls.search import inverted as search
 from chunkls.search import scorer
 from chunkls.search.inverted import BM25Index
 from chunkls.search.tokens import file_terms, tokenize
+from chunkls.search.vocabulary import Vocabulary
 
 from . import search_helpers
 from .search_helpers import select_files
@@ -228,3 +229,32 @@ def test_a_query_that_fills_the_remembered_tokens_keeps_all_its_terms(
     # alpha is known; beta, gamma and x are not, and overflow what is remembered
     queries = ["alpha beta gamma x"]
     assert results(index, queries) == results(build(files), queries)
+
+
+def _ids_one_by_one(vocabulary: Vocabulary, terms: list[str]) -> list[int]:
+    """``Vocabulary.ids`` as first written: each unknown term numbered as it comes."""
+    ids = vocabulary.get_many(terms)
+    for i, term_id in enumerate(ids):
+        if term_id is None:
+            found = vocabulary.added.get(terms[i])
+            if found is None:
+                found = vocabulary.added[terms[i]] = vocabulary.size
+                vocabulary.size += 1
+            ids[i] = found
+    return [term_id for term_id in ids if term_id is not None]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from([*WORDS, "u1", "\x02u1", "é", ""]), max_size=8), max_size=6),
+    st.integers(0, 5),
+)
+def test_new_terms_are_numbered_as_they_come(batches: list[list[str]], freeze_at: int) -> None:
+    """Repeats and known terms (frozen in the table or added since) keep one id."""
+    fast, slow = Vocabulary(), Vocabulary()
+    for number, terms in enumerate(batches):
+        if number == freeze_at:
+            fast.freeze()
+            slow.freeze()
+        assert fast.ids(terms).tolist() == _ids_one_by_one(slow, terms)
+        assert fast.added == slow.added and len(fast) == len(slow)

@@ -20,7 +20,7 @@ from array import array
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
-from chunkls.search.tokens import FileTerms, file_terms, tokenize
+from chunkls.search.tokens import FileTerms, count_elements, file_terms, tokenize
 
 OWN = "\x01"
 """Prefix of a chunk's own name (lowercase): ``\\x01basemodel``."""
@@ -131,22 +131,20 @@ def own_name(symbol: str | None) -> str | None:
 
 
 def table_terms(chunk_id: str, text: str, source_path: str, symbol: str | None) -> list[str]:
-    """The symbol table's terms of one chunk (repeats count again)."""
-    kind = chunk_id[len(source_path) + 1 :].split("-", 1)[0]
-    terms = []
+    """The symbol table's terms of one chunk (repeats count again): its own
+    name, then each name defined inside it, then the parts of those names."""
     own = own_name(symbol)
-    if own is not None:
-        terms.append(OWN + own)
+    terms = [] if own is None else [OWN + own]
     if not source_path.endswith(".py") and not source_path.endswith(".pyi"):
         return terms
-    parts: dict[str, None] = {}
-    for index, (written, _, _, _) in enumerate(_named(text, kind)):
-        name = written.lower()
-        if name == own and index == 0:
-            continue  # (its own definition is the whole)
-        terms.append(INNER + name)
-        parts.update(dict.fromkeys(tokenize(written)))
-    terms += [PART + part for part in parts]
+    names = [entry[0] for entry in _named(text, chunk_id[len(source_path) + 1 :].split("-", 1)[0])]
+    if names and names[0].lower() == own:
+        del names[0]  # (its own definition is the whole)
+    if not names:
+        return terms
+    terms += [INNER + name for name in map(str.lower, names)]
+    # one tokenize of them all: names are words, so a space splits them as they are split apart
+    terms += [PART + part for part in dict.fromkeys(tokenize(" ".join(names)))]
     return terms
 
 
@@ -169,33 +167,30 @@ class ChunkText(Protocol):
 def chunk_terms(chunks: Iterable[ChunkText]) -> FileTerms:
     """A file's search terms: ``file_terms`` of each chunk's ID and text (the
     tutorial's BM25 documents), plus each chunk's symbol-table terms, which add
-    postings but no length."""
+    postings but no length: numbered after the documents' terms in order of first
+    appearance, their rows after theirs (by chunk, then first appearance in it)."""
     listed = list(chunks)
     terms = file_terms(f"{chunk.chunk_id}\n{chunk.text}" for chunk in listed)
-    extra = [
-        table_terms(chunk.chunk_id, chunk.text, chunk.source_path, chunk.symbol) for chunk in listed
-    ]
-    if not any(extra):
+    counts: list[dict[str, int]] = [{} for _ in listed]
+    for chunk, counted in zip(listed, counts, strict=True):
+        count_elements(
+            counted, table_terms(chunk.chunk_id, chunk.text, chunk.source_path, chunk.symbol)
+        )
+    extra = dict.fromkeys(itertools.chain.from_iterable(counts))  # (each chunk's, in order)
+    if not extra:
         return terms
-    names = list(terms.names())
-    local = {name: index for index, name in enumerate(names)}
-    rows = array("i", terms.rows)
-    third = len(rows) // 3
-    term_index, positions, frequencies = rows[:third], rows[third : 2 * third], rows[2 * third :]
-    for position, chunk_terms_ in enumerate(extra):
-        counts: dict[str, int] = {}
-        for term in chunk_terms_:
-            counts[term] = counts.get(term, 0) + 1
-        for term, count in counts.items():
-            index = local.get(term)
-            if index is None:
-                index = local[term] = len(names)
-                names.append(term)
-            term_index.append(index)
-            positions.append(position)
-            frequencies.append(count)
-    rows_bytes = term_index.tobytes() + positions.tobytes() + frequencies.tobytes()
-    return FileTerms(tuple(names), rows_bytes, terms.lengths)
+    names = terms.names()
+    local = dict(zip(extra, itertools.count(len(names)), strict=False))
+    # the table's rows, counted at C speed: term index, chunk position, frequency
+    sizes = list(map(len, counts))
+    table = array("i", map(local.__getitem__, itertools.chain.from_iterable(counts)))
+    table.extend(itertools.chain.from_iterable(map(itertools.repeat, range(len(sizes)), sizes)))
+    table.extend(itertools.chain.from_iterable(map(dict.values, counts)))
+    rows, added = memoryview(terms.rows), memoryview(table.tobytes())
+    third, width = len(rows) // 3, len(added) // 3  # (in bytes)
+    cuts = [(rows[k * third :][:third], added[k * width :][:width]) for k in range(3)]
+    rows_bytes = b"".join(itertools.chain.from_iterable(cuts))
+    return FileTerms((*names, *extra), rows_bytes, terms.lengths)
 
 
 class Passage(NamedTuple):

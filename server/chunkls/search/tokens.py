@@ -23,7 +23,7 @@ _SPACE_OUT = bytes(byte if byte in _WORD_BYTES else 32 for byte in range(256))
 matches exactly the runs of word bytes)."""
 _SNAKE = b"_abcdefghijklmnopqrstuvwxyz"
 
-_count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
+count_elements: Callable[[dict[Any, int], Iterable[Any]], None] = getattr(
     collections, "_count_elements", None
 ) or (lambda counts, items: counts.update(Counter(items)))
 """Counts items into an empty dict, at C speed (CPython's helper of ``Counter``)."""
@@ -118,7 +118,7 @@ def _words(text: str) -> list[bytes]:
 
 def _word_counts(text: str) -> dict[bytes, int]:
     counts: dict[bytes, int] = {}
-    _count_elements(counts, _words(text))
+    count_elements(counts, _words(text))
     return counts
 
 

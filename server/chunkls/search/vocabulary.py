@@ -250,17 +250,17 @@ class Vocabulary:
         return sorted(found, key=lambda term: term.encode("utf-8"))[:limit]
 
     def ids(self, terms: Sequence[str]) -> npt.NDArray[np.int32]:
-        """The ids of terms, adding the new ones."""
+        """The ids of terms, adding the new ones (numbered in order of first appearance)."""
         ids = self.get_many(terms)
         if None in ids:
+            missing = _nones(ids)
+            new = list(map(terms.__getitem__, missing))
+            fresh = dict.fromkeys(new)  # (a term repeated in ``terms`` is one new term)
             added = self.added
-            for i in _nones(ids):
-                term = terms[i]
-                found = added.get(term)  # repeated in ``terms``
-                if found is None:
-                    found = added[term] = self.size
-                    self.size += 1
-                ids[i] = found
+            added.update(zip(fresh, range(self.size, self.size + len(fresh)), strict=True))
+            self.size += len(fresh)
+            for i, term_id in zip(missing, map(added.__getitem__, new), strict=True):
+                ids[i] = term_id
         return np.array(ids, dtype=_I32)
 
     def freeze(self) -> None:
