@@ -38,15 +38,10 @@ class LocatedChunk(NamedTuple):
         return found.group().rstrip() if found else ""
 
     @property
-    def last_line(self) -> str:
-        """The text's last line (where a range of the whole chunk ends)."""
-        return self.text[self.text.rfind("\n") + 1 :]
-
-    @property
     def last_end(self) -> int | str:
-        """Where the text's last line ends: its length when it is ASCII (as many
-        units in every position encoding), else the line itself."""
-        last = self.last_line
+        """Where the text's last line ends (a range of the whole chunk): its length
+        when it is ASCII (as many units in every position encoding), else the line."""
+        last = self.text[self.text.rfind("\n") + 1 :]
         return len(last) if last.isascii() else last
 
     def to_chunk(self) -> Chunk:

@@ -269,8 +269,3 @@ class ListedChunk(NamedTuple):
 
     folder: FolderInfo
     chunk: ChunkStub
-
-    @property
-    def path(self) -> Path:
-        """The file the chunk's text comes from (its ``source_path``)."""
-        return self.folder.root / self.chunk.source_path

@@ -12,7 +12,7 @@ import heapq
 from typing import TYPE_CHECKING
 
 from chunkls.index.folder import FoundChunk, IndexedChunk, ListedChunk
-from chunkls.index.ranked import defining, listed, placer, ranked, read, search_ids
+from chunkls.index.ranked import defining, listed, listing, placer, ranked, read
 from chunkls.search.definitions import INNER, OWN, passages
 from chunkls.search.fuzzy import fuzzy_names
 from chunkls.search.modes import query_words
@@ -104,7 +104,7 @@ def symbol_search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> l
         if place is not None and place[2] < len(stubs):
             ids[stubs[place[2]][0]] = None
     if len(ids) < top_k:
-        for chunk_id in search_ids(store, query, top_k, mode):
+        for chunk_id in [hit.item.chunk.chunk_id for hit in listing(store, query, top_k, mode)]:
             if len(ids) < top_k:
                 ids[chunk_id] = None
     return list(ids)

@@ -112,16 +112,6 @@ def part_lines(entry: IndexedChunk, words: Sequence[str]) -> Part:
     return (start, end), part
 
 
-def search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> list[str]:
-    """The IDs of ``search``'s results, in its order (no chunk text is read)."""
-    ids = []
-    for _score, _doc, _folder, stored, number in ranked(store, query, top_k, mode, None):
-        stubs = store._stubs(stored.packed)
-        if number < len(stubs):
-            ids.append(stubs[number][0])
-    return ids
-
-
 def ranked(
     store: ChunkStore, query: str, top_k: int, mode: str, where: Callable[[str], bool] | None
 ) -> Iterator[tuple[float, int, Folder, StoredFile, int]]:
