@@ -46,6 +46,49 @@ def test_freed_heap_memory_goes_back_to_the_system() -> None:
     assert before - after > 60, (before, after)
 
 
+REUSED = """
+import resource, sys
+import numpy as np
+from chunkls.runtime.memory import keep_freed_memory, tune_allocator
+
+tune_allocator()  # as a worker's parent has it
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+x = np.ones(8 << 20, dtype=np.int32)  # 32 MB: a large file's temporary
+del x
+before = faults()
+for _ in range(10):  # the next files' temporaries
+    x = np.ones(8 << 20, dtype=np.int32)
+    del x
+print(faults() - before)
+"""
+
+
+@pytest.mark.skipif(_libc() is None, reason="glibc only")
+def test_a_worker_reuses_what_it_freed_instead_of_faulting_it_in_again() -> None:
+    """Page faults of allocating and freeing a file-sized temporary ten times over:
+    none once a worker keeps freed memory, thousands of pages when given back."""
+
+    def faults(how: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", REUSED, how],
+            cwd=REPO,
+            env={"PYTHONPATH": str(REPO / "server")},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        return int(done.stdout)
+
+    kept, given_back = faults("keep"), faults("give back")
+    assert kept < 50 and kept * 10 < given_back, (kept, given_back)
+
+
 def test_the_calls_are_safe_anywhere() -> None:
     assert tune_allocator() is (_libc() is not None)
     assert isinstance(release_memory(), bool)

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -355,3 +356,66 @@ def test_the_nesting_bound_bounds_the_nesting(expression: str) -> None:
     real = _ast_depth(tree)
     assert real <= 3 * bound + 2 * brackets + 10, (bound, expression)  # the argument
     assert real <= 3 * bound + 10, (bound, expression)  # and as it turns out
+
+
+def _dense(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each byte is inside a string or comment, and the bracket depth after
+    it, counted byte by byte (the definitions the scan's sparse forms must match)."""
+    pieces = scan._STRINGS_AND_COMMENTS.split(data)
+    masked, depth, level = [], [], 0
+    for number, piece in enumerate(pieces):
+        for at, byte in enumerate(piece):
+            inside = number % 2 == 1 and at > 0
+            masked.append(inside)
+            if not inside and number % 2 == 0:
+                level += {ord("("): 1, ord("["): 1, ord("{"): 1}.get(byte, 0)
+                level -= {ord(")"): 1, ord("]"): 1, ord("}"): 1}.get(byte, 0)
+            depth.append(level)
+    return np.array(masked, dtype=bool), np.array(depth, dtype=np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=16), st.randoms())
+def test_strings_brackets_and_masked_counts_match_a_byte_by_byte_count(
+    lines: list[str], rng: random.Random
+) -> None:
+    data = "\n".join(lines).encode("utf-8")
+    if not data:
+        return
+    masked, depth = _dense(data)
+    spans, found = scan.strings_and_comments(data)
+    assert found.tolist() == masked.tolist()
+    brackets = scan.Brackets.of(np.frombuffer(data, dtype=np.uint8), found)
+    everywhere = np.arange(len(data), dtype=np.int64)
+    assert brackets.depth_at(everywhere).tolist() == depth.tolist()
+    start = rng.randrange(len(data))
+    end = rng.randrange(start, len(data)) + 1
+    assert brackets.depths(start, end).tolist() == depth[start:end].tolist()
+    positions = np.arange(len(data) + 1, dtype=np.int64)
+    before = np.concatenate(([0], np.cumsum(masked)))
+    assert scan.inside_before(spans, positions).tolist() == before.tolist()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = " + " + ".join(f"f'{{a}}{i}'" for i in range(200)) + "\n",  # f-strings weigh
+        "x = " + "-" * 800 + "1\n",  # operators: a token a byte
+        "x = '''" + "(" * 900 + "'''\n",  # inside a string: no weight
+        '"""' + "doc " * 300 + '"""\n',
+    ],
+    ids=["f-strings", "operators", "string", "docstring"],
+)
+def test_the_cheap_bound_of_long_lines_never_skips_a_line_the_exact_weight_keeps(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long lines below the bound need no closer look: the exact bound alone
+    (every long line weighed) gives the same answer at every ``DEEPEST``."""
+    data = (source + "\ndef f(): pass\n").encode("utf-8")
+    for deepest in (50, 200, 600, 700, 900, 1_200):
+        monkeypatch.setattr(scan, "DEEPEST", deepest)
+        fast = scan.statements(data)
+        monkeypatch.setattr(scan, "inside_before", lambda spans, positions: 0 * positions)
+        slow = scan.statements(data)  # nothing counted as inside: every long line weighed
+        monkeypatch.undo()
+        assert fast == slow, deepest

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -64,6 +65,7 @@ _UNUSUAL = (b"\f", b"\v", b"\r", b"\0")
 _BRACKET = np.zeros(256, dtype=np.int32)
 _BRACKET[list(b"([{")] = 1
 _BRACKET[list(b")]}")] = -1
+_IS_BRACKET = _BRACKET != 0
 _STARTS_CODE = np.ones(256, dtype=bool)
 _STARTS_CODE[list(b" \t\n#")] = False
 _WORD = np.zeros(256, dtype=bool)
@@ -83,6 +85,22 @@ _BACKSLASH = ord("\\")
 _AT = ord("@")
 
 
+def strings_and_comments(
+    data: bytes,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """Where each string literal and comment is (rows of start and end), and
+    whether each byte is inside one (its first byte is not: a line may start there)."""
+    pieces = _STRINGS_AND_COMMENTS.split(data)  # code, string or comment, code, ...
+    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
+    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    spans = np.stack((offsets[1:-1:2], offsets[2::2]), axis=1)
+    # runs of bytes outside (a code piece and the next one's first byte) and inside
+    lengths[:-1:2] += 1
+    lengths[1::2] -= 1
+    return spans, np.repeat(np.arange(len(pieces)) % 2 == 1, lengths)
+
+
 def statements(data: bytes) -> tuple[list[tuple[Statement, int]], list[int]] | None:
     """Each top-level ``def``/``class`` with its keyword's line, and where lines start."""
     if not ENABLED or data.startswith(b"\xef\xbb\xbf") or any(b in data for b in _UNUSUAL):
@@ -91,23 +109,13 @@ def statements(data: bytes) -> tuple[list[tuple[Statement, int]], list[int]] | N
     if not size:
         return [], []
     text = np.frombuffer(data, dtype=np.uint8)
-    pieces = _STRINGS_AND_COMMENTS.split(data)  # code, string or comment, code, ...
-    offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)), out=offsets[1:])
-    spans = np.stack((offsets[1:-1:2], offsets[2::2]), axis=1)
-    inside = np.zeros(size + 1, dtype=np.int32)
-    if len(spans):
-        # a string's or comment's first byte is not inside it: a line may start there
-        # (spans do not overlap: no index repeats within either of these)
-        inside[spans[:, 0] + 1] += 1
-        inside[spans[:, 1]] -= 1
-    masked = np.cumsum(inside[:size]) > 0
-    depth = np.cumsum(np.where(masked, 0, _BRACKET[text]))
+    spans, masked = strings_and_comments(data)
+    brackets = Brackets.of(text, masked)
     newlines = np.flatnonzero(text == 10)
     starts = np.concatenate(([0], newlines + 1))
     starts = starts[starts < size]
     open_before = np.zeros(len(starts), dtype=bool)
-    open_before[1:] = depth[starts[1:] - 1] != 0
+    open_before[1:] = brackets.depth_at(starts[1:] - 1) != 0
     continued = np.zeros(len(starts), dtype=bool)
     if len(starts) > 1:
         ends = starts[1:] - 2  # the last byte of the line before (-1: it was empty)
@@ -120,7 +128,7 @@ def statements(data: bytes) -> tuple[list[tuple[Statement, int]], list[int]] | N
         # continues is not modelled here
         if not data[int(starts[line - 1]) : int(starts[line]) - 2].strip(b" \t"):
             return None
-    if not _logical_lines_shallow(starts[at_rest & ~masked[starts]], spans, masked, text, depth):
+    if not _logical_lines_shallow(starts[at_rest & ~masked[starts]], spans, masked, text, brackets):
         return None
     begins = at_rest & _STARTS_CODE[text[starts]] & ~masked[starts]
     statement_lines = (np.flatnonzero(begins) + 1).tolist()
@@ -171,12 +179,45 @@ def statements(data: bytes) -> tuple[list[tuple[Statement, int]], list[int]] | N
     return result, line_at
 
 
+class Brackets(NamedTuple):
+    """A text's brackets outside strings and comments: where each is, and the
+    bracket depth after it (after none: 0)."""
+
+    at: npt.NDArray[np.int64]
+    after: npt.NDArray[np.int64]
+    """``after[k]``: the depth after the first ``k`` brackets."""
+    steps: npt.NDArray[np.int32]
+    """Each bracket's step (+1 opening, -1 closing)."""
+
+    @classmethod
+    def of(cls, text: npt.NDArray[np.uint8], masked: npt.NDArray[np.bool_]) -> Brackets:
+        found = _IS_BRACKET[text]
+        np.greater(found, masked, out=found)  # a bracket, not inside a string or comment
+        at = np.flatnonzero(found)
+        steps = _BRACKET[text[at]]
+        after = np.zeros(len(at) + 1, dtype=np.int64)
+        np.cumsum(steps, out=after[1:])
+        return cls(at, after, steps)
+
+    def depth_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The depth after each byte of ``positions`` (its own bracket counted)."""
+        return self.after[np.searchsorted(self.at, positions, side="right")]
+
+    def depths(self, start: int, end: int) -> npt.NDArray[np.int64]:
+        """The depth after each byte of ``start:end``."""
+        first, last = np.searchsorted(self.at, (start, end)).tolist()
+        step = np.zeros(end - start, dtype=np.int64)
+        step[self.at[first:last] - start] = self.steps[first:last]
+        step[0] += self.after[first]
+        return np.cumsum(step, out=step)
+
+
 def _logical_lines_shallow(
     bounds: npt.NDArray[np.int64],
     spans: npt.NDArray[np.int64],
     masked: npt.NDArray[np.bool_],
     text: npt.NDArray[np.uint8],
-    depth: npt.NDArray[np.int64],
+    brackets: Brackets,
 ) -> bool:
     """Whether every logical line (``bounds``: where each begins) is well short of
     the nesting ``ast.parse`` gives up at (``path_tokens`` under ``DEEPEST``)."""
@@ -191,9 +232,19 @@ def _logical_lines_shallow(
         (_F[before] & (begins >= 1)) | (_R[before] & _F[earlier] & (begins >= 2))
     )
     f_spans = spans[f_string]
+    # a line's tokens that may nest weigh a byte each, outside strings and comments
+    # or in an f-string: lines with fewer such bytes than DEEPEST need no closer look
+    starts, stops = bounds[long], ends[long]
+    inside = inside_before(spans, stops) - inside_before(spans, starts)
+    f_bytes = np.zeros(len(f_spans) + 1, dtype=np.int64)
+    np.cumsum(f_spans[:, 1] - f_spans[:, 0], out=f_bytes[1:])
+    f_first, f_last = np.searchsorted(f_spans[:, 0], starts), np.searchsorted(f_spans[:, 0], stops)
+    heavy = stops - starts - inside + f_bytes[f_last] - f_bytes[f_first] >= DEEPEST
+    if not heavy.any():
+        return True
     opening = np.zeros(len(text), dtype=bool)
     opening[begins] = True  # a string's or comment's first byte
-    for line in long.tolist():
+    for line in long[heavy].tolist():
         start, end = int(bounds[line]), int(ends[line])
         piece = text[start:end]
         word = _WORD[piece]
@@ -208,7 +259,7 @@ def _logical_lines_shallow(
         if int(weight.sum()) < DEEPEST:
             continue
         # an opening bracket belongs to the level outside it
-        level = depth[start:end] - ((_BRACKET[piece] > 0) & ~quiet)
+        level = brackets.depths(start, end) - ((_BRACKET[piece] > 0) & ~quiet)
         commas = (piece == _COMMA) & ~quiet
         lambdas = np.zeros(end - start, dtype=bool)
         for match in _LAMBDA.finditer(text.data, start, end):
@@ -219,6 +270,20 @@ def _logical_lines_shallow(
         if path_tokens(weight, level, commas, lambdas) >= DEEPEST:
             return False
     return True
+
+
+def inside_before(
+    spans: npt.NDArray[np.int64], positions: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """How many bytes before each of ``positions`` are inside a string or comment
+    (of ``spans``, each but its first byte)."""
+    inside = np.zeros(len(spans) + 1, dtype=np.int64)
+    np.cumsum(spans[:, 1] - spans[:, 0] - 1, out=inside[1:])
+    done = np.searchsorted(spans[:, 1], positions, side="right")  # spans ended by then
+    partly = np.zeros(len(positions), dtype=np.int64)
+    open_ = done < len(spans)
+    partly[open_] = np.maximum(positions[open_] - spans[done[open_], 0] - 1, 0)
+    return inside[done] + partly
 
 
 def path_tokens(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from chunkls.chunking.corpus import CorpusFile, CorpusRules, FileSkipped
 from chunkls.chunking.ingest import read_and_chunk
 from chunkls.runtime.gc_budget import die_now, worker_without_gc
+from chunkls.runtime.memory import keep_freed_memory
 from chunkls.search.definitions import chunk_terms
 from chunkls.search.tokens import FileTerms
 from chunkls.storage.packed import StoredFile, pack
@@ -141,6 +142,7 @@ def _init_worker(root_resolved: Path, rules: CorpusRules, marks: _Marks) -> None
     _job = (root_resolved, rules, marks)
     detach()
     worker_without_gc()
+    keep_freed_memory()
 
 
 def _run_batch(index: int, batch: list[CorpusFile]) -> list[Chunked]:

@@ -12,8 +12,9 @@ from functools import cache
 
 logger = logging.getLogger("chunkls")
 
+M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-"""``mallopt`` parameter number (glibc's malloc.h)."""
+"""``mallopt`` parameter numbers (glibc's malloc.h)."""
 MMAP_THRESHOLD = 4 << 20
 """Blocks this large and larger are mmapped (and unmapped when freed)."""
 
@@ -38,6 +39,22 @@ def tune_allocator() -> bool:
     """Fix the mmap threshold (no dynamic growth); returns whether it could."""
     libc = _libc()
     return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+WORKER_THRESHOLD = 256 << 20
+"""A bulk worker's mmap and trim thresholds: what it frees it keeps for the next file."""
+
+
+def keep_freed_memory() -> bool:
+    """In a short-lived worker process: keep freed memory for reuse rather than
+    give it back and fault it in again for the next file (numpy's temporaries of
+    a file's size, each of its files); returns whether it could."""
+    libc = _libc()
+    return (
+        libc is not None
+        and bool(libc.mallopt(M_MMAP_THRESHOLD, WORKER_THRESHOLD))
+        and bool(libc.mallopt(M_TRIM_THRESHOLD, WORKER_THRESHOLD))
+    )
 
 
 def release_memory() -> bool:
