@@ -433,6 +433,34 @@ def test_the_headers_found_are_those_a_line_start_regex_finds(text: str) -> None
     assert definitions._named(text, "function") == expected
 
 
+_ASSIGNMENT_REGEX = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+"""A module chunk's top-level assignments, as a line-start regular expression (the
+oracle of the form that searches for a newline first)."""
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            ["def f", "class C", "x", "__all__", "_y2", " ", "\t", "\n", ":", "=", "==", "é", "# "]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_a_module_chunks_assignments_are_those_a_line_start_regex_finds(text: str) -> None:
+    headers = [
+        (m[3], "class" if m[2] == "class" else "function", m.start(), len(m[1]))
+        for m in _HEADER_REGEX.finditer(text)
+    ]
+    assigned = [
+        (m[1], "variable", m.start(), 0)
+        for m in _ASSIGNMENT_REGEX.finditer(text)
+        if not (m[1].startswith("__") and m[1].endswith("__"))
+    ]
+    expected = sorted(headers + assigned, key=lambda entry: entry[2])
+    assert definitions._named(text, "module") == expected
+
+
 def test_a_long_chunk_without_definitions_is_cut_in_windows() -> None:
     text = "\n".join(["print(1)"] * 100 + ["print(needle)"] + ["print(2)"] * 40)
     start, end, part = best_part("<module>", text, "module", 10, 150, True, ["needle"])

@@ -29,11 +29,15 @@ INNER = "\x02"
 PART = "\x03"
 """Prefix of a part of a name defined inside a chunk: ``\\x03validate``."""
 
-_DEF_NAME = re.compile(r"[ \t]+(\w+)")
-"""After ``def``/``class``: the name defined."""
+_KEYWORDS = (
+    (re.compile(r"def[ \t]+(\w+)"), "function"),
+    (re.compile(r"class[ \t]+(\w+)"), "class"),
+)
+"""``def``/``class`` and the name defined."""
 _DEF_HEAD = re.compile(r"[ \t]*(?:async[ \t]+)?")
 """What may come before ``def``/``class`` on a header's line."""
-_ASSIGN = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+_ASSIGN = re.compile(r"\n([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+"""A top-level assignment after a newline (a literal first, as ``_KEYWORDS``)."""
 _IDENTIFIER = re.compile(r"\w+")
 _CLOSING = ")]}"
 
@@ -99,22 +103,22 @@ def _named(text: str, chunk_kind: str) -> list[tuple[str, str, int, int]]:
     """The names a chunk's text defines (``definitions``'s), each with the offset
     of its line's match and its indent, in order."""
     found: list[tuple[str, str, int, int]] = []
-    for word in ("def", "class"):  # (each found by str.find: 4x a regex tried at every line)
-        at = text.find(word)
-        while at >= 0:
-            named = _DEF_NAME.match(text, at + len(word))
-            if named is not None:
-                line = text.rfind("\n", 0, at) + 1
-                if line == at or _DEF_HEAD.fullmatch(text, line, at):  # at its line's start
-                    head = text[line:at]
-                    kind = "class" if word == "class" else "function"
-                    found.append((named[1], kind, line, len(head) - len(head.lstrip(" \t"))))
-            at = text.find(word, at + len(word))
+    # each keyword found by the regular expression engine's search for a literal (4x
+    # faster than a pattern tried at every line), then whether it starts its line
+    for pattern, kind in _KEYWORDS:
+        for named in pattern.finditer(text):
+            at = named.start()
+            line = text.rfind("\n", 0, at) + 1
+            head = text[line:at]
+            if not head.strip(" \t"):  # at its line's start
+                found.append((named[1], kind, line, len(head)))
+            elif _DEF_HEAD.fullmatch(head):  # after "async"
+                found.append((named[1], kind, line, len(head) - len(head.lstrip(" \t"))))
     found.sort(key=lambda entry: entry[2])
     if chunk_kind == "module":
         found += [
-            (match[1], "variable", match.start(), 0)
-            for match in _ASSIGN.finditer(text)
+            (match[1], "variable", match.start(), 0)  # (its line's start in text)
+            for match in _ASSIGN.finditer("\n" + text)
             if not (match[1].startswith("__") and match[1].endswith("__"))
         ]
         found.sort(key=lambda entry: entry[2])
@@ -127,7 +131,9 @@ def own_name(symbol: str | None) -> str | None:
     if not symbol:
         return None
     name = symbol.rsplit(".", 1)[-1]
-    return name.lower() if _IDENTIFIER.fullmatch(name) else None
+    if (name.isascii() and name.isidentifier()) or _IDENTIFIER.fullmatch(name):  # (no regex)
+        return name.lower()
+    return None
 
 
 def table_terms(chunk_id: str, text: str, source_path: str, symbol: str | None) -> list[str]:
