@@ -73,6 +73,7 @@ def test_the_benchmark_measures_everything(tmp_path: Path) -> None:
     assert results["table"] in done.stdout
     assert results["warm"]["parsed"] == 0 < results["cold"]["parsed"]
     assert sorted(results["warm_runs"])[1] == results["warm"]["seconds"]
+    assert sorted(results["cold_runs"])[1] == results["cold"]["seconds"]
     assert "(median of 3: " in done.stdout
     assert results["cold"]["chunks"] == results["warm"]["chunks"] > 0
     assert results["own_rules"] is False
