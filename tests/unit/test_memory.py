@@ -31,10 +31,10 @@ print(before, rss())
 """
 
 
-@pytest.mark.skipif(_libc() is None, reason="glibc only")
-def test_freed_heap_memory_goes_back_to_the_system() -> None:
+def run_child(source: str, *args: str) -> str:
+    """What a fresh Python process running ``source`` (with ``args``) prints."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD],
+        [sys.executable, "-c", source, *args],
         cwd=REPO,
         env={"PYTHONPATH": str(REPO / "server")},
         capture_output=True,
@@ -42,7 +42,12 @@ def test_freed_heap_memory_goes_back_to_the_system() -> None:
         check=True,
         timeout=120,
     )
-    before, after = map(int, done.stdout.split())
+    return done.stdout
+
+
+@pytest.mark.skipif(_libc() is None, reason="glibc only")
+def test_freed_heap_memory_goes_back_to_the_system() -> None:
+    before, after = map(int, run_child(CHILD).split())
     assert before - after > 60, (before, after)
 
 
@@ -72,20 +77,7 @@ print(faults() - before)
 def test_a_worker_reuses_what_it_freed_instead_of_faulting_it_in_again() -> None:
     """Page faults of allocating and freeing a file-sized temporary ten times over:
     none once a worker keeps freed memory, thousands of pages when given back."""
-
-    def faults(how: str) -> int:
-        done = subprocess.run(
-            [sys.executable, "-c", REUSED, how],
-            cwd=REPO,
-            env={"PYTHONPATH": str(REPO / "server")},
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
-        )
-        return int(done.stdout)
-
-    kept, given_back = faults("keep"), faults("give back")
+    kept, given_back = int(run_child(REUSED, "keep")), int(run_child(REUSED, "give back"))
     assert kept < 50 and kept * 10 < given_back, (kept, given_back)
 
 

@@ -104,7 +104,7 @@ def symbol_search_ids(store: ChunkStore, query: str, top_k: int, mode: str) -> l
         if place is not None and place[2] < len(stubs):
             ids[stubs[place[2]][0]] = None
     if len(ids) < top_k:
-        for chunk_id in [hit.item.chunk.chunk_id for hit in listing(store, query, top_k, mode)]:
+        for hit in listing(store, query, top_k, mode):
             if len(ids) < top_k:
-                ids[chunk_id] = None
+                ids[hit.item.chunk.chunk_id] = None
     return list(ids)
